@@ -1,0 +1,176 @@
+package agnara
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"sync"
+
+	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/site"
+	"github.com/agnara-go/agnara/policy"
+)
+
+// ErrFrozen is reported for a capability registered after the application was
+// compiled. Compilation freezes an application: what was compiled is what is
+// served, and later registrations change nothing.
+var ErrFrozen = errors.New("agnara: application is frozen: capability registered after compile")
+
+// namePattern is the shape of application and capability names: they form the
+// identity "<app>.<capability>", which must itself be a valid MCP tool name.
+var namePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
+
+// Options configures an [App]. A nil *Options and every zero field mean the
+// documented default. The struct is copied by [New].
+type Options struct {
+	// Version is the application's version, published to clients (for MCP,
+	// in the server's implementation info). Default: "0.0.0".
+	Version string
+	// Dependencies holds the providers capabilities' dependencies are
+	// resolved from. Default: an empty registry. The registry is frozen when
+	// the application is compiled.
+	Dependencies *di.Registry
+	// Logger receives one record per finished invocation and the causes of
+	// internal failures. Default: a logger that discards everything.
+	Logger *slog.Logger
+	// Scopes decides whether a principal holds a declared scope. Default:
+	// exact match only.
+	Scopes policy.Scopes
+	// ConfirmationVerifier decides whether confirmation evidence allows a
+	// capability that requires confirmation to run, unless the capability
+	// sets its own. Default: [policy.Bound].
+	ConfirmationVerifier policy.ConfirmationVerifier
+}
+
+// App is an application: a named set of capabilities and the options they
+// share.
+//
+// An App is safe for concurrent use. Registration is meant to happen during
+// start-up; once the App is compiled it is frozen.
+type App struct {
+	name string
+	site site.Site
+	opts Options
+
+	mu     sync.Mutex
+	caps   []*Capability
+	errs   []error
+	frozen bool
+
+	containerOnce sync.Once
+	container     *di.Container
+	containerErr  error
+}
+
+// New returns an application named name. The name must start with a letter
+// and contain at most 32 letters, digits, '_' or '-'; a bad name is reported
+// when the application is compiled, with the file:line of this call.
+func New(name string, opts *Options) *App {
+	a := &App{name: name, site: site.Caller(1)}
+	if opts != nil {
+		a.opts = *opts
+	}
+	if a.opts.Version == "" {
+		a.opts.Version = "0.0.0"
+	}
+	if a.opts.Dependencies == nil {
+		a.opts.Dependencies = di.NewRegistry()
+	}
+	if a.opts.Logger == nil {
+		a.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if a.opts.ConfirmationVerifier == nil {
+		a.opts.ConfirmationVerifier = policy.Bound{}
+	}
+	if !namePattern.MatchString(name) {
+		a.errs = append(a.errs, site.Errorf(a.site, "agnara.New", "invalid application name %q: want a letter followed by at most 31 letters, digits, '_' or '-'", name))
+	}
+	return a
+}
+
+// Name returns the application's name.
+func (a *App) Name() string { return a.name }
+
+// Version returns the application's version.
+func (a *App) Version() string { return a.opts.Version }
+
+// Logger returns the application's logger.
+func (a *App) Logger() *slog.Logger { return a.opts.Logger }
+
+// Scopes returns the scope checker capabilities are guarded with.
+func (a *App) Scopes() policy.Scopes { return a.opts.Scopes }
+
+// ConfirmationVerifier returns the application's default confirmation
+// verifier.
+func (a *App) ConfirmationVerifier() policy.ConfirmationVerifier {
+	return a.opts.ConfirmationVerifier
+}
+
+// Capabilities returns the registered capabilities in registration order.
+func (a *App) Capabilities() []*Capability {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.caps)
+}
+
+// Freeze closes registration and returns the capabilities registered so far,
+// the application's dependency container (built once, on the first call) and
+// every registration mistake recorded so far, joined. It is what compilers
+// call; applications normally never do. Freeze is idempotent.
+func (a *App) Freeze() ([]*Capability, *di.Container, error) {
+	a.containerOnce.Do(func() {
+		a.container, a.containerErr = di.NewContainer(a.opts.Dependencies)
+	})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.frozen = true
+	errs := slices.Clone(a.errs)
+	if a.containerErr != nil {
+		errs = append(errs, a.containerErr)
+	}
+	return slices.Clone(a.caps), a.container, errors.Join(errs...)
+}
+
+// Close releases the application's singleton dependencies, in reverse order
+// of construction. Call it when the application stops serving. Close is
+// idempotent.
+func (a *App) Close() error {
+	a.containerOnce.Do(func() {
+		a.container, a.containerErr = di.NewContainer(a.opts.Dependencies)
+	})
+	return a.container.Close()
+}
+
+// Capability registers fn as a capability and returns its handle, which
+// exposures (such as mcpexpose) refer to. opts may be nil. Mistakes in fn or
+// opts are not reported here but when the application is compiled, each with
+// the file:line of this call.
+func (a *App) Capability(fn any, opts *CapabilityOptions) *Capability {
+	c := newCapability(a, site.Caller(1), fn, opts)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.frozen {
+		a.errs = append(a.errs, &site.Error{Site: c.site, Subject: c.Identity(), Err: ErrFrozen})
+		c.late = true
+		return c
+	}
+	for _, prev := range a.caps {
+		if prev.name == c.name && c.name != "" {
+			a.errs = append(a.errs, site.Errorf(c.site, c.Identity(), "duplicate capability name (first registered at %s)", prev.site))
+			break
+		}
+	}
+	a.caps = append(a.caps, c)
+	return c
+}
+
+func (a *App) String() string { return fmt.Sprintf("agnara.App(%s)", a.name) }
+
+func joinErrs(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.Join(errs...)
+}
