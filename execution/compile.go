@@ -1,0 +1,183 @@
+package execution
+
+import (
+	"errors"
+
+	"reflect"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/di"
+)
+
+// Plans is the compiled form of an application: one [Plan] per capability,
+// in registration order. It is immutable and safe for concurrent use.
+type Plans struct {
+	app   *agnara.App
+	list  []*Plan
+	index map[string]*Plan
+}
+
+// Compile checks every capability of app and compiles it into a plan. It
+// freezes app: capabilities registered later are reported as errors by the
+// next compile and are never served.
+//
+// Compile does not stop at the first mistake: it returns every mistake it
+// finds (registration, signature, schema, dependency graph), joined, each
+// prefixed with the file:line of the registration that made it, and no plans.
+// Compiling the same application again returns equivalent plans, sharing the
+// application's singleton dependencies.
+func Compile(app *agnara.App) (*Plans, error) {
+	caps, container, err := app.Freeze()
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	ps := &Plans{app: app, index: make(map[string]*Plan, len(caps))}
+	for _, c := range caps {
+		p, perrs := compilePlan(app, c, container)
+		errs = append(errs, perrs...)
+		if p != nil {
+			ps.list = append(ps.list, p)
+			ps.index[p.identity] = p
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return ps, nil
+}
+
+// App returns the application the plans were compiled from.
+func (ps *Plans) App() *agnara.App { return ps.app }
+
+// Lookup returns the plan of the capability with the given identity
+// ("<app>.<name>").
+func (ps *Plans) Lookup(identity string) (*Plan, bool) {
+	p, ok := ps.index[identity]
+	return p, ok
+}
+
+// Plan returns the plan compiled from c, if c belongs to these plans.
+func (ps *Plans) Plan(c *agnara.Capability) (*Plan, bool) {
+	p, ok := ps.index[c.Identity()]
+	if !ok || p.capability != c {
+		return nil, false
+	}
+	return p, true
+}
+
+// All returns the plans in registration order.
+func (ps *Plans) All() []*Plan {
+	return append([]*Plan(nil), ps.list...)
+}
+
+func compilePlan(app *agnara.App, c *agnara.Capability, container *di.Container) (*Plan, []error) {
+	var errs []error
+	if err := c.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	fail := func(format string, args ...any) {
+		errs = append(errs, c.Errorf(format, args...))
+	}
+	fn := reflect.ValueOf(c.Func())
+	if c.Func() == nil || fn.Kind() != reflect.Func || fn.IsNil() {
+		if c.Err() == nil {
+			fail("want a function, got %T", c.Func())
+		}
+		return nil, errs
+	}
+	opts := c.Options()
+	sig, problems := analyze(fn.Type())
+	for _, p := range problems {
+		fail("%s", p)
+	}
+	p := &Plan{
+		capability:  c,
+		identity:    c.Identity(),
+		name:        c.Name(),
+		title:       opts.Title,
+		description: opts.Description,
+		scopes:      opts.Scopes,
+		policies:    opts.Policies,
+		confirm:     opts.Confirm,
+		verifier:    opts.ConfirmationVerifier,
+		timeout:     opts.Timeout,
+		annotations: opts.Annotations,
+		fn:          fn,
+		sig:         sig,
+		nargs:       fn.Type().NumIn(),
+		logger:      app.Logger(),
+		scopeC:      app.Scopes(),
+	}
+	if p.verifier == nil {
+		p.verifier = app.ConfirmationVerifier()
+	}
+
+	// Input schema.
+	switch sig.input {
+	case structInput:
+		if opts.InputSchema != nil {
+			fail("InputSchema is only for capabilities whose input is json.RawMessage; the schema of %s is derived from it", sig.inType)
+		}
+		s, err := generateSchema(sig.inType, false)
+		if err != nil {
+			fail("input %v", err)
+		} else if root, _ := parseOrdered(s); !isObjectSchema(root) {
+			fail("input %s is not encoded as a JSON object; arguments are always an object", sig.inType)
+		} else {
+			p.inputSchema = s
+		}
+	case rawInput:
+		if opts.InputSchema == nil {
+			fail("a capability whose input is json.RawMessage must declare CapabilityOptions.InputSchema")
+		} else if err := checkRawSchema(opts.InputSchema); err != nil {
+			fail("%v", err)
+		} else {
+			p.inputSchema = opts.InputSchema
+		}
+	default:
+		if opts.InputSchema != nil {
+			fail("InputSchema is set but the function takes no json.RawMessage input")
+		}
+		p.inputSchema = emptyObjectSchema
+	}
+	if p.inputSchema != nil {
+		v, err := compileValidator(p.inputSchema)
+		if err != nil {
+			fail("input schema does not compile: %v", err)
+		}
+		p.validator = v
+	}
+
+	// Output schema.
+	if sig.out != nil && !sig.content {
+		s, err := generateSchema(sig.out, true)
+		if err != nil {
+			fail("output %v", err)
+		}
+		p.outputSchema = s
+	}
+
+	// Dependencies: check each one, so that every missing provider is named.
+	if len(sig.deps) > 0 {
+		recipe, err := container.Recipe(sig.deps)
+		if err != nil {
+			for i, t := range sig.deps {
+				if _, err := container.Recipe([]reflect.Type{t}); err != nil {
+					idx := sig.firstDep + i
+					fail("parameter %d (%s): %v%s", idx+1, t, err, dependencyHint(t, idx, sig))
+				}
+			}
+		}
+		p.recipe = recipe
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return p, nil
+}
+
+func isObjectSchema(root any) bool {
+	o, ok := root.(*object)
+	return ok && o.vals["type"] == "object"
+}

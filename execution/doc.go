@@ -1,0 +1,36 @@
+// Package execution compiles an application's capabilities into immutable
+// plans and invokes them.
+//
+// [Compile] does all the checking and reflection up front: it derives each
+// capability's input and output JSON Schemas, checks the function's
+// signature, and checks its dependencies against the application's di
+// registry. It reports every mistake at once, each with the file:line of the
+// registration that made it.
+//
+// [Plan.Invoke] then runs one invocation in a fixed order — scope guard,
+// input validation and strict decoding, policies and confirmation,
+// dependencies, handler under a deadline — and returns an [Outcome]: a
+// [Success], or a [*Failure] with a code from a closed set ([Code]). Handlers
+// end an invocation with a deliberate failure by returning one (see [Fail]);
+// any other error, and any panic, becomes an [InternalFailure] whose cause is
+// logged and never shown to the caller.
+//
+// # Schemas
+//
+// Input schemas are generated from the input struct with
+// github.com/invopop/jsonschema: fields in declaration order, required unless
+// tagged omitempty (or omitzero), every object closed with
+// "additionalProperties": false, nested and embedded structs inlined (no $ref
+// or $defs), no $schema or $id. Struct tags such as
+// jsonschema:"minLength=1,enum=a,enum=b,format=email" and
+// jsonschema_description:"..." add constraints and descriptions. A default
+// (jsonschema:"default=...") is a compile error: defaults are never
+// published. Types whose JSON cannot be described without $ref (recursive
+// types), or cannot be represented at all (channels, functions, complex
+// numbers, maps with non-string keys), are compile errors too.
+//
+// Arguments are validated with github.com/santhosh-tekuri/jsonschema/v6
+// (formats such as date-time and email are asserted) and every violation is
+// reported, as a list of [Violation] under the "violations" key of the
+// InvalidInput failure's details.
+package execution

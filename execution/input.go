@@ -1,0 +1,254 @@
+package execution
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// Violation is one way in which arguments fail their input schema. A failure
+// with code InvalidInput lists every violation in its details, under the key
+// "violations", so a caller can fix all of them in one retry.
+type Violation struct {
+	// Path is the JSON Pointer (RFC 6901) of the offending value in the
+	// arguments, such as "/address/zip"; "" is the arguments object itself.
+	// For a missing field it is where the field should be.
+	Path string `json:"path"`
+	// Message says what is wrong, without repeating the value sent.
+	Message string `json:"message"`
+}
+
+// maxViolations bounds the violations reported for one invocation; details
+// say "truncated": true when there were more.
+const maxViolations = 64
+
+// compileValidator compiles a published schema for validation, with format
+// assertion on and every external reference refused.
+func compileValidator(schema []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.AssertContent()
+	c.UseLoader(noLoader{})
+	const loc = "agnara:///schema.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(loc)
+}
+
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema references are not allowed (%s)", url)
+}
+
+// validateArguments parses and validates raw arguments. It returns nil when
+// they are valid, and otherwise the invalid_input failure to answer with.
+func validateArguments(v *jsonschema.Schema, args []byte) *Failure {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return invalidInput([]Violation{{Path: "", Message: "arguments are not valid JSON"}}, false)
+	}
+	err = v.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return invalidInput([]Violation{{Path: "", Message: "arguments could not be validated"}}, false)
+	}
+	var vs []Violation
+	collectViolations(ve, &vs)
+	if len(vs) == 0 {
+		vs = append(vs, Violation{Path: pointer(ve.InstanceLocation), Message: "does not match the input schema"})
+	}
+	slices.SortStableFunc(vs, func(a, b Violation) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	vs = slices.Compact(vs)
+	truncated := len(vs) > maxViolations
+	if truncated {
+		vs = vs[:maxViolations]
+	}
+	return invalidInput(vs, truncated)
+}
+
+func invalidInput(vs []Violation, truncated bool) *Failure {
+	details := map[string]any{"violations": vs}
+	if truncated {
+		details["truncated"] = true
+	}
+	msg := "the arguments do not match the input schema"
+	if len(vs) == 1 {
+		msg += ": " + describe(vs[0])
+	} else {
+		msg += fmt.Sprintf(" (%d violations)", len(vs))
+	}
+	return &Failure{Code: InvalidInput, Message: msg, Details: details}
+}
+
+func describe(v Violation) string {
+	if v.Path == "" {
+		return v.Message
+	}
+	return v.Path + ": " + v.Message
+}
+
+func pointer(loc []string) string {
+	if len(loc) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, tok := range loc {
+		b.WriteByte('/')
+		b.WriteString(pointerEscape(tok))
+	}
+	return b.String()
+}
+
+// collectViolations flattens a validation error tree into caller-safe
+// violations. Messages are written here rather than taken from the
+// validator, whose messages quote the offending values.
+func collectViolations(e *jsonschema.ValidationError, out *[]Violation) {
+	at := pointer(e.InstanceLocation)
+	add := func(path, format string, args ...any) {
+		*out = append(*out, Violation{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Group, *kind.Schema, *kind.Reference, *kind.AllOf:
+		for _, c := range e.Causes {
+			collectViolations(c, out)
+		}
+	case *kind.AnyOf:
+		add(at, "matches none of the allowed alternatives")
+	case *kind.OneOf:
+		if len(k.Subschemas) > 1 {
+			add(at, "matches more than one of the exclusive alternatives")
+		} else {
+			add(at, "matches none of the allowed alternatives")
+		}
+	case *kind.Required:
+		for _, m := range k.Missing {
+			add(at+"/"+pointerEscape(m), "required field is missing")
+		}
+	case *kind.AdditionalProperties:
+		for _, p := range k.Properties {
+			add(at+"/"+pointerEscape(p), "unknown field")
+		}
+	case *kind.FalseSchema:
+		add(at, "no value is allowed here")
+	case *kind.Type:
+		add(at, "want %s, got %s", strings.Join(k.Want, " or "), k.Got)
+	case *kind.Enum:
+		add(at, "must be one of %s", displayList(k.Want))
+	case *kind.Const:
+		add(at, "must be %s", display(k.Want))
+	case *kind.Format:
+		add(at, "is not a valid %s", k.Want)
+	case *kind.MinLength:
+		if k.Want == 1 {
+			add(at, "must not be empty")
+		} else {
+			add(at, "must be at least %d characters long", k.Want)
+		}
+	case *kind.MaxLength:
+		add(at, "must be at most %d characters long", k.Want)
+	case *kind.Pattern:
+		add(at, "does not match the pattern %s", k.Want)
+	case *kind.Minimum:
+		add(at, "must be >= %s", k.Want.RatString())
+	case *kind.Maximum:
+		add(at, "must be <= %s", k.Want.RatString())
+	case *kind.ExclusiveMinimum:
+		add(at, "must be > %s", k.Want.RatString())
+	case *kind.ExclusiveMaximum:
+		add(at, "must be < %s", k.Want.RatString())
+	case *kind.MultipleOf:
+		add(at, "must be a multiple of %s", k.Want.RatString())
+	case *kind.MinItems:
+		if k.Want == 1 {
+			add(at, "must not be empty")
+		} else {
+			add(at, "must have at least %d items", k.Want)
+		}
+	case *kind.MaxItems:
+		add(at, "must have at most %d items", k.Want)
+	case *kind.UniqueItems:
+		add(at, "items must be unique")
+	case *kind.MinProperties:
+		add(at, "must have at least %d fields", k.Want)
+	case *kind.MaxProperties:
+		add(at, "must have at most %d fields", k.Want)
+	case *kind.ContentEncoding:
+		add(at, "is not %s encoded", k.Want)
+	case *kind.ContentMediaType:
+		add(at, "is not of media type %s", k.Want)
+	default:
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				collectViolations(c, out)
+			}
+			return
+		}
+		add(at, "does not match the schema (%s)", strings.Join(e.ErrorKind.KeywordPath(), "/"))
+	}
+}
+
+func display(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "the allowed value"
+	}
+	return string(b)
+}
+
+func displayList(vs []any) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = display(v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// decodeStrict decodes validated arguments into a new value of type t. Keys
+// were already matched case-sensitively by the closed schema; the decoder
+// still refuses unknown fields, as a second line of defence.
+func decodeStrict(args []byte, t reflect.Type) (reflect.Value, *Failure) {
+	ptr := reflect.New(t)
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(ptr.Interface()); err != nil {
+		return reflect.Value{}, invalidInput([]Violation{decodeViolation(err)}, false)
+	}
+	return ptr.Elem(), nil
+}
+
+func decodeViolation(err error) Violation {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		path := ""
+		if te.Field != "" {
+			path = "/" + strings.Join(strings.Split(te.Field, "."), "/")
+		}
+		return Violation{Path: path, Message: "value does not fit this field"}
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return Violation{Path: "/" + pointerEscape(strings.Trim(f, `"`)), Message: "unknown field"}
+	}
+	return Violation{Path: "", Message: "arguments cannot be decoded"}
+}

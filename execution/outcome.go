@@ -1,0 +1,150 @@
+package execution
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is the closed set of canonical failure codes. Every failure a caller
+// sees carries exactly one of them, so a caller (often a model) can decide
+// what to do next without parsing messages.
+type Code uint8
+
+// The canonical failure codes. Their wire names are the snake_case strings
+// returned by [Code.String].
+const (
+	// InternalFailure: something went wrong that the caller cannot fix. The
+	// message is fixed and safe; the cause is in the server log. It is the
+	// zero Code, so an unknown code degrades to it.
+	InternalFailure Code = iota
+	// InvalidInput: the arguments do not match the input schema; details list
+	// every violation.
+	InvalidInput
+	// Forbidden: the caller may not do this.
+	Forbidden
+	// NotFound: the thing the caller named does not exist.
+	NotFound
+	// Conflict: the request conflicts with the current state.
+	Conflict
+	// Timeout: the invocation ran past its deadline.
+	Timeout
+	// InteractionRequired: the invocation needs more from the caller (a
+	// confirmation or other input) before it may go on.
+	InteractionRequired
+	// Unavailable: a dependency is temporarily unavailable; retrying later
+	// may succeed.
+	Unavailable
+
+	numCodes
+)
+
+var codeNames = [numCodes]string{
+	InternalFailure:     "internal_failure",
+	InvalidInput:        "invalid_input",
+	Forbidden:           "forbidden",
+	NotFound:            "not_found",
+	Conflict:            "conflict",
+	Timeout:             "timeout",
+	InteractionRequired: "interaction_required",
+	Unavailable:         "unavailable",
+}
+
+// String returns the code's wire name, such as "invalid_input". An unknown
+// code reads as "internal_failure".
+func (c Code) String() string {
+	if c >= numCodes {
+		return codeNames[InternalFailure]
+	}
+	return codeNames[c]
+}
+
+// MarshalText encodes the code as its wire name.
+func (c Code) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText decodes a wire name. Unknown names are an error.
+func (c *Code) UnmarshalText(b []byte) error {
+	for i, name := range codeNames {
+		if name == string(b) {
+			*c = Code(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("execution: unknown failure code %q", b)
+}
+
+// internalMessage is the only message a caller ever sees for an internal
+// failure.
+const internalMessage = "internal failure"
+
+// Outcome is the result of one invocation: a [Success] or a [*Failure]. The
+// set is closed.
+type Outcome interface {
+	isOutcome()
+}
+
+var (
+	_ Outcome = Success{}
+	_ Outcome = (*Failure)(nil)
+)
+
+// Success is the outcome of an invocation whose handler returned without
+// error.
+type Success struct {
+	// Value is what the handler returned (its Out value). It is nil for a
+	// handler that returns only an error, and for content-only results.
+	Value any
+	// Content holds rich content blocks when the handler returned
+	// []Content.
+	Content []Content
+}
+
+func (Success) isOutcome() {}
+
+// Failure is a canonical failure: a code from the closed set, a caller-safe
+// message and optional details. It is both an [Outcome] and an error, so a
+// handler reports a deliberate failure by returning one (see [Fail]).
+//
+// Message and Details are shown to the caller as written: never put secrets,
+// internal error text or stack traces in them. Details must be
+// JSON-serializable.
+type Failure struct {
+	Code    Code
+	Message string
+	Details map[string]any
+}
+
+func (*Failure) isOutcome() {}
+
+// Fail returns a canonical failure. Handlers and policies return it as an
+// error to end an invocation with that code:
+//
+//	return User{}, execution.Fail(execution.NotFound, "no such user", nil)
+//
+// details may be nil. A failure with code InternalFailure always carries the
+// fixed safe message, whatever msg says.
+func Fail(code Code, msg string, details map[string]any) *Failure {
+	if code >= numCodes {
+		code = InternalFailure
+	}
+	if code == InternalFailure {
+		msg, details = internalMessage, nil
+	}
+	return &Failure{Code: code, Message: msg, Details: details}
+}
+
+// Error returns "code: message".
+func (f *Failure) Error() string { return f.Code.String() + ": " + f.Message }
+
+// AsFailure returns the canonical failure err is or wraps, if any.
+func AsFailure(err error) (*Failure, bool) {
+	var f *Failure
+	if errors.As(err, &f) {
+		return f, true
+	}
+	return nil, false
+}
+
+// internal returns the redacted failure that stands for an unexpected error.
+func internal() *Failure {
+	return &Failure{Code: InternalFailure, Message: internalMessage}
+}

@@ -1,0 +1,99 @@
+package execution
+
+import (
+	"encoding/json"
+	"log/slog"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Plan is the compiled, immutable form of one capability: its published
+// metadata and schemas, and everything needed to invoke it without further
+// reflection on types. Plans are made by [Compile].
+//
+// A Plan is safe for concurrent use. Accessors return copies: changing what
+// they return changes nothing in the plan.
+type Plan struct {
+	capability  *agnara.Capability
+	identity    string
+	name        string
+	title       string
+	description string
+	scopes      []string
+	policies    []policy.Policy
+	confirm     string
+	verifier    policy.ConfirmationVerifier
+	timeout     time.Duration
+	annotations agnara.Annotations
+
+	inputSchema  []byte
+	outputSchema []byte
+	validator    *jsonschema.Schema
+
+	fn     reflect.Value
+	sig    signature
+	nargs  int
+	recipe *di.Recipe // nil when the function has no dependencies
+
+	logger *slog.Logger
+	scopeC policy.Scopes
+}
+
+// Capability returns the capability the plan was compiled from.
+func (p *Plan) Capability() *agnara.Capability { return p.capability }
+
+// Identity returns the capability's identity, "<app>.<name>".
+func (p *Plan) Identity() string { return p.identity }
+
+// Name returns the capability's name within its application.
+func (p *Plan) Name() string { return p.name }
+
+// Title returns the capability's title, possibly empty.
+func (p *Plan) Title() string { return p.title }
+
+// Description returns the capability's description, possibly empty.
+func (p *Plan) Description() string { return p.description }
+
+// Scopes returns the scopes a caller must all hold, in declaration order.
+func (p *Plan) Scopes() []string { return slices.Clone(p.scopes) }
+
+// Allows reports whether principal holds every scope the plan requires, by
+// the application's scope rule. It is the predicate of the scope guard, for
+// exposures that hide what a caller cannot invoke.
+func (p *Plan) Allows(principal policy.Principal) bool {
+	return p.scopeC.Allows(principal, p.scopes)
+}
+
+// Annotations returns the capability's annotations.
+func (p *Plan) Annotations() agnara.Annotations { return p.annotations }
+
+// Confirm returns the confirmation prompt, or "" when the capability does
+// not require confirmation.
+func (p *Plan) Confirm() string { return p.confirm }
+
+// Timeout returns the capability's own time limit, or 0 for none.
+func (p *Plan) Timeout() time.Duration { return p.timeout }
+
+// InputSchema returns the JSON Schema of the arguments: a closed object
+// schema for an input struct (every object closed with
+// "additionalProperties": false, properties in field order, no $ref, no
+// default), an empty closed object for a capability without input, or the
+// schema a raw capability supplied, verbatim.
+func (p *Plan) InputSchema() json.RawMessage { return slices.Clone(p.inputSchema) }
+
+// OutputSchema returns the JSON Schema of the value a successful invocation
+// returns (Success.Value), or nil when there is none: for a function that
+// returns only error, and for content results ([]Content).
+func (p *Plan) OutputSchema() json.RawMessage { return slices.Clone(p.outputSchema) }
+
+// ReturnsContent reports whether the capability returns rich content
+// ([]Content) rather than a structured value.
+func (p *Plan) ReturnsContent() bool { return p.sig.content }
+
+func (p *Plan) String() string { return p.identity }

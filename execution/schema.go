@@ -1,0 +1,426 @@
+package execution
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/invopop/jsonschema"
+)
+
+// Schemas published by agnara stay inside this keyword set, so that strict
+// consumers (including agnara's own importer) accept them. "default" is
+// deliberately absent: we never publish defaults, because a default a client
+// fills in is an argument the caller did not choose.
+var portableKeywords = map[string]bool{
+	"type": true, "properties": true, "required": true, "additionalProperties": true,
+	"items": true, "enum": true, "const": true, "format": true, "pattern": true,
+	"minLength": true, "maxLength": true, "minimum": true, "maximum": true,
+	"exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
+	"minItems": true, "maxItems": true, "uniqueItems": true,
+	"title": true, "description": true, "examples": true, "deprecated": true,
+	"readOnly": true, "writeOnly": true,
+	"anyOf": true, "oneOf": true, "contentEncoding": true, "contentMediaType": true,
+}
+
+var (
+	timeType       = reflect.TypeFor[time.Time]()
+	urlType        = reflect.TypeFor[url.URL]()
+	rawMessageType = reflect.TypeFor[json.RawMessage]()
+	customSchema   = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
+	jsonMarshaler  = reflect.TypeFor[json.Marshaler]()
+	jsonUnmarsh    = reflect.TypeFor[json.Unmarshaler]()
+	textMarshaler  = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarsh    = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+func implements(t, iface reflect.Type) bool {
+	return t.Implements(iface) || reflect.PointerTo(t).Implements(iface)
+}
+
+// textMapper describes as strings the types that encoding/json reads or
+// writes as JSON strings through encoding.TextUnmarshaler (arguments) or
+// encoding.TextMarshaler (results), and nothing more specific.
+func textMapper(output bool) func(reflect.Type) *jsonschema.Schema {
+	return func(t reflect.Type) *jsonschema.Schema {
+		if isText(t, output) {
+			return &jsonschema.Schema{Type: "string"}
+		}
+		return nil
+	}
+}
+
+func isText(t reflect.Type, output bool) bool {
+	if t == timeType || implements(t, customSchema) {
+		return false
+	}
+	if output {
+		return !implements(t, jsonMarshaler) && implements(t, textMarshaler)
+	}
+	return !implements(t, jsonUnmarsh) && implements(t, textUnmarsh)
+}
+
+// field is one JSON member of a struct type, as encoding/json sees it.
+type field struct {
+	name   string       // JSON name
+	goPath string       // Go selector, such as "Base.ID" for promoted fields
+	typ    reflect.Type // field type
+	omit   bool         // omitempty or omitzero
+}
+
+// structFields lists t's JSON members the way encoding/json and the schema
+// reflector agree on them: tagged names, promoted fields of embedded structs,
+// no unexported fields. It reports what the two would disagree on.
+func structFields(t reflect.Type) ([]field, []string) {
+	var (
+		fields   []field
+		problems []string
+		seen     = map[string]string{}
+	)
+	var walk func(t reflect.Type, prefix string, depth int)
+	walk = func(t reflect.Type, prefix string, depth int) {
+		if depth > 16 {
+			problems = append(problems, fmt.Sprintf("%s: embedded structs nest too deeply", prefix))
+			return
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			jtag := f.Tag.Get("json")
+			if jtag == "-" || strings.Split(f.Tag.Get("jsonschema"), ",")[0] == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(jtag, ",")
+			goPath := prefix + f.Name
+			if f.Anonymous && name == "" {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					walk(ft, goPath+".", depth+1)
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			optList := strings.Split(opts, ",")
+			if slices.Contains(optList, "string") {
+				problems = append(problems, fmt.Sprintf("%s: the json \",string\" option is not supported", goPath))
+			}
+			if slices.Contains(optList, "inline") {
+				problems = append(problems, fmt.Sprintf("%s: the json \",inline\" option is not supported by encoding/json; embed the struct instead", goPath))
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if prev, dup := seen[name]; dup {
+				problems = append(problems, fmt.Sprintf("%s and %s both have the JSON name %q", prev, goPath, name))
+				continue
+			}
+			seen[name] = goPath
+			fields = append(fields, field{
+				name:   name,
+				goPath: goPath,
+				typ:    f.Type,
+				omit:   slices.Contains(optList, "omitempty") || slices.Contains(optList, "omitzero"),
+			})
+		}
+	}
+	walk(t, "", 0)
+	return fields, problems
+}
+
+// schemaGen generates one schema and collects its problems.
+type schemaGen struct {
+	output   bool
+	problems []string
+}
+
+func (g *schemaGen) problem(loc, format string, args ...any) {
+	g.problems = append(g.problems, loc+": "+fmt.Sprintf(format, args...))
+}
+
+// check rejects Go types whose JSON form cannot be described by a
+// self-contained schema in the portable set, before the reflector sees them
+// (it would panic or recurse forever on some).
+func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == timeType, t == rawMessageType, implements(t, customSchema):
+		return
+	case t == urlType:
+		g.problem(loc, "url.URL does not encode as a string; use a string field with jsonschema:\"format=uri\"")
+		return
+	case implements(t, jsonMarshaler) || implements(t, jsonUnmarsh):
+		g.problem(loc, "%s has its own JSON encoding, so its schema cannot be derived; give it a JSONSchema() *jsonschema.Schema method", t)
+		return
+	case isText(t, g.output):
+		return
+	case !g.output && implements(t, textMarshaler):
+		g.problem(loc, "%s implements encoding.TextMarshaler but not encoding.TextUnmarshaler, so it cannot be decoded from its text form", t)
+		return
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+	case reflect.Interface:
+		if !g.output && t.NumMethod() > 0 {
+			g.problem(loc, "interface type %s cannot be decoded from JSON; use a concrete type", t)
+		}
+	case reflect.Slice, reflect.Array:
+		g.check(t.Elem(), loc+"[]", stack)
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			g.problem(loc, "map key type %s: only string keys can be described", t.Key())
+			return
+		}
+		g.check(t.Elem(), loc+"[key]", stack)
+	case reflect.Struct:
+		if slices.Contains(stack, t) {
+			g.problem(loc, "recursive type %s cannot be described without $ref", t)
+			return
+		}
+		fields, problems := structFields(t)
+		for _, p := range problems {
+			g.problem(loc, "%s", p)
+		}
+		stack = append(stack, t)
+		for _, f := range fields {
+			g.check(f.typ, loc+"."+f.goPath, stack)
+		}
+	default:
+		g.problem(loc, "%s values cannot be represented in JSON", t)
+	}
+}
+
+// generateSchema returns the published schema of t: self-contained, closed
+// objects, field order kept, no $schema, $id or default. For output schemas,
+// values Go may encode as null (nil pointers, slices and maps that are not
+// omitempty) are declared nullable.
+func generateSchema(t reflect.Type, output bool) (_ []byte, err error) {
+	g := &schemaGen{output: output}
+	label := typeLabel(t)
+	g.check(t, label, nil)
+	if len(g.problems) > 0 {
+		return nil, g.err()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: cannot derive a schema: %v", label, r)
+		}
+	}()
+	r := &jsonschema.Reflector{Anonymous: true, DoNotReference: true, ExpandedStruct: true, Mapper: textMapper(output)}
+	raw, err := json.Marshal(r.ReflectFromType(t))
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot derive a schema: %w", label, err)
+	}
+	tree, err := parseOrdered(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot derive a schema: %w", label, err)
+	}
+	if o, ok := tree.(*object); ok {
+		o.del("$schema")
+		o.del("$id")
+	}
+	tree = g.node(tree, t, label)
+	if output && nilable(t) {
+		tree = nullable(tree)
+	}
+	if len(g.problems) > 0 {
+		return nil, g.err()
+	}
+	var buf bytes.Buffer
+	if err := writeOrdered(&buf, tree); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (g *schemaGen) err() error {
+	return errors.New(strings.Join(g.problems, "; "))
+}
+
+func typeLabel(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Name() != "" {
+		return t.Name()
+	}
+	return t.String()
+}
+
+// node post-processes one schema node whose Go type is t (nil when unknown,
+// as inside a custom JSONSchema method's output).
+func (g *schemaGen) node(n any, t reflect.Type, loc string) any {
+	if b, ok := n.(bool); ok && b {
+		return &object{vals: map[string]any{}} // "true" reads better as {}
+	}
+	o, ok := n.(*object)
+	if !ok {
+		return n
+	}
+	for _, k := range o.keys {
+		switch {
+		case k == "default":
+			g.problem(loc, "a default value (jsonschema \"default\" tag) is not allowed: agnara publishes no defaults; apply the default in the handler")
+		case !portableKeywords[k]:
+			g.problem(loc, "JSON Schema keyword %q is outside the portable set agnara publishes", k)
+		}
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && (t == timeType || implements(t, customSchema) || isText(t, g.output)) {
+		t = nil // leaves: nothing to pair with Go fields below
+	}
+	if t != nil && o.vals["type"] == "integer" {
+		intBounds(o, t)
+	}
+	if po, ok := o.vals["properties"].(*object); ok {
+		byName := map[string]field{}
+		if t != nil && t.Kind() == reflect.Struct {
+			fields, _ := structFields(t)
+			for _, f := range fields {
+				byName[f.name] = f
+			}
+		}
+		for _, k := range po.keys {
+			f, known := byName[k]
+			childLoc := loc + "." + k
+			if known {
+				childLoc = loc + "." + f.goPath
+			}
+			child := g.node(po.vals[k], f.typ, childLoc)
+			if known && g.mayBeNull(f.typ, f.omit) {
+				child = nullable(child)
+			}
+			po.vals[k] = child
+		}
+	}
+	var elem reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+		elem = t.Elem()
+	}
+	for _, k := range []string{"items", "additionalProperties"} {
+		if child, ok := o.vals[k].(*object); ok {
+			var ct reflect.Type
+			if elem != nil && (k == "items") == (t.Kind() != reflect.Map) {
+				ct = elem
+			}
+			n := g.node(child, ct, loc+"[]")
+			if ct != nil && g.mayBeNull(ct, false) {
+				n = nullable(n)
+			}
+			o.vals[k] = n
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if arr, ok := o.vals[k].([]any); ok {
+			for i := range arr {
+				arr[i] = g.node(arr[i], t, loc)
+			}
+		}
+	}
+	slices.SortStableFunc(o.keys, func(a, b string) int { return keywordRank(a) - keywordRank(b) })
+	return o
+}
+
+// keywordOrder is the order keywords are published in, so that a reader
+// sees what a value is before its details.
+var keywordOrder = []string{
+	"type", "title", "description", "format", "enum", "const",
+	"minLength", "maxLength", "pattern", "minimum", "exclusiveMinimum",
+	"maximum", "exclusiveMaximum", "multipleOf", "contentEncoding",
+	"contentMediaType", "items", "minItems", "maxItems", "uniqueItems",
+	"properties", "required", "additionalProperties", "anyOf", "oneOf",
+}
+
+func keywordRank(k string) int {
+	if i := slices.Index(keywordOrder, k); i >= 0 {
+		return i
+	}
+	return len(keywordOrder)
+}
+
+// mayBeNull reports whether a value of type t (in a field tagged omitempty
+// when omit is set) may be null: in arguments, whenever t is a pointer (Go
+// decodes null as nil); in results, whenever Go encodes it as null.
+func (g *schemaGen) mayBeNull(t reflect.Type, omit bool) bool {
+	if !g.output {
+		return t.Kind() == reflect.Pointer
+	}
+	return !omit && nilable(t)
+}
+
+// intBounds declares the range of fixed-size Go integers, so that a value
+// that would overflow the field is a schema violation, not a decode error.
+func intBounds(o *object, t reflect.Type) {
+	var lo, hi string
+	switch t.Kind() {
+	case reflect.Int8:
+		lo, hi = "-128", "127"
+	case reflect.Int16:
+		lo, hi = "-32768", "32767"
+	case reflect.Int32:
+		lo, hi = "-2147483648", "2147483647"
+	case reflect.Uint8:
+		lo, hi = "0", "255"
+	case reflect.Uint16:
+		lo, hi = "0", "65535"
+	case reflect.Uint32:
+		lo, hi = "0", "4294967295"
+	case reflect.Uint, reflect.Uint64:
+		lo = "0"
+	}
+	if _, ok := o.vals["minimum"]; !ok && lo != "" {
+		o.set("minimum", json.Number(lo))
+	}
+	if _, ok := o.vals["maximum"]; !ok && hi != "" {
+		o.set("maximum", json.Number(hi))
+	}
+}
+
+// nilable reports whether Go may encode a value of type t as null.
+func nilable(t reflect.Type) bool {
+	if t == nil {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map:
+		return true
+	}
+	return false
+}
+
+// nullable widens a schema node to also accept null.
+func nullable(n any) any {
+	o, ok := n.(*object)
+	if !ok || len(o.keys) == 0 {
+		return n
+	}
+	if ty, ok := o.vals["type"].(string); ok {
+		o.vals["type"] = []any{ty, "null"}
+		if enum, ok := o.vals["enum"].([]any); ok && !slices.Contains(enum, nil) {
+			o.vals["enum"] = append(enum, nil)
+		}
+		return o
+	}
+	null := &object{vals: map[string]any{}}
+	null.set("type", "null")
+	w := &object{vals: map[string]any{}}
+	w.set("anyOf", []any{o, null})
+	return w
+}
