@@ -23,6 +23,7 @@ type Context struct {
 	principal  policy.Principal
 	progress   ProgressReporter
 	logHandler slog.Handler
+	timeout    time.Duration // the deadline's length, when there is one
 }
 
 var _ context.Context = (*Context)(nil)

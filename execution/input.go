@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
@@ -29,35 +30,15 @@ type Violation struct {
 // say "truncated": true when there were more.
 const maxViolations = 64
 
-// compileValidator compiles a published schema for validation, with format
-// assertion on and every external reference refused.
+// compileValidator compiles a published schema for validation.
 func compileValidator(schema []byte) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.AssertContent()
-	c.UseLoader(noLoader{})
-	const loc = "agnara:///schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(loc)
-}
-
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema references are not allowed (%s)", url)
+	return schemacheck.Compile(schema)
 }
 
 // validateArguments parses and validates raw arguments. It returns nil when
 // they are valid, and otherwise the invalid_input failure to answer with.
 func validateArguments(v *jsonschema.Schema, args []byte) *Failure {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	doc, err := schemacheck.Parse(args)
 	if err != nil {
 		return invalidInput([]Violation{{Path: "", Message: "arguments are not valid JSON"}}, false)
 	}

@@ -32,6 +32,10 @@ type Invocation struct {
 	// LogHandler, when not nil, also receives the records the handler logs
 	// through [Context.Logger] (for MCP, to forward them to the client).
 	LogHandler slog.Handler
+	// Timeout, when positive, bounds this invocation like the capability's
+	// own Timeout: when it passes, the outcome is a Timeout failure. The
+	// shorter of the two applies. Adapters use it for a server-wide limit.
+	Timeout time.Duration
 }
 
 // errPlanTimeout is the cancellation cause of a plan's own deadline.
@@ -104,12 +108,16 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation) (Outcome, error) {
 		in = reflect.ValueOf(json.RawMessage(bytes.Clone(args)))
 	}
 
-	if p.timeout > 0 {
+	timeout := p.timeout
+	if inv.Timeout > 0 && (timeout == 0 || inv.Timeout < timeout) {
+		timeout = inv.Timeout
+	}
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, p.timeout, errPlanTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errPlanTimeout)
 		defer cancel()
 	}
-	ec := &Context{ctx: ctx, plan: p, principal: inv.Principal, progress: inv.Progress, logHandler: inv.LogHandler}
+	ec := &Context{ctx: ctx, plan: p, principal: inv.Principal, progress: inv.Progress, logHandler: inv.LogHandler, timeout: timeout}
 	return p.run(ec, inv, args, in)
 }
 
@@ -208,8 +216,8 @@ func (p *Plan) classify(ec *Context, stage string, err error) (Outcome, error) {
 		if context.Cause(ec.ctx) == errPlanTimeout {
 			return &Failure{
 				Code:    Timeout,
-				Message: fmt.Sprintf("the capability did not finish within %s", p.timeout),
-				Details: map[string]any{"timeout_ms": p.timeout.Milliseconds()},
+				Message: fmt.Sprintf("the capability did not finish within %s", ec.timeout),
+				Details: map[string]any{"timeout_ms": ec.timeout.Milliseconds()},
 			}, nil
 		}
 		return nil, ctxErr

@@ -391,6 +391,18 @@ func TestDeadlineIsTimeout(t *testing.T) {
 	}
 }
 
+func TestInvocationTimeout(t *testing.T) {
+	var c counters
+	var logs logBuffer
+	app, cap := blockingApp(&c, &logs, time.Hour, make(chan struct{}))
+	p := compileOne(t, app, cap)
+	out, err := p.Invoke(bg, &execution.Invocation{Timeout: 10 * time.Millisecond})
+	f := mustFailure(t, out, err, execution.Timeout)
+	if f.Details["timeout_ms"] != int64(10) || c.cleaned.Load() != 1 {
+		t.Errorf("details = %v, cleaned = %d; want the shorter, invocation timeout and cleanup", f.Details, c.cleaned.Load())
+	}
+}
+
 func TestParentDeadlineIsNotTimeoutOutcome(t *testing.T) {
 	var c counters
 	var logs logBuffer

@@ -1,0 +1,152 @@
+package mcpexpose
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/site"
+)
+
+// ErrFrozen is reported for a tool declared after its exposure was compiled.
+var ErrFrozen = errors.New("mcpexpose: exposure is frozen: tool declared after compile")
+
+// toolNamePattern is the shape of a tool's wire name.
+var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// ToolOptions configures one tool. A nil *ToolOptions means the defaults.
+type ToolOptions struct {
+	// Name is the tool's wire name: 1 to 64 letters, digits, '_', '.' or
+	// '-', unique within the exposure. Default: the capability's identity,
+	// such as "users.get_user".
+	Name string
+}
+
+// Exposure declares which capabilities of one application are MCP tools.
+// Declarations are recorded with their file:line; mistakes are reported by
+// [Exposure.Compile], all together.
+//
+// An Exposure is safe for concurrent use.
+type Exposure struct {
+	app *agnara.App
+
+	mu     sync.Mutex
+	decls  []decl
+	errs   []error
+	frozen bool
+	snap   *Snapshot
+	err    error
+}
+
+type decl struct {
+	cap  *agnara.Capability
+	name string
+	site site.Site
+}
+
+// New returns an exposure of app's capabilities. It exposes nothing until
+// tools are declared with [Exposure.Tool].
+func New(app *agnara.App) *Exposure {
+	return &Exposure{app: app}
+}
+
+// Tool declares c as a tool. opts may be nil.
+func (e *Exposure) Tool(c *agnara.Capability, opts *ToolOptions) {
+	s := site.Caller(1)
+	d := decl{cap: c, site: s}
+	if opts != nil {
+		d.name = opts.Name
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c == nil {
+		e.errs = append(e.errs, site.Errorf(s, "mcpexpose.Tool", "nil capability"))
+		return
+	}
+	if d.name == "" {
+		d.name = c.Identity()
+	}
+	if e.frozen {
+		e.errs = append(e.errs, &site.Error{Site: s, Subject: d.name, Err: ErrFrozen})
+		return
+	}
+	e.decls = append(e.decls, d)
+}
+
+// Compile compiles the application (see [execution.Compile]) and the
+// declared tools into an immutable snapshot, in declaration order. It
+// reports every mistake at once, each with the file:line that made it: the
+// application's own, invalid or duplicate wire names, tools without a
+// description, capabilities of another application.
+//
+// Compile closes the exposure: tools declared later are errors. It is
+// idempotent: later calls return the same snapshot, or the mistakes made
+// since.
+func (e *Exposure) Compile() (*Snapshot, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.frozen {
+		if len(e.errs) > 0 {
+			return nil, errors.Join(append([]error{e.err}, e.errs...)...)
+		}
+		return e.snap, e.err
+	}
+	e.frozen = true
+	e.snap, e.err = e.compile()
+	errs := e.errs
+	e.errs = nil
+	if len(errs) > 0 {
+		e.snap, e.err = nil, errors.Join(append([]error{e.err}, errs...)...)
+	}
+	return e.snap, e.err
+}
+
+func (e *Exposure) compile() (*Snapshot, error) {
+	plans, err := execution.Compile(e.app)
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	snap := &Snapshot{app: e.app, byName: map[string]*tool{}}
+	for _, d := range e.decls {
+		if !toolNamePattern.MatchString(d.name) {
+			errs = append(errs, site.Errorf(d.site, d.name, "invalid tool name %q: want 1 to 64 letters, digits, '_', '.' or '-'", d.name))
+			continue
+		}
+		if prev, dup := snap.byName[d.name]; dup {
+			errs = append(errs, site.Errorf(d.site, d.name, "duplicate tool name (first declared at %s)", prev.site))
+			continue
+		}
+		if d.cap.App() != e.app {
+			errs = append(errs, site.Errorf(d.site, d.name, "capability %s belongs to application %q, not %q", d.cap, d.cap.App().Name(), e.app.Name()))
+			continue
+		}
+		if d.cap.Options().Description == "" {
+			errs = append(errs, site.Errorf(d.site, d.name, "a tool needs a description: set CapabilityOptions.Description of %s (registered at %s)", d.cap, d.cap.Site()))
+		}
+		if plans == nil {
+			continue // the application's own mistakes are already reported
+		}
+		p, ok := plans.Plan(d.cap)
+		if !ok {
+			errs = append(errs, site.Errorf(d.site, d.name, "no plan for capability %s: it was registered after the application was compiled", d.cap))
+			continue
+		}
+		t, err := newTool(d, p)
+		if err != nil {
+			errs = append(errs, site.Errorf(d.site, d.name, "%v", err))
+			continue
+		}
+		snap.tools = append(snap.tools, t)
+		snap.byName[t.name] = t
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return snap, nil
+}
+
+func (e *Exposure) String() string { return fmt.Sprintf("mcpexpose.Exposure(%s)", e.app.Name()) }

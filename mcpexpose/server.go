@@ -1,0 +1,280 @@
+package mcpexpose
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ServerOptions configures an MCP server built from a snapshot. A nil
+// *ServerOptions and every zero field mean the documented default.
+type ServerOptions struct {
+	// Identity maps a caller's verified token facts to a principal.
+	// Default: [SubjectPrincipal]. Callers without a token are anonymous
+	// and never reach the mapper.
+	Identity IdentityMapper
+	// Instructions are sent to clients with the server's capabilities.
+	Instructions string
+	// Timeout, when positive, bounds every tools/call; when it passes, the
+	// caller receives a "timeout" failure. A capability's own shorter
+	// Timeout still applies.
+	Timeout time.Duration
+	// ForwardLogs lets records that handlers log through the execution
+	// context's logger reach clients as MCP log messages, at the level each
+	// client asked for (nothing to a 2026-07-28 request that did not ask).
+	// It also advertises the logging capability.
+	ForwardLogs bool
+	// Logger receives the server's own records (refused identities,
+	// projection failures). Default: the application's logger.
+	Logger *slog.Logger
+}
+
+// server holds what the middleware and tool handlers of one SDK server
+// share.
+type server struct {
+	snap     *Snapshot
+	opts     ServerOptions
+	invoke   bool
+	private  bool // tools/list depends on the caller
+	logger   *slog.Logger
+	mcp      *mcp.Server
+	identity IdentityMapper
+}
+
+// NewServer returns an SDK server that lists and invokes the snapshot's
+// tools. It advertises only the tools capability (and logging, with
+// ForwardLogs), without list-changed notifications, and answers only
+// tools/list and tools/call besides the protocol's own lifecycle methods.
+func NewServer(snap *Snapshot, opts *ServerOptions) *mcp.Server {
+	return newServer(snap, opts, true).mcp
+}
+
+// NewDiscoveryServer returns an SDK server that lists the snapshot's tools
+// but invokes none: tools/call answers -32601 (method not found).
+func NewDiscoveryServer(snap *Snapshot, opts *ServerOptions) *mcp.Server {
+	return newServer(snap, opts, false).mcp
+}
+
+func newServer(snap *Snapshot, opts *ServerOptions, invoke bool) *server {
+	s := &server{snap: snap, invoke: invoke, private: snap.callerDependent()}
+	if opts != nil {
+		s.opts = *opts
+	}
+	s.identity = s.opts.Identity
+	if s.identity == nil {
+		s.identity = SubjectPrincipal
+	}
+	s.logger = s.opts.Logger
+	if s.logger == nil {
+		s.logger = snap.app.Logger()
+	}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	if s.opts.ForwardLogs {
+		caps.Logging = &mcp.LoggingCapabilities{}
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: snap.app.Name(), Version: snap.app.Version()}, &mcp.ServerOptions{
+		Instructions: s.opts.Instructions,
+		Capabilities: caps,
+		Logger:       s.logger,
+	})
+	if invoke {
+		for _, t := range snap.tools {
+			s.mcp.AddTool(t.project(), s.handler(t))
+		}
+	}
+	s.mcp.AddReceivingMiddleware(s.middleware)
+	return s
+}
+
+// Errors answered to requests the server refuses.
+var (
+	errCursor   = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "this server does not paginate: the first page is the whole list; send no cursor"}
+	errDenied   = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the caller's identity was not accepted"}
+	errNoCall   = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tools/call is not served here: this server is for discovery only"}
+	errResuming = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState and inputResponses are not accepted: this server does not resume interactions"}
+)
+
+func unknownTool(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+// allowedMethods are the methods the server answers; everything else is
+// "method not found", so no surface the server does not mean to offer is
+// reachable through the SDK's defaults.
+var allowedMethods = map[string]bool{
+	"initialize": true, "notifications/initialized": true, "ping": true,
+	"server/discover": true, "notifications/cancelled": true,
+	"tools/list": true, "tools/call": true,
+}
+
+// middleware answers tools/list itself, guards tools/call, and refuses
+// methods the server does not offer.
+func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			return s.listTools(ctx, req)
+		case "tools/call":
+			if !s.invoke {
+				return nil, errNoCall
+			}
+			params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+			if params == nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params"}
+			}
+			if params.RequestState != "" || len(params.InputResponses) > 0 {
+				return nil, errResuming
+			}
+			t, ok := s.snap.byName[params.Name]
+			if !ok {
+				return nil, unknownTool(params.Name)
+			}
+			p, err := s.principal(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			if !t.plan.Allows(p) {
+				// A tool the caller may not see is answered exactly like
+				// one that does not exist.
+				return nil, unknownTool(params.Name)
+			}
+			return next(policy.WithPrincipal(ctx, p), method, req)
+		case "logging/setLevel":
+			if s.opts.ForwardLogs {
+				return next(ctx, method, req)
+			}
+		default:
+			if allowedMethods[method] {
+				return next(ctx, method, req)
+			}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not offered by this server", method)}
+	}
+}
+
+// principal maps the request's verified token facts, if any.
+func (s *server) principal(ctx context.Context, req mcp.Request) (policy.Principal, error) {
+	extra := req.GetExtra()
+	if extra == nil || extra.TokenInfo == nil {
+		return policy.Anonymous(), nil
+	}
+	p, err := s.identity(ctx, identityOf(extra.TokenInfo))
+	if err != nil {
+		s.logger.LogAttrs(ctx, slog.LevelWarn, "identity mapper refused a caller", slog.Any("error", err))
+		return policy.Principal{}, errDenied
+	}
+	return p, nil
+}
+
+func (s *server) listTools(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+	if params, _ := req.GetParams().(*mcp.ListToolsParams); params != nil && params.Cursor != "" {
+		return nil, errCursor
+	}
+	p, err := s.principal(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	visible := s.snap.visible(p)
+	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, len(visible))}
+	for i, t := range visible {
+		res.Tools[i] = t.project()
+	}
+	res.TTLMs = 0
+	res.CacheScope = "public"
+	if s.private {
+		res.CacheScope = "private"
+	}
+	return res, nil
+}
+
+// handler invokes one tool's plan. The middleware has already checked the
+// tool is visible to the caller and put the principal in ctx.
+func (s *server) handler(t *tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		p, ok := policy.PrincipalFrom(ctx)
+		if !ok {
+			var err error
+			if p, err = s.principal(ctx, req); err != nil {
+				return nil, err
+			}
+		}
+		inv := &execution.Invocation{
+			Principal: p,
+			Arguments: req.Params.Arguments,
+			Timeout:   s.opts.Timeout,
+		}
+		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+			inv.Progress = &progress{session: req.Session, token: token}
+		}
+		if s.opts.ForwardLogs && req.Session != nil {
+			inv.LogHandler = boundHandler{h: mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{LoggerName: t.plan.Identity()}), ctx: ctx}
+		}
+		out, err := t.plan.Invoke(ctx, inv)
+		if err != nil {
+			return nil, err // the caller went away: no result to send
+		}
+		return s.result(ctx, t, out), nil
+	}
+}
+
+// result projects an outcome, validating a structured value against the
+// tool's published output schema first.
+func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) *mcp.CallToolResult {
+	succ, ok := out.(execution.Success)
+	if !ok || succ.Content != nil {
+		res, err := ProjectResult(out)
+		if err == nil {
+			return res
+		}
+		s.logger.LogAttrs(ctx, slog.LevelError, "tool result cannot be projected", slog.String("tool", t.name), slog.Any("error", err))
+		return failureResult(execution.Fail(execution.InternalFailure, "", nil))
+	}
+	env, doc, err := encodeEnvelope(succ.Value)
+	if err == nil && t.output != nil {
+		if verr := t.output.Validate(doc); verr != nil {
+			err = fmt.Errorf("%w: the value does not match the published output schema: %v", errProjection, verr)
+		}
+	}
+	if err != nil {
+		s.logger.LogAttrs(ctx, slog.LevelError, "tool result cannot be projected", slog.String("tool", t.name), slog.Any("error", err))
+		return failureResult(execution.Fail(execution.InternalFailure, "", nil))
+	}
+	return successResult(env)
+}
+
+// progress sends progress notifications for one request.
+type progress struct {
+	session *mcp.ServerSession
+	token   any
+}
+
+func (p *progress) ReportProgress(ctx context.Context, done, total float64, msg string) {
+	// A failed notification must not fail the call: progress is advisory.
+	_ = p.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: done, Total: total, Message: msg})
+}
+
+// boundHandler sends records through h with the request's context, which
+// carries what the SDK needs to route them (the request's stream and log
+// level), whatever context the handler logged with.
+type boundHandler struct {
+	h   slog.Handler
+	ctx context.Context
+}
+
+func (b boundHandler) Enabled(_ context.Context, l slog.Level) bool { return b.h.Enabled(b.ctx, l) }
+
+func (b boundHandler) Handle(_ context.Context, r slog.Record) error { return b.h.Handle(b.ctx, r) }
+
+func (b boundHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return boundHandler{h: b.h.WithAttrs(as), ctx: b.ctx}
+}
+
+func (b boundHandler) WithGroup(name string) slog.Handler {
+	return boundHandler{h: b.h.WithGroup(name), ctx: b.ctx}
+}

@@ -1,0 +1,176 @@
+package mcpexpose
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/schemacheck"
+	"github.com/agnara-go/agnara/internal/site"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Snapshot is the compiled, immutable set of tools of an exposure, in
+// declaration order. Servers and handlers are built from it.
+//
+// A Snapshot is safe for concurrent use; nothing it returns aliases its own
+// state.
+type Snapshot struct {
+	app    *agnara.App
+	tools  []*tool
+	byName map[string]*tool
+}
+
+// tool is one compiled tool.
+type tool struct {
+	name   string
+	site   site.Site
+	plan   *execution.Plan
+	def    mcp.Tool           // the projection prototype; copied before use
+	output *jsonschema.Schema // validates the {"result": ...} envelope; nil for content tools
+}
+
+// App returns the application the snapshot exposes.
+func (s *Snapshot) App() *agnara.App { return s.app }
+
+// Names returns the tools' wire names, in declaration order.
+func (s *Snapshot) Names() []string {
+	names := make([]string, len(s.tools))
+	for i, t := range s.tools {
+		names[i] = t.name
+	}
+	return names
+}
+
+// Plan returns the plan behind the tool with the given wire name.
+func (s *Snapshot) Plan(name string) (*execution.Plan, bool) {
+	t, ok := s.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return t.plan, true
+}
+
+// Scopes returns every scope some tool declares, each once, in order of
+// first declaration: what an authorization server may be asked for.
+func (s *Snapshot) Scopes() []string {
+	var out []string
+	for _, t := range s.tools {
+		for _, sc := range t.plan.Scopes() {
+			if !slices.Contains(out, sc) {
+				out = append(out, sc)
+			}
+		}
+	}
+	return out
+}
+
+// Tools projects every tool to an SDK tool definition, in declaration order.
+// The definitions are fresh copies: changing them changes nothing in the
+// snapshot or in later projections.
+func (s *Snapshot) Tools() []*mcp.Tool {
+	out := make([]*mcp.Tool, len(s.tools))
+	for i, t := range s.tools {
+		out[i] = t.project()
+	}
+	return out
+}
+
+// Tool projects the tool with the given wire name. It is an error naming the
+// tool when there is none.
+func (s *Snapshot) Tool(name string) (*mcp.Tool, error) {
+	t, ok := s.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("mcpexpose: no tool named %q in the snapshot", name)
+	}
+	return t.project(), nil
+}
+
+// visible returns the tools principal may see (and call), in order.
+func (s *Snapshot) visible(p policy.Principal) []*tool {
+	out := make([]*tool, 0, len(s.tools))
+	for _, t := range s.tools {
+		if t.plan.Allows(p) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// callerDependent reports whether what a caller sees depends on who it is.
+func (s *Snapshot) callerDependent() bool {
+	for _, t := range s.tools {
+		if len(t.plan.Scopes()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func newTool(d decl, p *execution.Plan) (*tool, error) {
+	t := &tool{name: d.name, site: d.site, plan: p}
+	t.def = mcp.Tool{
+		Name:        d.name,
+		Title:       p.Title(),
+		Description: p.Description(),
+		InputSchema: json.RawMessage(p.InputSchema()),
+		Annotations: annotations(p.Annotations()),
+	}
+	if !p.ReturnsContent() {
+		env := envelopeSchema(p.OutputSchema())
+		v, err := schemacheck.Compile(env)
+		if err != nil {
+			return nil, fmt.Errorf("output schema does not compile: %v", err)
+		}
+		t.output = v
+		t.def.OutputSchema = json.RawMessage(env)
+	}
+	return t, nil
+}
+
+// envelopeSchema is the output schema of a tool: exactly the
+// {"result": value} envelope of successful results.
+func envelopeSchema(value json.RawMessage) []byte {
+	if value == nil {
+		value = json.RawMessage(`{"type":"null"}`) // functions that return only error
+	}
+	b := []byte(`{"type":"object","properties":{"result":`)
+	b = append(b, value...)
+	return append(b, `},"required":["result"],"additionalProperties":false}`...)
+}
+
+// annotations projects capability annotations. Nothing declared publishes
+// nothing; otherwise every hint is published exactly as declared.
+func annotations(a agnara.Annotations) *mcp.ToolAnnotations {
+	if a == 0 {
+		return nil
+	}
+	destructive := a.Has(agnara.Destructive)
+	openWorld := a.Has(agnara.OpenWorld)
+	return &mcp.ToolAnnotations{
+		ReadOnlyHint:    a.Has(agnara.ReadOnly),
+		DestructiveHint: &destructive,
+		IdempotentHint:  a.Has(agnara.Idempotent),
+		OpenWorldHint:   &openWorld,
+	}
+}
+
+// project returns a detached copy of the tool's definition.
+func (t *tool) project() *mcp.Tool {
+	c := t.def
+	c.InputSchema = json.RawMessage(slices.Clone(t.def.InputSchema.(json.RawMessage)))
+	if t.def.OutputSchema != nil {
+		c.OutputSchema = json.RawMessage(slices.Clone(t.def.OutputSchema.(json.RawMessage)))
+	}
+	if t.def.Annotations != nil {
+		a := *t.def.Annotations
+		d, o := *a.DestructiveHint, *a.OpenWorldHint
+		a.DestructiveHint, a.OpenWorldHint = &d, &o
+		c.Annotations = &a
+	}
+	return &c
+}
