@@ -2,9 +2,18 @@
 
 GO ?= go
 
-.PHONY: test vet unit fmt-check bench fuzz run
+.PHONY: test deps vet unit fmt-check conformance bench fuzz run
 
-test: fmt-check vet unit
+test: deps fmt-check vet unit conformance
+
+# Pinned MCP peers (official conformance suite on Node 22, TypeScript SDK
+# client) from conformance/package-lock.json; installed once, again when the
+# lockfile changes.
+deps: conformance/node_modules/.installed
+
+conformance/node_modules/.installed: conformance/package-lock.json
+	cd conformance && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -14,6 +23,11 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 ./...
+
+# The official MCP conformance suite, both protocol revisions, against one
+# fixture server process (conformance/run.sh, conformance/baseline.yml).
+conformance: deps
+	./conformance/run.sh
 
 # In-process benchmarks, allocations reported.
 bench:

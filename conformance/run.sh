@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite against ONE fixture server process,
+# at both protocol revisions, with conformance/baseline.yml. Exit status is
+# the suite's verdict. Needs `npm ci` in this folder first (make deps).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if [ ! -x node_modules/.bin/conformance ]; then
+  echo "conformance: run 'npm ci' in conformance/ (or 'make deps') first" >&2
+  exit 2
+fi
+
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/server" ./server
+"$work/server" -addr 127.0.0.1:0 >"$work/url" 2>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 1 100); do
+  [ -s "$work/url" ] && break
+  sleep 0.1
+done
+url=$(head -n 1 "$work/url")
+case "$url" in
+  http://127.0.0.1:*/mcp) ;;
+  *) echo "conformance: fixture server did not start" >&2; cat "$work/server.log" >&2; exit 1 ;;
+esac
+echo "conformance: fixture server at $url (pid $server_pid)"
+
+status=0
+for rev in 2026-07-28 2025-11-25; do
+  echo "=== conformance --requirements $rev"
+  if timeout 600 npx --no-install conformance server --url "$url" --requirements "$rev" \
+      --expected-failures baseline.yml -o "$work/results-$rev" >"$work/out-$rev.txt" 2>&1; then
+    echo "--- $rev: pass"
+  else
+    status=1
+    echo "--- $rev: FAIL"
+  fi
+  sed 's/\x1b\[[0-9;]*m//g' "$work/out-$rev.txt" | grep -E '^[✓✗] |Expected failures|Unexpected|Baseline check|Stale|stale' || true
+done
+exit "$status"
