@@ -51,6 +51,14 @@ type SlowIn struct {
 //   - render: returns rich content.
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	f, err := buildFixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func buildFixture() (*fixture, error) {
 	f := &fixture{}
 	deps := di.NewRegistry()
 	di.ProvidePerInvocation(deps, func() (*Ledger, func()) {
@@ -93,10 +101,10 @@ func newFixture(t testing.TB) *fixture {
 	exp.Tool(render, nil)
 	snap, err := exp.Compile()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	f.snap = snap
-	return f
+	return f, nil
 }
 
 // tokens is a test token verifier: bearer tokens name fixed identities.
@@ -195,4 +203,27 @@ func httptestServer(t testing.TB, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// inMemory connects a Go SDK client to an invocable server for snap over
+// in-memory transports.
+func inMemory(t testing.TB, snap *mcpexpose.Snapshot) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := mcpexpose.NewServer(snap, nil).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func callParams(name string, args any) *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: name, Arguments: args}
 }
