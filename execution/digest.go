@@ -30,64 +30,51 @@ func ArgumentsDigest(args json.RawMessage) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("execution: arguments digest: %w", err)
 	}
+	if v, err = canonicalize(v); err != nil {
+		return "", fmt.Errorf("execution: arguments digest: %w", err)
+	}
 	var buf bytes.Buffer
-	if err := writeCanonical(&buf, v); err != nil {
+	if err := writeOrdered(&buf, v); err != nil {
 		return "", fmt.Errorf("execution: arguments digest: %w", err)
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
-func writeCanonical(buf *bytes.Buffer, v any) error {
+// canonicalize rewrites a parsed JSON tree in place into its canonical
+// form: object keys sorted, numbers in canonical spelling.
+func canonicalize(v any) (any, error) {
 	switch v := v.(type) {
 	case *object:
-		keys := slices.Clone(v.keys)
-		slices.Sort(keys)
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
+		slices.Sort(v.keys)
+		for _, k := range v.keys {
+			c, err := canonicalize(v.vals[k])
+			if err != nil {
+				return nil, err
 			}
-			kb, _ := json.Marshal(k)
-			buf.Write(kb)
-			buf.WriteByte(':')
-			if err := writeCanonical(buf, v.vals[k]); err != nil {
-				return err
-			}
+			v.vals[k] = c
 		}
-		buf.WriteByte('}')
 	case []any:
-		buf.WriteByte('[')
 		for i, e := range v {
-			if i > 0 {
-				buf.WriteByte(',')
+			c, err := canonicalize(e)
+			if err != nil {
+				return nil, err
 			}
-			if err := writeCanonical(buf, e); err != nil {
-				return err
-			}
+			v[i] = c
 		}
-		buf.WriteByte(']')
 	case json.Number:
 		s := string(v)
 		if strings.ContainsAny(s, ".eE") {
 			f, err := strconv.ParseFloat(s, 64)
 			if err != nil {
-				return fmt.Errorf("number out of range")
+				return nil, fmt.Errorf("number out of range")
 			}
 			s = strconv.FormatFloat(f, 'g', -1, 64)
-			if s == "-0" {
-				s = "0"
-			}
-		} else if s == "-0" {
+		}
+		if s == "-0" {
 			s = "0"
 		}
-		buf.WriteString(s)
-	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		buf.Write(b)
+		return json.Number(s), nil
 	}
-	return nil
+	return v, nil
 }

@@ -232,3 +232,21 @@ func TestOutputIsValidatedBeforeItIsSent(t *testing.T) {
 type Counted struct {
 	N int `json:"n" jsonschema:"minimum=0"`
 }
+
+func TestListIsPublicWhenNoToolDeclaresScopes(t *testing.T) {
+	app := agnara.New("app", nil)
+	c := app.Capability(func() error { return nil }, &agnara.CapabilityOptions{Name: "a", Description: "A."})
+	exp := mcpexpose.New(app)
+	exp.Tool(c, nil)
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := inMemory(t, snap).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.TTLMs != 0 || l.CacheScope != "public" || toolNames(l.Tools) != "app.a" {
+		t.Errorf("list = ttl %d scope %q tools %s; want 0, public, app.a", l.TTLMs, l.CacheScope, toolNames(l.Tools))
+	}
+}
