@@ -2,22 +2,31 @@ package mcpexpose
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // DefaultMaxBodyBytes is the default limit on the size of a request body.
 const DefaultMaxBodyBytes = 1 << 20
+
+// maxClockSkew bounds how long after its expiry a token a verifier accepted
+// is still let through: verifiers check expiry with their own (smaller)
+// leeway.
+const maxClockSkew = 5 * time.Minute
 
 // modernVersion is the first protocol version served without sessions.
 const modernVersion = "2026-07-28"
@@ -28,10 +37,21 @@ type HandlerOptions struct {
 	// Server configures the MCP server behind the handler.
 	Server ServerOptions
 	// Tokens, when set, verifies the bearer token every request must carry
-	// (with the SDK's auth.RequireBearerToken); the verified facts reach
-	// the Server.Identity mapper. Default: no tokens; every caller is
-	// anonymous.
+	// (package mcpexpose/oidc provides one); the verified facts reach the
+	// Server.Identity mapper. A request without a token gets 401, one with
+	// a bad token 401 with error="invalid_token", and a tools/call for a
+	// tool whose scopes the caller lacks 403 with error="insufficient_scope"
+	// naming them (unless Server.ForbiddenResult). Default: no tokens; every
+	// caller is anonymous.
 	Tokens auth.TokenVerifier
+	// AllowAnonymous, with Tokens, lets requests without a token through as
+	// the anonymous principal instead of answering 401. Requests with a bad
+	// token are still refused.
+	AllowAnonymous bool
+	// Resource, when set, describes the handler as an OAuth 2.0 protected
+	// resource (RFC 9728): challenges carry resource_metadata, and
+	// [Handler.Metadata] serves the metadata document.
+	Resource *Resource
 	// AllowedOrigins lists the browser origins ("https://app.example.com")
 	// allowed besides the handler's own. A request with any other Origin
 	// header is refused with 403. Requests without Origin (non-browser
@@ -42,17 +62,34 @@ type HandlerOptions struct {
 	MaxBodyBytes int64
 }
 
+// Resource is what an OAuth protected resource publishes about itself.
+type Resource struct {
+	// URL is the canonical resource URI of the MCP endpoint, such as
+	// "https://api.example.com/mcp": what tokens must be issued for.
+	URL string
+	// AuthorizationServers are the issuers clients may get tokens from.
+	AuthorizationServers []string
+}
+
 // Handler serves a snapshot over MCP's streamable HTTP transport, both
 // protocol eras on one URL: 2026-07-28 requests statelessly, and the
 // handshake era (2025-11-25, 2025-06-18 and older) with sessions. It mounts
 // at any path of a net/http mux or router. It is safe for concurrent use.
 type Handler struct {
-	h         http.Handler
+	srv       *server
+	inner     http.Handler // route, behind the SDK's bearer middleware when tokens are used
 	stateless http.Handler
 	stateful  http.Handler
 	origins   []string
 	maxBody   int64
 	logger    *slog.Logger
+
+	tokens      auth.TokenVerifier
+	anonymous   bool
+	stepUp      bool
+	metaURL     string // resource metadata URL, "" without Resource
+	metaPaths   []string
+	metaHandler http.Handler
 }
 
 // NewHandler returns the HTTP handler for snap.
@@ -82,6 +119,9 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		origins = append(origins, strings.ToLower(u.Scheme+"://"+u.Host))
 	}
 	srv := newServer(snap, &o.Server, true)
+	if o.AllowAnonymous && o.Tokens == nil {
+		return nil, errors.New("mcpexpose: AllowAnonymous needs Tokens: without tokens every caller is anonymous already")
+	}
 	get := func(*http.Request) *mcp.Server { return srv.mcp }
 	h := &Handler{
 		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -95,15 +135,93 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 			Logger:              srv.logger,
 			MaxRequestBodyBytes: o.MaxBodyBytes,
 		}),
-		origins: origins,
-		maxBody: o.MaxBodyBytes,
-		logger:  srv.logger,
+		origins:   origins,
+		maxBody:   o.MaxBodyBytes,
+		logger:    srv.logger,
+		srv:       srv,
+		tokens:    o.Tokens,
+		anonymous: o.AllowAnonymous,
+		stepUp:    o.Tokens != nil && !o.Server.ForbiddenResult,
 	}
-	h.h = http.HandlerFunc(h.route)
+	h.inner = http.HandlerFunc(h.route)
 	if o.Tokens != nil {
-		h.h = auth.RequireBearerToken(o.Tokens, nil)(h.h)
+		// The SDK reads verified token facts from a context key only its
+		// bearer middleware sets; hand it the facts verified in ServeHTTP.
+		h.inner = auth.RequireBearerToken(verified, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true, ClockSkew: maxClockSkew})(h.inner)
+	}
+	if o.Resource != nil {
+		if err := h.setResource(*o.Resource, snap); err != nil {
+			return nil, err
+		}
 	}
 	return h, nil
+}
+
+// setResource prepares the RFC 9728 metadata document and its URLs.
+func (h *Handler) setResource(res Resource, snap *Snapshot) error {
+	u, err := url.Parse(res.URL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" || u.RawQuery != "" {
+		return fmt.Errorf("mcpexpose: Resource.URL %q must be an absolute http(s) URI without query or fragment", res.URL)
+	}
+	for _, as := range res.AuthorizationServers {
+		if a, err := url.Parse(as); err != nil || a.Scheme == "" || a.Host == "" {
+			return fmt.Errorf("mcpexpose: authorization server %q must be an absolute URL", as)
+		}
+	}
+	const wellKnown = "/.well-known/oauth-protected-resource"
+	path := strings.TrimSuffix(u.Path, "/")
+	h.metaPaths = []string{wellKnown}
+	if path != "" {
+		h.metaPaths = append(h.metaPaths, wellKnown+path)
+	}
+	h.metaURL = u.Scheme + "://" + u.Host + wellKnown + path
+	h.metaHandler = auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               res.URL,
+		AuthorizationServers:   slices.Clone(res.AuthorizationServers),
+		ScopesSupported:        snap.Scopes(),
+		BearerMethodsSupported: []string{"header"},
+	})
+	return nil
+}
+
+// Metadata returns the handler of the protected-resource metadata document
+// (RFC 9728), or nil without HandlerOptions.Resource. Serve it at every path
+// of [Handler.MetadataPaths], at the root of the resource's host.
+func (h *Handler) Metadata() http.Handler { return h.metaHandler }
+
+// MetadataPaths returns the paths the metadata document is looked up at:
+// "/.well-known/oauth-protected-resource" and its form suffixed with the
+// resource's path, such as "/.well-known/oauth-protected-resource/mcp".
+func (h *Handler) MetadataPaths() []string { return slices.Clone(h.metaPaths) }
+
+// MetadataURL returns the URL of the metadata document challenges point at.
+func (h *Handler) MetadataURL() string { return h.metaURL }
+
+// Router is what [Handler.Mount] mounts on: an *http.ServeMux, a chi.Router
+// and most routers have this method.
+type Router interface {
+	Handle(pattern string, h http.Handler)
+}
+
+// Mount registers the handler at path on r, and the metadata document, when
+// there is one, at its well-known paths.
+func (h *Handler) Mount(r Router, path string) {
+	r.Handle(path, h)
+	if h.metaHandler != nil {
+		for _, p := range h.metaPaths {
+			r.Handle(p, h.metaHandler)
+		}
+	}
+}
+
+type verifiedKey struct{}
+
+// verified hands the SDK's bearer middleware the facts ServeHTTP verified.
+func verified(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+	if ti, ok := r.Context().Value(verifiedKey{}).(*auth.TokenInfo); ok {
+		return ti, nil
+	}
+	return nil, auth.ErrInvalidToken
 }
 
 // ServeHTTP implements http.Handler.
@@ -129,13 +247,118 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if id, ok := taskAugmented(body); ok {
-			writeRPCResponse(w, id, jsonrpc.CodeInvalidParams, "task-augmented tools/call is not supported: this server runs no tasks")
+			writeRPCResponse(w, http.StatusOK, id, jsonrpc.CodeInvalidParams, "task-augmented tools/call is not supported: this server runs no tasks")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		if h.tokens != nil {
+			h.authorize(w, r, body)
+			return
+		}
+	} else if h.tokens != nil {
+		h.authorize(w, r, nil)
+		return
 	}
-	h.h.ServeHTTP(w, r)
+	h.inner.ServeHTTP(w, r)
+}
+
+// authorize verifies the bearer token, answers the OAuth challenges, and
+// passes the request on with the verified facts.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, body []byte) {
+	authz := r.Header.Get("Authorization")
+	if authz == "" {
+		if h.anonymous {
+			h.route(w, r)
+			return
+		}
+		h.challenge(w, http.StatusUnauthorized, "", "", "a bearer token is required")
+		return
+	}
+	scheme, token, ok := strings.Cut(authz, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		h.challenge(w, http.StatusBadRequest, "invalid_request", "", "the Authorization header must be \"Bearer <token>\"")
+		return
+	}
+	ti, err := h.tokens(r.Context(), token, r)
+	switch {
+	case err == nil && ti == nil:
+		err = errors.New("token verifier returned no token info")
+		fallthrough
+	case err != nil && !errors.Is(err, auth.ErrInvalidToken):
+		if errors.Is(err, auth.ErrOAuth) {
+			h.challenge(w, http.StatusBadRequest, "invalid_request", "", "bad token request")
+			return
+		}
+		h.logger.LogAttrs(r.Context(), slog.LevelError, "token verification failed", slog.Any("error", err))
+		writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, "token verification failed")
+		return
+	case err != nil:
+		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "bearer token refused", slog.Any("reason", err))
+		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token is not valid")
+		return
+	case !ti.Expiration.IsZero() && ti.Expiration.Add(maxClockSkew).Before(time.Now()):
+		// Expiry is the verifier's to check, with its own leeway; this
+		// catches a verifier that does not check it at all.
+		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token has expired")
+		return
+	}
+	if h.stepUp && body != nil {
+		if t, id, ok := h.callTarget(body); ok {
+			p, err := h.srv.principalOf(r.Context(), ti)
+			if err == nil && !t.plan.Allows(p) {
+				h.challengeID(w, id, http.StatusForbidden, "insufficient_scope", strings.Join(t.plan.Scopes(), " "), "the token lacks a scope this tool requires")
+				return
+			}
+		}
+	}
+	h.inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
+}
+
+// callTarget returns the tool a tools/call body targets, if the snapshot has
+// it, and the request id.
+func (h *Handler) callTarget(body []byte) (*tool, json.RawMessage, bool) {
+	if !bytes.Contains(body, []byte(`"tools/call"`)) {
+		return nil, nil, false
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
+		return nil, nil, false
+	}
+	t, ok := h.srv.snap.byName[msg.Params.Name]
+	return t, msg.ID, ok
+}
+
+// challenge answers with a Bearer WWW-Authenticate challenge (RFC 6750,
+// RFC 9728) and a JSON-RPC error body.
+func (h *Handler) challenge(w http.ResponseWriter, status int, errCode, scope, msg string) {
+	h.challengeID(w, nil, status, errCode, scope, msg)
+}
+
+func (h *Handler) challengeID(w http.ResponseWriter, id json.RawMessage, status int, errCode, scope, msg string) {
+	var params []string
+	if errCode != "" {
+		params = append(params, fmt.Sprintf("error=%q", errCode))
+	}
+	if scope != "" {
+		params = append(params, fmt.Sprintf("scope=%q", scope))
+	}
+	if h.metaURL != "" {
+		params = append(params, fmt.Sprintf("resource_metadata=%q", h.metaURL))
+	}
+	challenge := "Bearer"
+	if len(params) > 0 {
+		challenge += " " + strings.Join(params, ", ")
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeRPCResponse(w, status, id, jsonrpc.CodeInvalidRequest, msg)
 }
 
 // route sends 2026-07-28 requests to the stateless handler and handshake-era
@@ -180,19 +403,22 @@ func taskAugmented(body []byte) (json.RawMessage, bool) {
 }
 
 func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": code, "message": msg},
-	})
+	writeRPCResponse(w, status, nil, code, msg)
 }
 
-func writeRPCResponse(w http.ResponseWriter, id json.RawMessage, code int64, msg string) {
+// writeRPCResponse writes a JSON-RPC error response; id nil is null.
+func writeRPCResponse(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": code, "message": msg},
-	})
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   any             `json:"error"`
+	}{"2.0", id, struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{code, msg}})
 }

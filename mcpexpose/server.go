@@ -8,6 +8,7 @@ import (
 
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,6 +31,12 @@ type ServerOptions struct {
 	// client asked for (nothing to a 2026-07-28 request that did not ask).
 	// It also advertises the logging capability.
 	ForwardLogs bool
+	// ForbiddenResult makes a tools/call for a tool whose scopes the caller
+	// lacks answer the canonical "forbidden" tool result (from the plan's
+	// scope guard, naming the required scopes) instead of -32602 "unknown
+	// tool", and, over HTTP with tokens, instead of the 403
+	// insufficient_scope challenge. tools/list still hides such tools.
+	ForbiddenResult bool
 	// Logger receives the server's own records (refused identities,
 	// projection failures). Default: the application's logger.
 	Logger *slog.Logger
@@ -139,7 +146,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				return nil, err
 			}
-			if !t.plan.Allows(p) {
+			if !t.plan.Allows(p) && !s.opts.ForbiddenResult {
 				// A tool the caller may not see is answered exactly like
 				// one that does not exist.
 				return nil, unknownTool(params.Name)
@@ -161,10 +168,18 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // principal maps the request's verified token facts, if any.
 func (s *server) principal(ctx context.Context, req mcp.Request) (policy.Principal, error) {
 	extra := req.GetExtra()
-	if extra == nil || extra.TokenInfo == nil {
+	if extra == nil {
 		return policy.Anonymous(), nil
 	}
-	p, err := s.identity(ctx, identityOf(extra.TokenInfo))
+	return s.principalOf(ctx, extra.TokenInfo)
+}
+
+// principalOf maps verified token facts; nil means anonymous.
+func (s *server) principalOf(ctx context.Context, ti *auth.TokenInfo) (policy.Principal, error) {
+	if ti == nil {
+		return policy.Anonymous(), nil
+	}
+	p, err := s.identity(ctx, identityOf(ti))
 	if err != nil {
 		s.logger.LogAttrs(ctx, slog.LevelWarn, "identity mapper refused a caller", slog.Any("error", err))
 		return policy.Principal{}, errDenied

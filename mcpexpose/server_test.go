@@ -79,13 +79,16 @@ func TestListDependsOnThePrincipal(t *testing.T) {
 				t.Errorf("list = cursor %q ttl %d scope %q, want none, 0, private", wl.NextCursor, wl.TTLMs, wl.CacheScope)
 			}
 
-			// The hidden tool, called by name, is refused like an unknown
-			// one, before its dependency is built.
+			// The hidden tool, called by name, is refused (with tokens: the
+			// 403 step-up challenge) before its dependency is built.
 			built := f.built.Load()
-			_, err = reader.CallTool(ctx, &mcp.CallToolParams{Name: "ledger.append", Arguments: map[string]any{"text": "x"}})
-			assertRPCError(t, err, jsonrpc.CodeInvalidParams, `unknown tool "ledger.append"`)
 			_, err = reader.CallTool(ctx, &mcp.CallToolParams{Name: "no.such", Arguments: map[string]any{}})
 			assertRPCError(t, err, jsonrpc.CodeInvalidParams, `unknown tool "no.such"`)
+			// The SDK client closes its session on a 403.
+			_, err = reader.CallTool(ctx, &mcp.CallToolParams{Name: "ledger.append", Arguments: map[string]any{"text": "x"}})
+			if err == nil || !strings.Contains(err.Error(), "Forbidden") {
+				t.Errorf("hidden tool call error = %v, want the HTTP 403 challenge", err)
+			}
 			if f.built.Load() != built {
 				t.Error("the hidden tool's dependency was built")
 			}
@@ -98,6 +101,40 @@ func TestListDependsOnThePrincipal(t *testing.T) {
 				t.Errorf("built %d cleaned %d", f.built.Load(), f.cleaned.Load())
 			}
 		})
+	}
+}
+
+func TestHiddenToolWithoutTokens(t *testing.T) {
+	f := newFixture(t)
+	cs := inMemory(t, f.snap)
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ledger.append", Arguments: map[string]any{"text": "x"}})
+	assertRPCError(t, err, jsonrpc.CodeInvalidParams, `unknown tool "ledger.append"`)
+	if f.built.Load() != 0 || f.calls.Load() != 0 {
+		t.Error("the hidden tool's dependency was built or its handler ran")
+	}
+}
+
+func TestForbiddenResult(t *testing.T) {
+	f := newFixture(t)
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{ForbiddenResult: true}})
+	cs := connect(t, srv.URL+"/mcp", "reader", "", nil)
+	l, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(toolNames(l.Tools), "ledger.append") {
+		t.Error("the list shows a tool the caller lacks scopes for")
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ledger.append", Arguments: map[string]any{"text": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"code":"forbidden","details":{"required_scopes":["ledger:write"]},"message":"the caller lacks a scope this capability requires"}`
+	if !res.IsError || textOf(t, res) != want {
+		t.Errorf("result = %q, want %s", textOf(t, res), want)
+	}
+	if f.built.Load() != 0 {
+		t.Error("dependency built for a forbidden call")
 	}
 }
 

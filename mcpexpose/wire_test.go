@@ -20,16 +20,21 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden wire files in testdata")
 
 // TestGoldenWire replays each testdata/*.txtar exchange against the fixture
-// server over HTTP at 2026-07-28 and compares the status and the JSON-RPC
-// response with the file. Sections: "token" (optional bearer token),
-// "request" (the JSON-RPC request), "status" and "response" (golden).
+// server over HTTP at 2026-07-28 and compares the status (with any
+// WWW-Authenticate challenge) and the JSON-RPC response with the file.
+// Sections: "token" (optional bearer token), "request" (the JSON-RPC
+// request), "status" and "response" (golden).
 func TestGoldenWire(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden wire files: %v", err)
 	}
 	f := newFixture(t)
-	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{Identity: mapper}})
+	srv := serve(t, f, &mcpexpose.HandlerOptions{
+		Tokens:   tokens,
+		Server:   mcpexpose.ServerOptions{Identity: mapper},
+		Resource: &mcpexpose.Resource{URL: "https://mcp.example.com/mcp", AuthorizationServers: []string{"https://issuer.test"}},
+	})
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
 			ar := readArchive(t, file)
@@ -61,6 +66,9 @@ func TestGoldenWire(t *testing.T) {
 			resp.Body.Close()
 			got := responseMessage(t, resp.Header.Get("Content-Type"), body)
 			status := strconv.Itoa(resp.StatusCode) + "\n"
+			if c := resp.Header.Get("WWW-Authenticate"); c != "" {
+				status += "WWW-Authenticate: " + c + "\n"
+			}
 			if *update {
 				ar.set("status", status)
 				ar.set("response", got)
