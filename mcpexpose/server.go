@@ -18,7 +18,7 @@ import (
 type ServerOptions struct {
 	// Identity maps a caller's verified token facts to a principal.
 	// Default: [SubjectPrincipal]. Callers without a token are anonymous
-	// and never reach the mapper.
+	// (or DevelopmentPrincipal) and never reach the mapper.
 	Identity IdentityMapper
 	// Instructions are sent to clients with the server's capabilities.
 	Instructions string
@@ -31,6 +31,12 @@ type ServerOptions struct {
 	// client asked for (nothing to a 2026-07-28 request that did not ask).
 	// It also advertises the logging capability.
 	ForwardLogs bool
+	// DevelopmentPrincipal, when set, is who every caller without a token
+	// acts as, instead of the anonymous principal. It exists for trying an
+	// application locally without an authorization server; never set it in
+	// production. The server logs a warning naming the principal when it is
+	// built.
+	DevelopmentPrincipal *policy.Principal
 	// ForbiddenResult makes a tools/call for a tool whose scopes the caller
 	// lacks answer the canonical "forbidden" tool result (from the plan's
 	// scope guard, naming the required scopes) instead of -32602 "unknown
@@ -52,6 +58,7 @@ type server struct {
 	logger   *slog.Logger
 	mcp      *mcp.Server
 	identity IdentityMapper
+	local    *policy.Principal // over stdio: the local user
 }
 
 // NewServer returns an SDK server that lists and invokes the snapshot's
@@ -69,7 +76,11 @@ func NewDiscoveryServer(snap *Snapshot, opts *ServerOptions) *mcp.Server {
 }
 
 func newServer(snap *Snapshot, opts *ServerOptions, invoke bool) *server {
-	s := &server{snap: snap, invoke: invoke, private: snap.callerDependent()}
+	return newServerFor(snap, opts, invoke, nil)
+}
+
+func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *policy.Principal) *server {
+	s := &server{snap: snap, invoke: invoke, private: snap.callerDependent(), local: local}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -80,6 +91,10 @@ func newServer(snap *Snapshot, opts *ServerOptions, invoke bool) *server {
 	s.logger = s.opts.Logger
 	if s.logger == nil {
 		s.logger = snap.app.Logger()
+	}
+	if dp := s.opts.DevelopmentPrincipal; dp != nil {
+		s.logger.Warn("DEVELOPMENT MODE: callers without a token act as a fixed principal; never use this in production",
+			slog.String("principal", dp.ID()), slog.Any("scopes", dp.Scopes()))
 	}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	if s.opts.ForwardLogs {
@@ -167,16 +182,22 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // principal maps the request's verified token facts, if any.
 func (s *server) principal(ctx context.Context, req mcp.Request) (policy.Principal, error) {
-	extra := req.GetExtra()
-	if extra == nil {
-		return policy.Anonymous(), nil
+	var ti *auth.TokenInfo
+	if extra := req.GetExtra(); extra != nil {
+		ti = extra.TokenInfo
 	}
-	return s.principalOf(ctx, extra.TokenInfo)
+	return s.principalOf(ctx, ti)
 }
 
 // principalOf maps verified token facts; nil means anonymous.
 func (s *server) principalOf(ctx context.Context, ti *auth.TokenInfo) (policy.Principal, error) {
 	if ti == nil {
+		switch {
+		case s.local != nil:
+			return *s.local, nil
+		case s.opts.DevelopmentPrincipal != nil:
+			return *s.opts.DevelopmentPrincipal, nil
+		}
 		return policy.Anonymous(), nil
 	}
 	p, err := s.identity(ctx, identityOf(ti))

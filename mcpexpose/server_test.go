@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -477,5 +478,23 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 5s")
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestDevelopmentPrincipal(t *testing.T) {
+	f := newFixture(t)
+	var logs bytes.Buffer
+	dev := policy.NewPrincipal("developer", []string{"ledger:write"})
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
+		DevelopmentPrincipal: &dev,
+		Logger:               slog.New(slog.NewTextHandler(&logs, nil)),
+	}})
+	if !strings.Contains(logs.String(), "DEVELOPMENT MODE") || !strings.Contains(logs.String(), "developer") {
+		t.Errorf("no loud warning: %q", logs.String())
+	}
+	cs := connect(t, srv.URL+"/mcp", "", "", nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ledger.append", Arguments: map[string]any{"text": "x"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call as the development principal = %+v, %v", res, err)
 	}
 }

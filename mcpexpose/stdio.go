@@ -3,12 +3,16 @@ package mcpexpose
 import (
 	"context"
 
+	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // RunStdio serves snap over standard input and output, for desktop clients
 // that start the server as a subprocess, until ctx is done or the client
-// disconnects. Every caller is anonymous: there are no tokens on stdio.
-func RunStdio(ctx context.Context, snap *Snapshot, opts *ServerOptions) error {
-	return NewServer(snap, opts).Run(ctx, &mcp.StdioTransport{})
+// disconnects. There are no tokens on stdio: every request acts as local,
+// the principal of the user who started the process (policy.Anonymous()
+// sees only tools that declare no scopes). Nothing but the protocol may be
+// written to standard output while it runs.
+func RunStdio(ctx context.Context, snap *Snapshot, local policy.Principal, opts *ServerOptions) error {
+	return newServerFor(snap, opts, true, &local).mcp.Run(ctx, &mcp.StdioTransport{})
 }

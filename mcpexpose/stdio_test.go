@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		if err := mcpexpose.RunStdio(context.Background(), f.snap, nil); err != nil {
+		if err := mcpexpose.RunStdio(context.Background(), f.snap, policy.Anonymous(), nil); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

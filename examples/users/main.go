@@ -1,101 +1,129 @@
 // Command users is agnara-go's main example: a small user service whose
-// functions become capabilities with scopes, validation, a confirmation
-// requirement and canonical outcomes.
+// functions are capabilities (scopes, validation, a domain failure, a
+// destructive delete that requires confirmation), served over MCP at /mcp in
+// a chi router, beside a health endpoint.
 //
-// For now it drives the capabilities in process, as an MCP adapter would,
-// and prints each outcome; serving them over MCP comes with package
-// mcpexpose.
+//	go run ./examples/users                       # local trial, no tokens
+//	go run ./examples/users -issuer http://127.0.0.1:9000   # OAuth, see examples/devissuer
 //
-//	go run ./examples/users
+// Without -issuer it runs for local trial only: every caller acts as a fixed
+// development principal whose scopes come from -dev-scopes, and only
+// loopback addresses are allowed. With -issuer, callers need a bearer token
+// from that issuer, issued for the resource (-resource, by default
+// http://<addr>/mcp).
 package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/agnara-go/agnara/agnara"
-	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/examples/internal/userservice"
+	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/oidc"
 	"github.com/agnara-go/agnara/policy"
+	"github.com/go-chi/chi/v5"
 )
 
+type config struct {
+	addr      string
+	issuer    string
+	resource  string
+	devScopes string
+}
+
 func main() {
+	var cfg config
+	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	flag.StringVar(&cfg.issuer, "issuer", "", "OAuth/OIDC issuer URL; enables bearer-token authorization")
+	flag.StringVar(&cfg.resource, "resource", "", "canonical resource URI of the MCP endpoint (default http://<addr>/mcp)")
+	flag.StringVar(&cfg.devScopes, "dev-scopes", "users:read", "without -issuer: scopes of the development principal, space separated")
+	flag.Parse()
+
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(context.Background(), os.Stdout, logger, NewStore()); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, os.Stdout, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "users:", err)
 		os.Exit(1)
 	}
 }
 
-// run compiles the users application and walks through a short session.
-func run(ctx context.Context, w io.Writer, logger *slog.Logger, store *Store) error {
-	app, caps := NewApp(store, &agnara.Options{Version: "0.1.0", Logger: logger})
-	defer app.Close()
-	plans, err := execution.Compile(app)
+// run serves until ctx is done. It prints the MCP URL on its first line of
+// output once it is listening.
+func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
-	plan := func(c *agnara.Capability) *execution.Plan {
-		p, _ := plans.Plan(c)
-		return p
+	defer ln.Close()
+	addr := ln.Addr().(*net.TCPAddr)
+	if cfg.issuer == "" && !addr.IP.IsLoopback() {
+		return fmt.Errorf("without -issuer the example runs for local trial only: listen on a loopback address (such as 127.0.0.1:8080), not %s", addr)
 	}
-	reader := policy.NewPrincipal("reader", []string{"users:read"})
-	admin := policy.NewPrincipal("admin", []string{"users:read", "users:write", "users:admin"})
+	if cfg.resource == "" {
+		cfg.resource = fmt.Sprintf("http://%s/mcp", addr)
+	}
 
-	steps := []struct {
-		what      string
-		plan      *execution.Plan
-		principal policy.Principal
-		args      string
-		confirmed bool
-	}{
-		{"admin creates Ada", plan(caps.Create), admin, `{"name":"Ada","email":"ada@example.com"}`, false},
-		{"admin creates a user with bad input", plan(caps.Create), admin, `{"name":"","email":"not-an-email","role":"root"}`, false},
-		{"reader may not create users", plan(caps.Create), reader, `{"name":"Bob","email":"bob@example.com"}`, false},
-		{"reader gets user 1", plan(caps.Get), reader, `{"id":"1"}`, false},
-		{"reader lists users", plan(caps.List), reader, `{}`, false},
-		{"admin deletes user 1 without confirming", plan(caps.Delete), admin, `{"id":"1"}`, false},
-		{"admin deletes user 1, confirmed", plan(caps.Delete), admin, `{"id":"1"}`, true},
-		{"reader gets user 1 again", plan(caps.Get), reader, `{"id":"1"}`, false},
+	app, caps := userservice.NewApp(userservice.NewStore(), &agnara.Options{Version: "0.1.0", Logger: logger})
+	defer app.Close()
+	exp := mcpexpose.New(app)
+	exp.Tool(caps.Get, nil)
+	exp.Tool(caps.List, nil)
+	exp.Tool(caps.Create, nil)
+	exp.Tool(caps.Delete, nil)
+	snap, err := exp.Compile()
+	if err != nil {
+		return err
 	}
-	for _, s := range steps {
-		inv := &execution.Invocation{Principal: s.principal, Arguments: json.RawMessage(s.args)}
-		if s.confirmed {
-			// An MCP adapter would mint this evidence from the client's
-			// answer to the confirmation question, bound to these arguments.
-			digest, err := execution.ArgumentsDigest(inv.Arguments)
-			if err != nil {
-				return err
-			}
-			inv.Confirmation = &policy.Confirmation{Capability: s.plan.Identity(), ArgumentsDigest: digest, Accepted: true}
-		}
-		out, err := s.plan.Invoke(ctx, inv)
+
+	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger}}
+	if cfg.issuer != "" {
+		v, err := oidc.NewVerifier(ctx, cfg.issuer, cfg.resource, nil)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s (%s %s)\n  -> %s\n", s.what, s.plan.Identity(), s.args, describe(out))
+		opts.Tokens = v.Verify
+		opts.Resource = &mcpexpose.Resource{URL: cfg.resource, AuthorizationServers: []string{cfg.issuer}}
+	} else {
+		dev := policy.NewPrincipal("developer", strings.Fields(cfg.devScopes))
+		opts.Server.DevelopmentPrincipal = &dev
+	}
+	h, err := mcpexpose.NewHandler(snap, opts)
+	if err != nil {
+		return err
+	}
+
+	r := chi.NewRouter()
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "ok\n")
+	})
+	h.Mount(r, "/mcp")
+
+	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)
+	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)),
+		slog.String("resource", cfg.resource), slog.Bool("oauth", cfg.issuer != ""), slog.Any("tools", snap.Names()))
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
 	return nil
-}
-
-func describe(out execution.Outcome) string {
-	switch o := out.(type) {
-	case execution.Success:
-		if o.Value == nil {
-			return "ok"
-		}
-		b, _ := json.Marshal(o.Value)
-		return "ok " + string(b)
-	case *execution.Failure:
-		m := map[string]any{"code": o.Code, "message": o.Message}
-		if o.Details != nil {
-			m["details"] = o.Details
-		}
-		b, _ := json.Marshal(m)
-		return string(b)
-	}
-	return fmt.Sprintf("%v", out)
 }

@@ -1,4 +1,6 @@
-package main
+// Package userservice is the small user service the examples expose: an
+// in-memory store, and capabilities to get, list, create and delete users.
+package userservice
 
 import (
 	"context"
@@ -31,7 +33,12 @@ type Store struct {
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{users: map[string]User{}, now: time.Now}
+	return NewStoreWithClock(time.Now)
+}
+
+// NewStoreWithClock returns an empty store that stamps users with now().
+func NewStoreWithClock(now func() time.Time) *Store {
+	return &Store{users: map[string]User{}, now: now}
 }
 
 // GetUserInput names one user.
@@ -117,7 +124,9 @@ type Capabilities struct {
 	Get, List, Create, Delete *agnara.Capability
 }
 
-// NewApp builds the users application around store.
+// NewApp builds the users application around store. Deleting requires
+// confirmation: until a client can give it (the interaction issue), delete
+// answers interaction_required.
 func NewApp(store *Store, opts *agnara.Options) (*agnara.App, Capabilities) {
 	o := agnara.Options{}
 	if opts != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"github.com/agnara-go/agnara/examples/internal/userservice"
 	"log/slog"
 	"os"
 	"strings"
@@ -13,15 +14,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/session.txt")
 
-// TestSession runs the example's session with a fixed clock and compares
-// what it prints with testdata/session.txt, so the README's walkthrough
-// stays true.
+// TestSession drives the capabilities in process, as an adapter would, with
+// a fixed clock, and compares the outcomes with testdata/session.txt.
 func TestSession(t *testing.T) {
-	store := NewStore()
-	store.now = func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
+	store := userservice.NewStoreWithClock(func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) })
 	var out, logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	if err := run(context.Background(), &out, logger, store); err != nil {
+	if err := session(context.Background(), &out, logger, store); err != nil {
 		t.Fatal(err)
 	}
 	if *update {

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startExample builds and starts the example as a user would run it, on a
+// free loopback port, and returns its MCP URL. The process is stopped when
+// the test ends.
+func startExample(t *testing.T, args ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "users")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	line := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(stdout)
+		if s.Scan() {
+			line <- s.Text()
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case url := <-line:
+		if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
+			t.Fatalf("example printed %q, want its MCP URL", url)
+		}
+		return url
+	case <-time.After(30 * time.Second):
+		t.Fatal("the example did not start within 30s")
+	}
+	return ""
+}
+
+// TestTypeScriptClientThroughTheExample starts the example and has the
+// TypeScript SDK client list its tools and call one.
+func TestTypeScriptClientThroughTheExample(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is required: the TypeScript SDK client runs on it")
+	}
+	client := filepath.Join("..", "..", "conformance", "ts-client.mjs")
+	if _, err := os.Stat(filepath.Join("..", "..", "conformance", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
+	}
+	url := startExample(t)
+
+	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("/healthz: %d", resp.StatusCode)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, client, url, "users.list_users", `{"limit":5}`).Output()
+	if err != nil {
+		t.Fatalf("TypeScript client: %v", err)
+	}
+	var got struct {
+		ProtocolVersion string   `json:"protocolVersion"`
+		Tools           []string `json:"tools"`
+		Result          struct {
+			IsError           bool           `json:"isError"`
+			StructuredContent map[string]any `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("TypeScript client printed %q", out)
+	}
+	// The development principal holds users:read only (the default
+	// -dev-scopes), so it sees the read tools.
+	if got.ProtocolVersion != "2025-11-25" || strings.Join(got.Tools, ",") != "users.get_user,users.list_users" {
+		t.Errorf("TypeScript client: version %s, tools %v", got.ProtocolVersion, got.Tools)
+	}
+	if got.Result.IsError || got.Result.StructuredContent == nil {
+		t.Errorf("call result = %+v", got.Result)
+	}
+
+	// With more scopes, the development principal sees more.
+	url = startExample(t, "-dev-scopes", "users:read users:write users:admin")
+	out, err = exec.CommandContext(ctx, node, client, url, "users.create_user", `{"name":"Ada","email":"ada@example.com"}`).Output()
+	if err != nil {
+		t.Fatalf("TypeScript client: %v", err)
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Tools) != 4 || got.Result.IsError {
+		t.Errorf("admin development principal: tools %v, result %+v", got.Tools, got.Result)
+	}
+}
+
+func TestLocalTrialRefusesNonLoopback(t *testing.T) {
+	err := run(context.Background(), config{addr: "0.0.0.0:0", devScopes: "users:read"}, io.Discard, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("run on 0.0.0.0 without -issuer = %v, want a refusal naming loopback", err)
+	}
+}
+
+func TestBadIssuerFailsAtStart(t *testing.T) {
+	err := run(context.Background(), config{addr: "127.0.0.1:0", issuer: "http://127.0.0.1:1"}, io.Discard, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "discovering issuer") {
+		t.Errorf("run with an unreachable issuer = %v", err)
+	}
+}
