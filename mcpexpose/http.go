@@ -126,13 +126,13 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	h := &Handler{
 		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                    true,
-			Logger:                       srv.logger,
+			Logger:                       srv.sdkLogger,
 			MaxRequestBodyBytes:          o.MaxBodyBytes,
 			PropagateRequestCancellation: true,
 		}),
 		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			EventStore:          mcp.NewMemoryEventStore(nil),
-			Logger:              srv.logger,
+			Logger:              srv.sdkLogger,
 			MaxRequestBodyBytes: o.MaxBodyBytes,
 		}),
 		origins:   origins,

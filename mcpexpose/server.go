@@ -59,6 +59,29 @@ type server struct {
 	mcp      *mcp.Server
 	identity IdentityMapper
 	local    *policy.Principal // over stdio: the local user
+	// sdkLogger is the application's logger without the SDK's per-request
+	// info records (every stateless request connects a session).
+	sdkLogger *slog.Logger
+}
+
+// levelFloor drops records below min.
+type levelFloor struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (f levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.h.Enabled(ctx, l)
+}
+
+func (f levelFloor) Handle(ctx context.Context, r slog.Record) error { return f.h.Handle(ctx, r) }
+
+func (f levelFloor) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelFloor{h: f.h.WithAttrs(as), min: f.min}
+}
+
+func (f levelFloor) WithGroup(name string) slog.Handler {
+	return levelFloor{h: f.h.WithGroup(name), min: f.min}
 }
 
 // NewServer returns an SDK server that lists and invokes the snapshot's
@@ -100,10 +123,11 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	if s.opts.ForwardLogs {
 		caps.Logging = &mcp.LoggingCapabilities{}
 	}
+	s.sdkLogger = slog.New(levelFloor{h: s.logger.Handler(), min: slog.LevelWarn})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: snap.app.Name(), Version: snap.app.Version()}, &mcp.ServerOptions{
 		Instructions: s.opts.Instructions,
 		Capabilities: caps,
-		Logger:       s.logger,
+		Logger:       s.sdkLogger,
 	})
 	if invoke {
 		for _, t := range snap.tools {
