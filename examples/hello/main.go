@@ -1,0 +1,38 @@
+// Command hello is the smallest agnara-go server: one capability, served
+// over MCP at http://127.0.0.1:8080/mcp. README.md shows it whole.
+package main
+
+import (
+	"context"
+	"log"
+	"net/http"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/mcpexpose"
+)
+
+type GreetInput struct {
+	Name string `json:"name" jsonschema:"minLength=1" jsonschema_description:"Who to greet."`
+}
+
+func Greet(ctx context.Context, in GreetInput) (string, error) {
+	return "Hello, " + in.Name + "!", nil
+}
+
+func main() {
+	app := agnara.New("hello", nil)
+	greet := app.Capability(Greet, &agnara.CapabilityOptions{Description: "Greet someone by name."})
+
+	exp := mcpexpose.New(app)
+	exp.Tool(greet, nil) // the tool "hello.greet"
+	snap, err := exp.Compile()
+	if err != nil {
+		log.Fatal(err) // every mistake at once, each with its file:line
+	}
+	h, err := mcpexpose.NewHandler(snap, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	http.Handle("/mcp", h)
+	log.Fatal(http.ListenAndServe("127.0.0.1:8080", nil))
+}
