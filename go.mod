@@ -1,6 +1,6 @@
 module github.com/agnara-go/agnara
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/coreos/go-oidc/v3 v3.21.0
@@ -10,7 +10,7 @@ require (
 	github.com/invopop/jsonschema v0.14.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	golang.org/x/oauth2 v0.38.0
+	golang.org/x/oauth2 v0.36.0
 )
 
 require (

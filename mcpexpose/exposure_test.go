@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // nextLine returns "file.go:N" for the line after the caller's.
@@ -204,7 +206,7 @@ func TestOutputIsValidatedBeforeItIsSent(t *testing.T) {
 		return map[string]any{"ok": true}, nil
 	}, &agnara.CapabilityOptions{Name: "m", Description: "M."})
 	bad := app.Capability(func(context.Context) (Counted, error) {
-		return Counted{N: -1}, nil
+		return Counted{N: -7331}, nil
 	}, &agnara.CapabilityOptions{Name: "bad", Description: "Violates its own schema."})
 	exp := mcpexpose.New(app)
 	exp.Tool(c, nil)
@@ -213,7 +215,18 @@ func TestOutputIsValidatedBeforeItIsSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := inMemory(t, snap)
+	var logs strings.Builder
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))}).Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
 	res, err := cs.CallTool(context.Background(), callParams("app.m", nil))
 	if err != nil || res.IsError {
 		t.Fatalf("m = %+v, %v", res, err)
@@ -225,9 +238,12 @@ func TestOutputIsValidatedBeforeItIsSent(t *testing.T) {
 	if !res.IsError || textOf(t, res) != `{"code":"internal_failure","message":"internal failure"}` {
 		t.Errorf("bad = %q, want a redacted internal failure", textOf(t, res))
 	}
+	if !strings.Contains(logs.String(), "at /result/n") || strings.Contains(logs.String(), "7331") {
+		t.Errorf("the log should name where the value broke its schema, not the value: %s", logs.String())
+	}
 }
 
-// Counted's schema says N is at least 0; a handler returning -1 breaks its
+// Counted's schema says N is at least 0; a handler returning a negative N breaks its
 // own contract.
 type Counted struct {
 	N int `json:"n" jsonschema:"minimum=0"`

@@ -60,7 +60,14 @@ type HandlerOptions struct {
 	// MaxBodyBytes limits request bodies; larger ones get 413. Default:
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// SessionTimeout closes a handshake-era session idle for this long.
+	// Default: DefaultSessionTimeout. (2026-07-28 requests have no
+	// sessions.)
+	SessionTimeout time.Duration
 }
+
+// DefaultSessionTimeout is how long an idle handshake-era session is kept.
+const DefaultSessionTimeout = 30 * time.Minute
 
 // Resource is what an OAuth protected resource publishes about itself.
 type Resource struct {
@@ -110,6 +117,12 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.SessionTimeout < 0 {
+		return nil, errors.New("mcpexpose: negative SessionTimeout")
+	}
+	if o.SessionTimeout == 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
 	origins := make([]string, 0, len(o.AllowedOrigins))
 	for _, s := range o.AllowedOrigins {
 		u, err := url.Parse(s)
@@ -134,6 +147,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 			EventStore:          mcp.NewMemoryEventStore(nil),
 			Logger:              srv.sdkLogger,
 			MaxRequestBodyBytes: o.MaxBodyBytes,
+			SessionTimeout:      o.SessionTimeout,
 		}),
 		origins:   origins,
 		maxBody:   o.MaxBodyBytes,
@@ -147,7 +161,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.Tokens != nil {
 		// The SDK reads verified token facts from a context key only its
 		// bearer middleware sets; hand it the facts verified in ServeHTTP.
-		h.inner = auth.RequireBearerToken(verified, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true, ClockSkew: maxClockSkew})(h.inner)
+		h.inner = auth.RequireBearerToken(verified, &auth.RequireBearerTokenOptions{ClockSkew: maxClockSkew})(h.inner)
 	}
 	if o.Resource != nil {
 		if err := h.setResource(*o.Resource, snap); err != nil {
@@ -298,7 +312,10 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, body []byte)
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "bearer token refused", slog.Any("reason", err))
 		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token is not valid")
 		return
-	case !ti.Expiration.IsZero() && ti.Expiration.Add(maxClockSkew).Before(time.Now()):
+	case ti.Expiration.IsZero():
+		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token has no expiry")
+		return
+	case ti.Expiration.Add(maxClockSkew).Before(time.Now()):
 		// Expiry is the verifier's to check, with its own leeway; this
 		// catches a verifier that does not check it at all.
 		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token has expired")
@@ -413,7 +430,9 @@ func writeRPCResponse(w http.ResponseWriter, status int, id json.RawMessage, cod
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(struct {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   any             `json:"error"`

@@ -2,8 +2,11 @@ package mcpexpose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/agnara-go/agnara/execution"
@@ -11,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // ServerOptions configures an MCP server built from a snapshot. A nil
@@ -298,7 +302,8 @@ func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) *mc
 	env, doc, err := encodeEnvelope(succ.Value)
 	if err == nil && t.output != nil {
 		if verr := t.output.Validate(doc); verr != nil {
-			err = fmt.Errorf("%w: the value does not match the published output schema: %v", errProjection, verr)
+			// Name where, never what: the value may hold anything.
+			err = fmt.Errorf("%w: the value does not match the published output schema at %s", errProjection, strings.Join(violationPaths(verr), ", "))
 		}
 	}
 	if err != nil {
@@ -306,6 +311,31 @@ func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) *mc
 		return failureResult(execution.Fail(execution.InternalFailure, "", nil))
 	}
 	return successResult(env)
+}
+
+// violationPaths lists the instance locations (JSON Pointers) of a
+// validation error's leaves.
+func violationPaths(err error) []string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []string{"?"}
+	}
+	var paths []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			p := "/" + strings.Join(e.InstanceLocation, "/")
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return paths
 }
 
 // progress sends progress notifications for one request.

@@ -16,6 +16,7 @@ import (
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/go-chi/chi/v5"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -496,5 +497,57 @@ func TestDevelopmentPrincipal(t *testing.T) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ledger.append", Arguments: map[string]any{"text": "x"}})
 	if err != nil || res.IsError {
 		t.Fatalf("call as the development principal = %+v, %v", res, err)
+	}
+}
+
+func TestBearerEdgeCases(t *testing.T) {
+	f := newFixture(t)
+	noExpiry := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if token == "forever" {
+			return &auth.TokenInfo{UserID: "eve", Scopes: []string{"ledger:write"}}, nil
+		}
+		return tokens(context.Background(), token, nil)
+	}
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: noExpiry, AllowAnonymous: true})
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, tc := range []struct {
+		name, authz string
+		status      int
+		challenge   string
+		body        string
+	}{
+		{"anonymous allowed", "", 200, "", `"fx.echo"`},
+		{"bad token still refused", "Bearer nope", 401, `Bearer error="invalid_token"`, "not valid"},
+		{"not a bearer header", "Basic dXNlcjpwYXNz", 400, `Bearer error="invalid_request"`, "Bearer <token>"},
+		{"token without expiry", "Bearer forever", 401, `Bearer error="invalid_token"`, "no expiry"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(list))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			req.Header.Set("Mcp-Method", "tools/list")
+			if tc.authz != "" {
+				req.Header.Set("Authorization", tc.authz)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || resp.Header.Get("WWW-Authenticate") != tc.challenge || !strings.Contains(string(body), tc.body) {
+				t.Errorf("status %d, challenge %q, body %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+			}
+			if tc.status == 200 && strings.Contains(string(body), "ledger.append") {
+				t.Error("the anonymous caller sees a scoped tool")
+			}
+		})
+	}
+	if _, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{AllowAnonymous: true}); err == nil {
+		t.Error("AllowAnonymous without Tokens was accepted")
+	}
+	if _, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{SessionTimeout: -1}); err == nil {
+		t.Error("a negative SessionTimeout was accepted")
 	}
 }

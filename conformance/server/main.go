@@ -54,16 +54,17 @@ func run(ctx context.Context, addr string) error {
 	mux.Handle("/mcp", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	stopped := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(shutdown)
+		stopped <- srv.Shutdown(shutdown) // waits for requests in flight
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	return <-stopped
 }
 
 // A 1×1 PNG and a tiny WAV file, as the suite's reference server sends.

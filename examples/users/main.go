@@ -116,14 +116,15 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)
 	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)),
 		slog.String("resource", cfg.resource), slog.Bool("oauth", cfg.issuer != ""), slog.Any("tools", snap.Names()))
+	stopped := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(shutdown)
+		stopped <- srv.Shutdown(shutdown) // waits for requests in flight
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	return <-stopped
 }

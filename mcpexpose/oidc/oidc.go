@@ -8,7 +8,9 @@
 // was issued by the configured issuer, names the server's canonical resource
 // URI in its audience (RFC 8707), and is within its validity period (exp,
 // and nbf when present, with a small leeway). Its scopes come from "scope"
-// (space separated) or "scp" (an array or a string).
+// (space separated) or "scp" (an array or a string). When no cached key
+// verifies a token's signature, the key set is fetched again once for that
+// token, so a rotated key is picked up on first use.
 //
 // [Verifier.Verify] is an auth.TokenVerifier for mcpexpose.HandlerOptions.
 // It returns only credential-free facts (subject, client, issuer, resource,
@@ -44,8 +46,8 @@ type Options struct {
 	// ES256. Only asymmetric algorithms (RS*, PS*, ES*, EdDSA) may be
 	// listed.
 	Algorithms []string
-	// Leeway is the clock skew tolerated on exp and nbf. Default:
-	// DefaultLeeway.
+	// Leeway is the clock skew tolerated on exp and nbf, at most 5
+	// minutes. Zero means DefaultLeeway; a negative value means none.
 	Leeway time.Duration
 	// HTTPClient fetches the discovery document and the JWKS. Default:
 	// http.DefaultClient.
@@ -81,8 +83,8 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 		o = *opts
 	}
 	u, err := url.Parse(resource)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" {
-		return nil, fmt.Errorf("oidc: resource %q must be an absolute http(s) URI without a fragment", resource)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" || u.RawQuery != "" {
+		return nil, fmt.Errorf("oidc: resource %q must be an absolute http(s) URI without query or fragment", resource)
 	}
 	if len(o.ClientIDClaims) == 0 {
 		o.ClientIDClaims = []string{"client_id", "azp"}
@@ -95,11 +97,13 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 			return nil, fmt.Errorf("oidc: algorithm %q is not accepted: only asymmetric signatures are (never none or HMAC)", alg)
 		}
 	}
-	if o.Leeway == 0 {
+	switch {
+	case o.Leeway == 0:
 		o.Leeway = DefaultLeeway
-	}
-	if o.Leeway < 0 || o.Leeway > 5*time.Minute {
-		return nil, fmt.Errorf("oidc: leeway %s out of range (0 to 5m)", o.Leeway)
+	case o.Leeway < 0:
+		o.Leeway = 0
+	case o.Leeway > 5*time.Minute:
+		return nil, fmt.Errorf("oidc: leeway %s is more than 5m", o.Leeway)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

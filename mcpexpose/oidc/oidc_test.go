@@ -317,10 +317,11 @@ func TestNewVerifierChecksItsConfiguration(t *testing.T) {
 		want                   string
 	}{
 		{"relative resource", is.srv.URL, "/mcp", nil, "must be an absolute http(s) URI"},
-		{"resource with fragment", is.srv.URL, resource + "#x", nil, "must be an absolute http(s) URI"},
+		{"resource with fragment", is.srv.URL, resource + "#x", nil, "without query or fragment"},
 		{"HMAC algorithm", is.srv.URL, resource, &oidc.Options{Algorithms: []string{"HS256"}}, "only asymmetric"},
 		{"none algorithm", is.srv.URL, resource, &oidc.Options{Algorithms: []string{"none"}}, "only asymmetric"},
 		{"huge leeway", is.srv.URL, resource, &oidc.Options{Leeway: time.Hour}, "leeway"},
+		{"resource with query", is.srv.URL, resource + "?x=1", nil, "without query"},
 		{"unreachable issuer", "http://127.0.0.1:1", resource, nil, "discovering issuer"},
 		{"issuer mismatch", is.srv.URL + "/other", resource, nil, "discovering issuer"},
 	} {
