@@ -48,12 +48,23 @@ type CapabilityOptions struct {
 	// Annotations are hints for clients about the capability's effects.
 	// They authorize nothing.
 	Annotations Annotations
+	// Forms are the forms (execution.NewForm) the capability asks the
+	// caller to fill in. Declaring them makes compilation report a form
+	// that does not fit the elicitation subset, with this registration's
+	// file:line, instead of the first invocation that asks it.
+	Forms []Checkable
 	// InputSchema is the JSON Schema of the arguments of a capability whose
 	// input parameter is json.RawMessage. It is required for such
 	// capabilities, must describe an object, and is published verbatim.
 	// It must not be set for any other capability: their schema is derived
 	// from the input struct.
 	InputSchema json.RawMessage
+}
+
+// Checkable is anything that can report a definition mistake, such as an
+// execution.Form.
+type Checkable interface {
+	Err() error
 }
 
 // Annotations are hints about a capability's behaviour, published to clients
@@ -123,6 +134,7 @@ func newCapability(a *App, s site.Site, fn any, opts *CapabilityOptions) *Capabi
 		c.opts = *opts
 		c.opts.Scopes = slices.Clone(opts.Scopes)
 		c.opts.Policies = slices.Clone(opts.Policies)
+		c.opts.Forms = slices.Clone(opts.Forms)
 		c.opts.InputSchema = slices.Clone(opts.InputSchema)
 	}
 	c.name = c.opts.Name
@@ -184,6 +196,7 @@ func (c *Capability) Options() CapabilityOptions {
 	o.Name = c.name
 	o.Scopes = slices.Clone(c.opts.Scopes)
 	o.Policies = slices.Clone(c.opts.Policies)
+	o.Forms = slices.Clone(c.opts.Forms)
 	o.InputSchema = slices.Clone(c.opts.InputSchema)
 	return o
 }

@@ -113,6 +113,14 @@ func compilePlan(app *agnara.App, c *agnara.Capability, container *di.Container)
 		p.verifier = app.ConfirmationVerifier()
 	}
 
+	for i, f := range opts.Forms {
+		if f == nil {
+			fail("form %d is nil", i)
+		} else if err := f.Err(); err != nil {
+			fail("%v", err)
+		}
+	}
+
 	// Input schema.
 	switch sig.input {
 	case structInput:

@@ -24,6 +24,7 @@ type Context struct {
 	progress   ProgressReporter
 	logHandler slog.Handler
 	timeout    time.Duration // the deadline's length, when there is one
+	inter      interaction
 }
 
 var _ context.Context = (*Context)(nil)

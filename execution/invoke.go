@@ -32,6 +32,15 @@ type Invocation struct {
 	// LogHandler, when not nil, also receives the records the handler logs
 	// through [Context.Logger] (for MCP, to forward them to the client).
 	LogHandler slog.Handler
+	// Answers are the caller's answers to questions asked in earlier rounds
+	// of this call, keyed as asked. Only trusted adapter code sets them,
+	// after checking that they answer questions this call asked (for MCP,
+	// through sealed request state); they are still validated against the
+	// question before a handler sees them.
+	Answers map[string]Answer
+	// Supports reports whether the caller can answer questions of a kind
+	// (for MCP, the client's declared capabilities). Nil means every kind.
+	Supports func(InputKind) bool
 	// Timeout, when positive, bounds this invocation like the capability's
 	// own Timeout: when it passes, the outcome is a Timeout failure. The
 	// shorter of the two applies. Adapters use it for a server-wide limit.
@@ -118,6 +127,8 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation) (Outcome, error) {
 		defer cancel()
 	}
 	ec := &Context{ctx: ctx, plan: p, principal: inv.Principal, progress: inv.Progress, logHandler: inv.LogHandler, timeout: timeout}
+	ec.inter.answers = inv.Answers
+	ec.inter.supports = inv.Supports
 	return p.run(ec, inv, args, in)
 }
 
@@ -146,11 +157,8 @@ func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflec
 		}
 		if p.confirm != "" {
 			if inv.Confirmation == nil {
-				return &Failure{
-					Code:    InteractionRequired,
-					Message: "confirmation required",
-					Details: map[string]any{"kind": "confirmation", "message": p.confirm},
-				}, nil
+				_ = ec.inter.ask(ConfirmKey, InputRequest{Kind: Elicitation, Message: p.confirm, Schema: bytes.Clone(confirmSchema)})
+				return inputRequired(ec), nil
 			}
 			digest, derr := ArgumentsDigest(args)
 			if derr != nil {
@@ -190,7 +198,11 @@ func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflec
 
 	results := p.fn.Call(callArgs)
 	if last := results[len(results)-1]; !last.IsNil() {
-		return p.classify(ec, "handler", last.Interface().(error))
+		herr := last.Interface().(error)
+		if errors.Is(herr, ErrInputRequired) && len(ec.inter.requests()) > 0 {
+			return inputRequired(ec), nil
+		}
+		return p.classify(ec, "handler", herr)
 	}
 	if dl, ok := ec.ctx.Deadline(); ok && ec.ctx.Err() != nil {
 		p.logger.LogAttrs(ec.ctx, slog.LevelWarn, "capability returned after its deadline",
@@ -204,6 +216,25 @@ func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflec
 		return Success{Value: results[0].Interface()}, nil
 	}
 	return Success{}, nil
+}
+
+// inputRequired is the outcome of an invocation that asked questions.
+func inputRequired(ec *Context) *Failure {
+	return &Failure{
+		Code:    InteractionRequired,
+		Message: "input required",
+		Details: map[string]any{"requests": ec.inter.requests()},
+	}
+}
+
+// InputRequests returns the questions an InteractionRequired failure
+// carries, keyed, or nil.
+func InputRequests(f *Failure) map[string]InputRequest {
+	if f == nil || f.Code != InteractionRequired {
+		return nil
+	}
+	r, _ := f.Details["requests"].(map[string]InputRequest)
+	return r
 }
 
 // classify turns an error from a policy, the confirmation verifier, a

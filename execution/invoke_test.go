@@ -304,8 +304,13 @@ func TestConfirmation(t *testing.T) {
 
 	out, err := p.Invoke(bg, &execution.Invocation{Arguments: args})
 	f := mustFailure(t, out, err, execution.InteractionRequired)
-	if diff := cmp.Diff(map[string]any{"kind": "confirmation", "message": "Delete this user?"}, f.Details); diff != "" {
-		t.Errorf("details (-want +got):\n%s", diff)
+	want := map[string]execution.InputRequest{execution.ConfirmKey: {
+		Kind:    execution.Elicitation,
+		Message: "Delete this user?",
+		Schema:  json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Confirm"}},"required":["confirm"]}`),
+	}}
+	if diff := cmp.Diff(want, execution.InputRequests(f)); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 	tests := []struct {
 		name     string

@@ -131,6 +131,9 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		}
 		origins = append(origins, strings.ToLower(u.Scheme+"://"+u.Host))
 	}
+	if o.Resource != nil && o.Server.Audience == "" {
+		o.Server.Audience = o.Resource.URL
+	}
 	srv := newServer(snap, &o.Server, true)
 	if o.AllowAnonymous && o.Tokens == nil {
 		return nil, errors.New("mcpexpose: AllowAnonymous needs Tokens: without tokens every caller is anonymous already")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -47,6 +48,21 @@ type ServerOptions struct {
 	// tool", and, over HTTP with tokens, instead of the 403
 	// insufficient_scope challenge. tools/list still hides such tools.
 	ForbiddenResult bool
+	// StateKeys seals the requestState of input-required results (see
+	// package requeststate). Default: a key generated when the server is
+	// built, so state does not survive a restart and is not accepted by
+	// another instance: give every instance the same ring to share it.
+	StateKeys *requeststate.KeyRing
+	// StateReplay makes each requestState single-use. Default: in memory,
+	// per process; instances sharing StateKeys must share it too.
+	StateReplay requeststate.ReplayStore
+	// StateTTL bounds how long a client may take to answer. Default:
+	// requeststate.DefaultTTL.
+	StateTTL time.Duration
+	// Audience identifies this server in sealed state, so that state minted
+	// for another server is refused. Default: the resource URL when the
+	// handler is an OAuth resource, else the application name.
+	Audience string
 	// Logger receives the server's own records (refused identities,
 	// projection failures). Default: the application's logger.
 	Logger *slog.Logger
@@ -63,6 +79,8 @@ type server struct {
 	mcp      *mcp.Server
 	identity IdentityMapper
 	local    *policy.Principal // over stdio: the local user
+	sealer   *requeststate.Sealer
+	audience string
 	// sdkLogger is the application's logger without the SDK's per-request
 	// info records (every stateless request connects a session).
 	sdkLogger *slog.Logger
@@ -123,6 +141,25 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 		s.logger.Warn("DEVELOPMENT MODE: callers without a token act as a fixed principal; never use this in production",
 			slog.String("principal", dp.ID()), slog.Any("scopes", dp.Scopes()))
 	}
+	ring := s.opts.StateKeys
+	if ring == nil {
+		key, err := requeststate.GenerateKey("k1")
+		if err == nil {
+			ring, err = requeststate.NewKeyRing(key)
+		}
+		if err != nil {
+			panic(fmt.Sprintf("mcpexpose: cannot generate a request state key: %v", err))
+		}
+	}
+	sealer, err := requeststate.NewSealer(ring, &requeststate.Options{TTL: s.opts.StateTTL, Replay: s.opts.StateReplay})
+	if err != nil {
+		panic(fmt.Sprintf("mcpexpose: %v", err))
+	}
+	s.sealer = sealer
+	s.audience = s.opts.Audience
+	if s.audience == "" {
+		s.audience = snap.app.Name()
+	}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	if s.opts.ForwardLogs {
 		caps.Logging = &mcp.LoggingCapabilities{}
@@ -144,10 +181,9 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 
 // Errors answered to requests the server refuses.
 var (
-	errCursor   = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "this server does not paginate: the first page is the whole list; send no cursor"}
-	errDenied   = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the caller's identity was not accepted"}
-	errNoCall   = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tools/call is not served here: this server is for discovery only"}
-	errResuming = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState and inputResponses are not accepted: this server does not resume interactions"}
+	errCursor = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "this server does not paginate: the first page is the whole list; send no cursor"}
+	errDenied = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the caller's identity was not accepted"}
+	errNoCall = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tools/call is not served here: this server is for discovery only"}
 )
 
 func unknownTool(name string) error {
@@ -178,9 +214,6 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if params == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params"}
 			}
-			if params.RequestState != "" || len(params.InputResponses) > 0 {
-				return nil, errResuming
-			}
 			t, ok := s.snap.byName[params.Name]
 			if !ok {
 				return nil, unknownTool(params.Name)
@@ -194,7 +227,11 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				// one that does not exist.
 				return nil, unknownTool(params.Name)
 			}
-			return next(policy.WithPrincipal(ctx, p), method, req)
+			ctx = policy.WithPrincipal(ctx, p)
+			if cr, ok := req.(*mcp.CallToolRequest); ok && cr.ProtocolVersion() < "2026-07-28" {
+				return s.legacyRounds(ctx, method, req, next)
+			}
+			return next(ctx, method, req)
 		case "logging/setLevel":
 			if s.opts.ForwardLogs {
 				return next(ctx, method, req)
@@ -268,10 +305,18 @@ func (s *server) handler(t *tool) mcp.ToolHandler {
 				return nil, err
 			}
 		}
+		round, err := s.openRound(ctx, req.Params, p)
+		if err != nil {
+			return nil, err // bad state: the plan is not invoked
+		}
+		caps := req.ClientCapabilities()
 		inv := &execution.Invocation{
-			Principal: p,
-			Arguments: req.Params.Arguments,
-			Timeout:   s.opts.Timeout,
+			Principal:    p,
+			Arguments:    req.Params.Arguments,
+			Timeout:      s.opts.Timeout,
+			Answers:      round.answers,
+			Supports:     func(k execution.InputKind) bool { return supports(caps, k) },
+			Confirmation: confirmation(t.plan, round),
 		}
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			inv.Progress = &progress{session: req.Session, token: token}
@@ -282,6 +327,11 @@ func (s *server) handler(t *tool) mcp.ToolHandler {
 		out, err := t.plan.Invoke(ctx, inv)
 		if err != nil {
 			return nil, err // the caller went away: no result to send
+		}
+		if f, ok := out.(*execution.Failure); ok {
+			if requests := execution.InputRequests(f); len(requests) > 0 {
+				return s.interact(ctx, req, round, requests)
+			}
 		}
 		return s.result(ctx, t, out), nil
 	}

@@ -1,0 +1,359 @@
+package execution
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/agnara-go/agnara/internal/schemacheck"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// ErrInputRequired is returned by [Context.Confirm], [Ask], [Context.Sample]
+// and [Context.Roots] when the caller has not answered yet. A handler
+// returns it (or an error wrapping it) as is; the invocation then ends with
+// an [InteractionRequired] failure carrying every question asked so far,
+// keyed, in its details under "requests" (a map[string]InputRequest).
+//
+// The caller answers and retries the same call; the handler runs again from
+// the start and this time finds the answers. Work done before the question
+// therefore runs again on the retry: ask first, act after, and make anything
+// before a question safe to repeat.
+var ErrInputRequired = errors.New("execution: input required from the caller")
+
+// ConfirmKey is the key of the question asked for a capability that
+// declares CapabilityOptions.Confirm.
+const ConfirmKey = "confirm"
+
+// InputKind is the kind of an input request.
+type InputKind uint8
+
+// The kinds of input a capability can ask for.
+const (
+	// Elicitation asks the user to fill in a form (or confirm).
+	Elicitation InputKind = iota + 1
+	// Sampling asks the client's language model for a completion.
+	Sampling
+	// Roots asks the client for its filesystem roots.
+	Roots
+)
+
+// MarshalText encodes the kind's name.
+func (k InputKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText decodes a kind's name.
+func (k *InputKind) UnmarshalText(b []byte) error {
+	for _, c := range []InputKind{Elicitation, Sampling, Roots} {
+		if c.String() == string(b) {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("execution: unknown input kind %q", b)
+}
+
+// String returns "elicitation", "sampling" or "roots".
+func (k InputKind) String() string {
+	switch k {
+	case Elicitation:
+		return "elicitation"
+	case Sampling:
+		return "sampling"
+	case Roots:
+		return "roots"
+	}
+	return "unknown"
+}
+
+// InputRequest is one question put to the caller.
+type InputRequest struct {
+	Kind InputKind `json:"kind"`
+	// Message is the question, for Elicitation.
+	Message string `json:"message,omitempty"`
+	// Schema is the form's JSON Schema, for Elicitation: a flat object of
+	// strings, numbers, booleans and enums.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// Sampling is the completion request, for Sampling.
+	Sampling *SamplingRequest `json:"sampling,omitempty"`
+}
+
+// SamplingRequest asks the client's model for a completion.
+type SamplingRequest struct {
+	Messages     []SamplingMessage
+	SystemPrompt string
+	MaxTokens    int
+}
+
+// SamplingMessage is one text message of a sampling conversation.
+type SamplingMessage struct {
+	Role string // "user" or "assistant"
+	Text string
+}
+
+// SamplingResult is the client model's answer.
+type SamplingResult struct {
+	Role       string
+	Text       string
+	Model      string
+	StopReason string
+}
+
+// Root is one of the client's filesystem roots.
+type Root struct {
+	URI  string
+	Name string
+}
+
+// Answer is the caller's answer to one [InputRequest]. Answers are
+// untrusted input: they are validated against what was asked before a
+// handler sees them.
+type Answer struct {
+	Kind InputKind
+	// Action is "accept", "decline" or "cancel", for Elicitation.
+	Action string
+	// Content is the submitted form, for an accepted Elicitation.
+	Content json.RawMessage
+	// Sampling is the model's answer, for Sampling.
+	Sampling *SamplingResult
+	// Roots are the client's roots, for Roots.
+	Roots []Root
+}
+
+// declined is the failure a declined or cancelled question ends with.
+func declined(action string) *Failure {
+	return &Failure{Code: Forbidden, Message: "the caller " + action + "ed the request for input", Details: map[string]any{"action": action}}
+}
+
+// interaction is the per-invocation state of questions and answers.
+type interaction struct {
+	mu       sync.Mutex
+	answers  map[string]Answer
+	supports func(InputKind) bool
+	pending  map[string]InputRequest
+}
+
+func (in *interaction) answer(key string, kind InputKind) (Answer, bool) {
+	a, ok := in.answers[key]
+	return a, ok && a.Kind == kind
+}
+
+func (in *interaction) ask(key string, r InputRequest) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.pending == nil {
+		in.pending = map[string]InputRequest{}
+	}
+	in.pending[key] = r
+	return ErrInputRequired
+}
+
+func (in *interaction) requests() map[string]InputRequest {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.pending
+}
+
+// CanAsk reports whether the caller can answer questions of kind k (for
+// MCP: whether the client declared the capability). A capability that can
+// do without an answer should check it and do without.
+func (c *Context) CanAsk(k InputKind) bool {
+	return c.inter.supports == nil || c.inter.supports(k)
+}
+
+var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Confirm"}},"required":["confirm"]}`)
+
+var confirmForm = &formSchema{schema: confirmSchema, validator: mustValidator(confirmSchema)}
+
+func mustValidator(schema []byte) *jsonschema.Schema {
+	v, err := schemacheck.Compile(schema)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Confirm asks the caller a yes/no question under key. It returns the
+// answer once given. A declined or cancelled question ends the invocation:
+// the error is a Forbidden [*Failure] to return as is.
+func (c *Context) Confirm(key, message string) (bool, error) {
+	var v struct {
+		Confirm bool `json:"confirm"`
+	}
+	if err := c.askForm(key, message, confirmForm, &v); err != nil {
+		return false, err
+	}
+	return v.Confirm, nil
+}
+
+// askForm answers from a valid accepted answer, or asks.
+func (c *Context) askForm(key, message string, f *formSchema, dst any) error {
+	if a, ok := c.inter.answer(key, Elicitation); ok {
+		switch a.Action {
+		case "decline", "cancel":
+			return declined(a.Action)
+		case "accept":
+			if doc, err := schemacheck.Parse(a.Content); err == nil && f.validator.Validate(doc) == nil {
+				if json.Unmarshal(a.Content, dst) == nil {
+					return nil
+				}
+			}
+		}
+		// Anything else is not an answer: ask again.
+	}
+	return c.inter.ask(key, InputRequest{Kind: Elicitation, Message: message, Schema: bytes.Clone(f.schema)})
+}
+
+// Sample asks the client's model for a completion under key.
+func (c *Context) Sample(key string, r SamplingRequest) (SamplingResult, error) {
+	if a, ok := c.inter.answer(key, Sampling); ok && a.Sampling != nil {
+		return *a.Sampling, nil
+	}
+	r.Messages = slices.Clone(r.Messages)
+	return SamplingResult{}, c.inter.ask(key, InputRequest{Kind: Sampling, Sampling: &r})
+}
+
+// Roots asks the client for its filesystem roots under key.
+func (c *Context) Roots(key string) ([]Root, error) {
+	if a, ok := c.inter.answer(key, Roots); ok && a.Roots != nil {
+		return slices.Clone(a.Roots), nil
+	}
+	return nil, c.inter.ask(key, InputRequest{Kind: Roots})
+}
+
+// formSchema is a compiled form.
+type formSchema struct {
+	schema    []byte
+	validator *jsonschema.Schema
+}
+
+// Form is a form whose fields come from the struct T, for [Ask]. T must fit
+// the elicitation form subset: a flat struct of strings (with minLength,
+// maxLength, and format email, uri, date or date-time), numbers and integers
+// (with minimum, maximum), booleans, string enums (jsonschema:"enum=...")
+// and slices of string enums (multi-select). Anything else makes the form
+// invalid; declare the form in CapabilityOptions.Forms so that Compile
+// reports it with the registration's file:line.
+type Form[T any] struct {
+	message string
+	f       *formSchema
+	err     error
+}
+
+// NewForm derives the form for T, with message as its question.
+func NewForm[T any](message string) *Form[T] {
+	f := &Form[T]{message: message}
+	schema, err := formSchemaOf(reflect.TypeFor[T]())
+	if err != nil {
+		f.err = fmt.Errorf("form %s: %w", typeLabel(reflect.TypeFor[T]()), err)
+		return f
+	}
+	v, err := schemacheck.Compile(schema)
+	if err != nil {
+		f.err = fmt.Errorf("form %s: %w", typeLabel(reflect.TypeFor[T]()), err)
+		return f
+	}
+	f.f = &formSchema{schema: schema, validator: v}
+	return f
+}
+
+// Err reports why T does not fit the elicitation form subset, or nil.
+func (f *Form[T]) Err() error { return f.err }
+
+// Schema returns the form's JSON Schema.
+func (f *Form[T]) Schema() json.RawMessage {
+	if f.f == nil {
+		return nil
+	}
+	return bytes.Clone(f.f.schema)
+}
+
+// Ask asks the caller to fill in form under key, and returns the submitted
+// values once given and valid. An invalid submission is asked again; a
+// declined or cancelled one ends the invocation with a Forbidden failure.
+func Ask[T any](c *Context, key string, form *Form[T]) (T, error) {
+	var v T
+	if form.err != nil {
+		return v, form.err
+	}
+	if err := c.askForm(key, form.message, form.f, &v); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+var formFormats = []string{"email", "uri", "date", "date-time"}
+
+var formKeywords = map[string]bool{
+	"type": true, "title": true, "description": true, "minLength": true, "maxLength": true,
+	"format": true, "minimum": true, "maximum": true, "enum": true, "items": true,
+}
+
+// formSchemaOf derives a form schema and checks it against the subset.
+func formSchemaOf(t reflect.Type) ([]byte, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, errors.New("a form is a struct")
+	}
+	b, err := generateSchema(t, false)
+	if err != nil {
+		return nil, err
+	}
+	root, _ := parseOrdered(b)
+	o := root.(*object)
+	props, _ := o.vals["properties"].(*object)
+	if props == nil {
+		return nil, errors.New("a form needs fields")
+	}
+	var problems []string
+	for _, name := range props.keys {
+		p, _ := props.vals[name].(*object)
+		if p == nil {
+			problems = append(problems, name+": not a simple value")
+			continue
+		}
+		for _, k := range p.keys {
+			if !formKeywords[k] {
+				problems = append(problems, fmt.Sprintf("%s: %q is not allowed in a form", name, k))
+			}
+		}
+		switch p.vals["type"] {
+		case "string":
+			if f, ok := p.vals["format"].(string); ok && !slices.Contains(formFormats, f) {
+				problems = append(problems, fmt.Sprintf("%s: format %q is not allowed in a form (email, uri, date, date-time)", name, f))
+			}
+		case "number", "integer", "boolean":
+		case "array":
+			items, _ := p.vals["items"].(*object)
+			if items == nil || items.vals["type"] != "string" || items.vals["enum"] == nil {
+				problems = append(problems, name+": a list in a form must be a multi-select of string enum values")
+			}
+		default:
+			problems = append(problems, fmt.Sprintf("%s: %v is not a form field type (string, number, integer, boolean, enum)", name, p.vals["type"]))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errors.New(joinProblems(problems))
+	}
+	// Forms are open to clients: drop additionalProperties, which the
+	// elicitation schema subset does not have.
+	o.del("additionalProperties")
+	var buf bytes.Buffer
+	if err := writeOrdered(&buf, o); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func joinProblems(ps []string) string {
+	var b bytes.Buffer
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}

@@ -1,0 +1,190 @@
+package execution_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/execution"
+	"github.com/google/go-cmp/cmp"
+)
+
+type Shipping struct {
+	Name    string   `json:"name" jsonschema:"minLength=1,maxLength=40" jsonschema_description:"Recipient"`
+	Email   string   `json:"email" jsonschema:"format=email"`
+	Express bool     `json:"express,omitempty"`
+	Weight  float64  `json:"weight" jsonschema:"minimum=0,maximum=30"`
+	Size    string   `json:"size" jsonschema:"enum=S,enum=M,enum=L"`
+	Extras  []string `json:"extras,omitempty" jsonschema:"enum=gift,enum=insurance"`
+}
+
+var shippingForm = execution.NewForm[Shipping]("Where should it go?")
+
+func TestFormSchema(t *testing.T) {
+	if err := shippingForm.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{"name":{"type":"string","description":"Recipient","minLength":1,"maxLength":40},"email":{"type":"string","format":"email"},"express":{"type":"boolean"},"weight":{"type":"number","minimum":0,"maximum":30},"size":{"type":"string","enum":["S","M","L"]},"extras":{"type":"array","items":{"type":"string","enum":["gift","insurance"]}}},"required":["name","email","weight","size"]}`
+	if got := string(shippingForm.Schema()); got != want {
+		t.Errorf("schema =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestFormsOutsideTheSubset(t *testing.T) {
+	type nested struct {
+		Addr struct{ Street string } `json:"addr"`
+	}
+	type pointer struct {
+		N *int `json:"n"`
+	}
+	type badFormat struct {
+		IP string `json:"ip" jsonschema:"format=ipv4"`
+	}
+	type list struct {
+		Tags []string `json:"tags"`
+	}
+	type pattern struct {
+		Code string `json:"code" jsonschema:"pattern=^[a-z]+$"`
+	}
+	for name, err := range map[string]error{
+		"nested object":     execution.NewForm[nested]("q").Err(),
+		"pointer":           execution.NewForm[pointer]("q").Err(),
+		"format":            execution.NewForm[badFormat]("q").Err(),
+		"list without enum": execution.NewForm[list]("q").Err(),
+		"pattern":           execution.NewForm[pattern]("q").Err(),
+		"not a struct":      execution.NewForm[string]("q").Err(),
+	} {
+		if err == nil {
+			t.Errorf("%s: form accepted", name)
+		}
+	}
+	// Declared forms are checked by Compile, at the registration's line.
+	app := agnara.New("app", nil)
+	site := lineAfter(here())
+	app.Capability(func() error { return nil }, &agnara.CapabilityOptions{Name: "x", Forms: []agnara.Checkable{execution.NewForm[pattern]("q")}})
+	if _, err := execution.Compile(app); err == nil || !strings.Contains(err.Error(), site) || !strings.Contains(err.Error(), `"pattern" is not allowed in a form`) {
+		t.Errorf("Compile = %v, want the form's mistake at %s", err, site)
+	}
+}
+
+func TestAskAndAnswer(t *testing.T) {
+	var ran int
+	var got Shipping
+	app := agnara.New("shop", nil)
+	c := app.Capability(func(ec *execution.Context) (string, error) {
+		ran++
+		s, err := execution.Ask(ec, "ship", shippingForm)
+		if err != nil {
+			return "", err
+		}
+		ok, err := ec.Confirm("go", "Ship to "+s.Name+"?")
+		if err != nil {
+			return "", err
+		}
+		got = s
+		if !ok {
+			return "kept", nil
+		}
+		return "shipped", nil
+	}, &agnara.CapabilityOptions{Name: "ship", Forms: []agnara.Checkable{shippingForm}})
+	p := compileOne(t, app, c)
+	valid := json.RawMessage(`{"name":"Ada","email":"ada@example.com","weight":2.5,"size":"M","extras":["gift"]}`)
+
+	tests := []struct {
+		name    string
+		answers map[string]execution.Answer
+		asked   []string // keys of the questions, when the outcome asks
+		value   any
+		code    execution.Code
+	}{
+		{"first round asks the form", nil, []string{"ship"}, nil, 0},
+		{"invalid form is asked again", map[string]execution.Answer{"ship": {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"name":"","email":"x","weight":99,"size":"XL"}`)}}, []string{"ship"}, nil, 0},
+		{"answer of another kind is asked again", map[string]execution.Answer{"ship": {Kind: execution.Sampling}}, []string{"ship"}, nil, 0},
+		{"valid form asks the confirmation", map[string]execution.Answer{"ship": {Kind: execution.Elicitation, Action: "accept", Content: valid}}, []string{"go"}, nil, 0},
+		{"confirmed", map[string]execution.Answer{
+			"ship": {Kind: execution.Elicitation, Action: "accept", Content: valid},
+			"go":   {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"confirm":true}`)},
+		}, nil, "shipped", 0},
+		{"said no", map[string]execution.Answer{
+			"ship": {Kind: execution.Elicitation, Action: "accept", Content: valid},
+			"go":   {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"confirm":false}`)},
+		}, nil, "kept", 0},
+		{"declined form", map[string]execution.Answer{"ship": {Kind: execution.Elicitation, Action: "decline"}}, nil, nil, execution.Forbidden},
+		{"cancelled confirmation", map[string]execution.Answer{
+			"ship": {Kind: execution.Elicitation, Action: "accept", Content: valid},
+			"go":   {Kind: execution.Elicitation, Action: "cancel"},
+		}, nil, nil, execution.Forbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := p.Invoke(bg, &execution.Invocation{Answers: tt.answers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.asked != nil:
+				f := mustFailure(t, out, err, execution.InteractionRequired)
+				var keys []string
+				for k := range execution.InputRequests(f) {
+					keys = append(keys, k)
+				}
+				if diff := cmp.Diff(tt.asked, keys); diff != "" {
+					t.Errorf("asked (-want +got):\n%s", diff)
+				}
+			case tt.code != 0:
+				mustFailure(t, out, err, tt.code)
+			default:
+				if s := mustSuccess(t, out, err); s.Value != tt.value {
+					t.Errorf("value = %v, want %v", s.Value, tt.value)
+				}
+			}
+		})
+	}
+	if got.Email != "ada@example.com" || got.Extras[0] != "gift" {
+		t.Errorf("decoded form = %+v", got)
+	}
+}
+
+func TestSampleRootsAndCanAsk(t *testing.T) {
+	app := agnara.New("app", nil)
+	c := app.Capability(func(ec *execution.Context) (string, error) {
+		if !ec.CanAsk(execution.Sampling) {
+			return "no sampling", nil
+		}
+		r, err := ec.Sample("q", execution.SamplingRequest{Messages: []execution.SamplingMessage{{Role: "user", Text: "Capital of France?"}}, MaxTokens: 50})
+		roots, rerr := ec.Roots("roots")
+		if err := errors.Join(err, rerr); err != nil {
+			return "", err // both questions are asked in one round
+		}
+		return r.Text + " " + roots[0].URI, nil
+	}, &agnara.CapabilityOptions{Name: "x"})
+	p := compileOne(t, app, c)
+
+	out, err := p.Invoke(bg, &execution.Invocation{Supports: func(k execution.InputKind) bool { return k != execution.Sampling }})
+	if s := mustSuccess(t, out, err); s.Value != "no sampling" {
+		t.Errorf("value = %v", s.Value)
+	}
+	out, err = p.Invoke(bg, nil)
+	f := mustFailure(t, out, err, execution.InteractionRequired)
+	reqs := execution.InputRequests(f)
+	if len(reqs) != 2 || reqs["q"].Kind != execution.Sampling || reqs["q"].Sampling.MaxTokens != 50 || reqs["roots"].Kind != execution.Roots {
+		t.Errorf("requests = %+v", reqs)
+	}
+	out, err = p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{
+		"q":     {Kind: execution.Sampling, Sampling: &execution.SamplingResult{Role: "assistant", Text: "Paris"}},
+		"roots": {Kind: execution.Roots, Roots: []execution.Root{{URI: "file:///w"}}},
+	}})
+	if s := mustSuccess(t, out, err); s.Value != "Paris file:///w" {
+		t.Errorf("value = %v", s.Value)
+	}
+}
+
+func TestInputRequiredWithoutAQuestionIsInternal(t *testing.T) {
+	app := agnara.New("app", nil)
+	c := app.Capability(func() error { return execution.ErrInputRequired }, &agnara.CapabilityOptions{Name: "x"})
+	p := compileOne(t, app, c)
+	out, err := p.Invoke(bg, nil)
+	mustFailure(t, out, err, execution.InternalFailure)
+}

@@ -1,0 +1,269 @@
+package mcpexpose
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxLegacyRounds bounds the rounds of questions bridged to a handshake-era
+// client within one tools/call.
+const maxLegacyRounds = 8
+
+var (
+	errBadState     = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState"}
+	errStateUnavail = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "requestState cannot be verified now; retry later"}
+)
+
+// roundState is what sealed request state carries between rounds: the keys
+// asked in the round it closes, and the answers of earlier rounds.
+type roundState struct {
+	Asked   []string                    `json:"asked"`
+	Answers map[string]execution.Answer `json:"answers,omitempty"`
+}
+
+// callRound is what a tools/call round knows about earlier rounds.
+type callRound struct {
+	answers map[string]execution.Answer
+	digest  string
+	binding requeststate.Binding
+}
+
+// binding is what a tools/call's state is bound to.
+func (s *server) binding(tool string, digest string, p policy.Principal) requeststate.Binding {
+	return requeststate.Binding{
+		Method:          "tools/call",
+		Target:          tool,
+		ArgumentsDigest: digest,
+		PrincipalID:     p.ID(),
+		PrincipalIssuer: p.Issuer(),
+		Audience:        s.audience,
+	}
+}
+
+// openRound verifies a retry's requestState and collects the answers it
+// may carry: only answers to questions the sealed state says were asked.
+func (s *server) openRound(ctx context.Context, params *mcp.CallToolParamsRaw, p policy.Principal) (*callRound, error) {
+	digest, err := execution.ArgumentsDigest(params.Arguments)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments are not valid JSON"}
+	}
+	round := &callRound{digest: digest, binding: s.binding(params.Name, digest, p)}
+	if params.RequestState == "" {
+		// Answers without state answer nothing we asked: ignored, so the
+		// questions are asked again.
+		return round, nil
+	}
+	data, err := s.sealer.Open(ctx, params.RequestState, round.binding)
+	if errors.Is(err, requeststate.ErrUnavailable) {
+		s.logger.LogAttrs(ctx, slog.LevelError, "request state store unavailable", slog.Any("error", err))
+		return nil, errStateUnavail
+	}
+	if err != nil {
+		return nil, errBadState
+	}
+	var st roundState
+	if json.Unmarshal(data, &st) != nil {
+		return nil, errBadState
+	}
+	round.answers = st.Answers
+	if round.answers == nil {
+		round.answers = map[string]execution.Answer{}
+	}
+	for key, resp := range params.InputResponses {
+		if !slices.Contains(st.Asked, key) {
+			continue // not asked: ignored
+		}
+		if a, ok := answerOf(resp); ok {
+			round.answers[key] = a
+		}
+	}
+	return round, nil
+}
+
+// interact turns an InteractionRequired outcome into an input-required
+// result with fresh sealed state, or -32021 when the client cannot answer.
+func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, round *callRound, requests map[string]execution.InputRequest) (*mcp.CallToolResult, error) {
+	caps := req.ClientCapabilities()
+	var missing []execution.InputKind
+	for _, r := range requests {
+		if !supports(caps, r.Kind) && !slices.Contains(missing, r.Kind) {
+			missing = append(missing, r.Kind)
+		}
+	}
+	if len(missing) > 0 {
+		need := map[string]any{}
+		for _, k := range missing {
+			need[k.String()] = map[string]any{}
+		}
+		data, _ := json.Marshal(map[string]any{"requiredCapabilities": need})
+		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("this tool needs the client capabilities %v", missing), Data: data}
+	}
+	st := roundState{Answers: round.answers}
+	out := make(mcp.InputRequestMap, len(requests))
+	for key, r := range requests {
+		st.Asked = append(st.Asked, key)
+		out[key] = inputRequestOf(r)
+	}
+	slices.Sort(st.Asked)
+	data, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	state, err := s.sealer.Seal(round.binding, data)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{InputRequests: out, RequestState: state}, nil
+}
+
+func supports(caps *mcp.ClientCapabilities, k execution.InputKind) bool {
+	if caps == nil {
+		return false
+	}
+	switch k {
+	case execution.Elicitation:
+		return caps.Elicitation != nil
+	case execution.Sampling:
+		return caps.Sampling != nil
+	case execution.Roots:
+		return caps.RootsV2 != nil
+	}
+	return false
+}
+
+func inputRequestOf(r execution.InputRequest) mcp.InputRequest {
+	switch r.Kind {
+	case execution.Sampling:
+		p := &mcp.CreateMessageParams{MaxTokens: int64(r.Sampling.MaxTokens), SystemPrompt: r.Sampling.SystemPrompt}
+		for _, m := range r.Sampling.Messages {
+			p.Messages = append(p.Messages, &mcp.SamplingMessage{Role: mcp.Role(m.Role), Content: &mcp.TextContent{Text: m.Text}})
+		}
+		return p
+	case execution.Roots:
+		return &mcp.ListRootsParams{}
+	}
+	return &mcp.ElicitParams{Mode: "form", Message: r.Message, RequestedSchema: json.RawMessage(r.Schema)}
+}
+
+// answerOf converts a client's input response; false when it is not one.
+func answerOf(r mcp.InputResponse) (execution.Answer, bool) {
+	switch r := r.(type) {
+	case *mcp.ElicitResult:
+		a := execution.Answer{Kind: execution.Elicitation, Action: r.Action}
+		if r.Content != nil {
+			b, err := json.Marshal(r.Content)
+			if err != nil {
+				return execution.Answer{}, false
+			}
+			a.Content = b
+		}
+		return a, true
+	case *mcp.CreateMessageWithToolsResult:
+		res := &execution.SamplingResult{Role: string(r.Role), Model: r.Model, StopReason: r.StopReason}
+		for _, c := range r.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				res.Text += t.Text
+			}
+		}
+		return execution.Answer{Kind: execution.Sampling, Sampling: res}, true
+	case *mcp.CreateMessageResult:
+		res := &execution.SamplingResult{Role: string(r.Role), Model: r.Model, StopReason: r.StopReason}
+		if t, ok := r.Content.(*mcp.TextContent); ok {
+			res.Text = t.Text
+		}
+		return execution.Answer{Kind: execution.Sampling, Sampling: res}, true
+	case *mcp.ListRootsResult:
+		roots := []execution.Root{}
+		for _, root := range r.Roots {
+			if root != nil {
+				roots = append(roots, execution.Root{URI: root.URI, Name: root.Name})
+			}
+		}
+		return execution.Answer{Kind: execution.Roots, Roots: roots}, true
+	}
+	return execution.Answer{}, false
+}
+
+// confirmation turns the answer to a declared confirmation into evidence
+// for the plan's verifier: an accepted "yes" bound, through the sealed
+// state, to these arguments. The verifier decides what it is worth.
+func confirmation(p *execution.Plan, round *callRound) *policy.Confirmation {
+	a, ok := round.answers[execution.ConfirmKey]
+	if !ok || a.Kind != execution.Elicitation {
+		return nil
+	}
+	var accepted bool
+	switch a.Action {
+	case "accept":
+		var v struct {
+			Confirm *bool `json:"confirm"`
+		}
+		if json.Unmarshal(a.Content, &v) != nil || v.Confirm == nil {
+			return nil // not an answer: ask again
+		}
+		accepted = *v.Confirm
+	case "decline", "cancel":
+	default:
+		return nil
+	}
+	return &policy.Confirmation{Capability: p.Identity(), ArgumentsDigest: round.digest, Accepted: accepted}
+}
+
+// legacyRounds bridges input requests to a handshake-era client as
+// server-to-client requests, round after round, re-invoking the tool with
+// the answers, until the call completes.
+func (s *server) legacyRounds(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	for round := 0; err == nil && round < maxLegacyRounds; round++ {
+		ctr, ok := res.(*mcp.CallToolResult)
+		if !ok || ctr.InputRequests == nil {
+			return res, nil
+		}
+		callReq, ok := req.(*mcp.CallToolRequest)
+		if !ok || callReq.Session == nil {
+			return res, nil
+		}
+		responses := make(mcp.InputResponseMap, len(ctr.InputRequests))
+		for key, ir := range ctr.InputRequests {
+			var resp mcp.InputResponse
+			var ferr error
+			switch p := ir.(type) {
+			case *mcp.ElicitParams:
+				resp, ferr = callReq.Session.Elicit(ctx, p)
+			case *mcp.CreateMessageParams:
+				resp, ferr = callReq.Session.CreateMessage(ctx, p)
+			case *mcp.ListRootsParams:
+				resp, ferr = callReq.Session.ListRoots(ctx, p)
+			default:
+				ferr = fmt.Errorf("unsupported input request %T", ir)
+			}
+			if ferr != nil {
+				return nil, ferr
+			}
+			responses[key] = resp
+		}
+		params := *callReq.Params
+		params.InputResponses = responses
+		params.RequestState = ctr.RequestState
+		retry := *callReq
+		retry.Params = &params
+		req = &retry
+		res, err = next(ctx, method, req)
+	}
+	if err == nil {
+		if ctr, ok := res.(*mcp.CallToolResult); ok && ctr.InputRequests != nil {
+			return failureResult(execution.Fail(execution.InteractionRequired, "too many rounds of questions", nil)), nil
+		}
+	}
+	return res, err
+}
