@@ -33,10 +33,12 @@ conformance: deps
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# Fuzz each target for FUZZTIME (default 30s).
+# Fuzz each target for FUZZTIME (default 30s). Seed corpora are in each
+# package's testdata/fuzz and also run, briefly, in `make test`.
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzArguments$$' -fuzztime $(FUZZTIME) ./execution/
+	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) ./mcpexpose/requeststate/
 
 # The main example.
 run:
