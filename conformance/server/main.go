@@ -4,10 +4,13 @@
 //
 //	go run ./conformance/server -addr 127.0.0.1:0
 //
-// It prints the URL it serves on its first line of output. Fixtures that need
-// interaction (sampling, elicitation, input-required results) and the prompt,
-// resource and completion scenarios do not apply yet; see
-// conformance/baseline.yml and docs/CONFORMANCE.md.
+// It prints the URL it serves on its first line of output. The interaction
+// fixtures (elicitation, sampling, roots) ask through execution.Ask,
+// Context.Sample and Context.Roots only; the framework projects the questions
+// as input-required results at 2026-07-28 and as server-to-client requests
+// on the session at 2025-11-25. The prompt, resource and completion scenarios
+// do not apply (agnara-go serves tools); see conformance/baseline.yml and
+// docs/CONFORMANCE.md.
 package main
 
 import (
@@ -22,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -81,6 +85,92 @@ const schema2020 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","t
 	`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],` +
 	`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},` +
 	`"then":{"required":["phone"]},"else":{"required":["email"]},"additionalProperties":false}`
+
+// Arguments of the handshake-era interaction fixtures.
+type (
+	SamplingIn struct {
+		Prompt string `json:"prompt" jsonschema:"description=The prompt to send to the LLM"`
+	}
+	ElicitationIn struct {
+		Message string `json:"message" jsonschema:"description=The message to show the user"`
+	}
+)
+
+// Forms the interaction fixtures ask. The elicitation form subset has no
+// default values, titled enums (oneOf/anyOf of const and title) or legacy
+// enumNames, so the SEP-1034 and SEP-1330 fixtures ask the same fields
+// without them; see conformance/baseline.yml.
+type (
+	NameForm struct {
+		Name string `json:"name"`
+	}
+	OKForm struct {
+		OK bool `json:"ok"`
+	}
+	ColorForm struct {
+		Color string `json:"color"`
+	}
+	UserForm struct {
+		Username string `json:"username" jsonschema:"description=User's response"`
+		Email    string `json:"email" jsonschema:"description=User's email address"`
+	}
+	DefaultsForm struct {
+		Name     string  `json:"name" jsonschema:"description=User name"`
+		Age      int     `json:"age" jsonschema:"description=User age"`
+		Score    float64 `json:"score" jsonschema:"description=User score"`
+		Status   string  `json:"status" jsonschema:"description=User status,enum=active,enum=inactive,enum=pending"`
+		Verified bool    `json:"verified" jsonschema:"description=Verification status"`
+	}
+	EnumsForm struct {
+		UntitledSingle string   `json:"untitledSingle" jsonschema:"enum=option1,enum=option2,enum=option3"`
+		TitledSingle   string   `json:"titledSingle" jsonschema:"enum=value1,enum=value2,enum=value3"`
+		LegacyEnum     string   `json:"legacyEnum" jsonschema:"enum=opt1,enum=opt2,enum=opt3"`
+		UntitledMulti  []string `json:"untitledMulti" jsonschema:"enum=option1,enum=option2,enum=option3"`
+		TitledMulti    []string `json:"titledMulti" jsonschema:"enum=value1,enum=value2,enum=value3"`
+	}
+)
+
+var (
+	nameForm      = execution.NewForm[NameForm]("What is your name?")
+	okForm        = execution.NewForm[OKForm]("Please confirm")
+	stepNameForm  = execution.NewForm[NameForm]("Step 1: What is your name?")
+	stepColorForm = execution.NewForm[ColorForm]("Step 2: What is your favorite color?")
+	// userForm stands for test_elicitation's form, whose message is the
+	// caller's argument: declaring it checks the fields at compile time.
+	userForm     = execution.NewForm[UserForm]("Please provide your information")
+	defaultsForm = execution.NewForm[DefaultsForm]("Test defaults for primitives")
+	enumsForm    = execution.NewForm[EnumsForm]("Test enum schemas")
+
+	capitalQuestion = execution.SamplingRequest{Messages: []execution.SamplingMessage{{Role: "user", Text: "What is the capital of France?"}}, MaxTokens: 100}
+	greetingRequest = execution.SamplingRequest{Messages: []execution.SamplingMessage{{Role: "user", Text: "Generate a short greeting"}}, MaxTokens: 50}
+)
+
+// firstErr lets a handler ask several questions in one round: it returns
+// the first error that is not execution.ErrInputRequired (a declined
+// answer ends the call), else the first question's, else nil.
+func firstErr(errs ...error) error {
+	var asked error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, execution.ErrInputRequired):
+			if asked == nil {
+				asked = err
+			}
+		default:
+			return err
+		}
+	}
+	return asked
+}
+
+func describeRoots(roots []execution.Root) string {
+	uris := make([]string, len(roots))
+	for i, r := range roots {
+		uris[i] = r.URI
+	}
+	return fmt.Sprintf("Client exposed %d root(s): %s", len(roots), strings.Join(uris, ", "))
+}
 
 // fixture is one tool of the suite's contract.
 type fixture struct {
@@ -144,6 +234,124 @@ func fixtures() []fixture {
 		{"test_streaming_elicitation", "Returns at once, with no request to the client on the stream.", func() ([]execution.Content, error) {
 			return text("stream observed: result frames only, no top-level requests"), nil
 		}, agnara.CapabilityOptions{}},
+		{"test_missing_capability", "Needs the client's sampling capability; without it the call is refused with -32021.", func(ec *execution.Context) ([]execution.Content, error) {
+			if !ec.CanAsk(execution.Sampling) {
+				// Ask anyway: the framework answers that the client must
+				// declare sampling, naming it in requiredCapabilities.
+				_, err := ec.Sample("probe", execution.SamplingRequest{Messages: []execution.SamplingMessage{{Role: "user", Text: "Say hello."}}, MaxTokens: 10})
+				return nil, err
+			}
+			return text("Client declared the sampling capability; tool executed."), nil
+		}, agnara.CapabilityOptions{}},
+		// Handshake era (2025-11-25): the questions become server-to-client
+		// requests on the session.
+		{"test_sampling", "Asks the client's model to complete the prompt.", func(ec *execution.Context, in SamplingIn) ([]execution.Content, error) {
+			r, err := ec.Sample("completion", execution.SamplingRequest{Messages: []execution.SamplingMessage{{Role: "user", Text: in.Prompt}}, MaxTokens: 100})
+			if err != nil {
+				return nil, err
+			}
+			return text("LLM response: " + r.Text), nil
+		}, agnara.CapabilityOptions{}},
+		{"test_elicitation", "Asks the user for a username and an email address.", func(ec *execution.Context, in ElicitationIn) ([]execution.Content, error) {
+			u, err := execution.Ask(ec, "user", execution.NewForm[UserForm](in.Message))
+			if err != nil {
+				return nil, err
+			}
+			return text(fmt.Sprintf("User response: <action: accept, content: {username: %s, email: %s}>", u.Username, u.Email)), nil
+		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{userForm}}},
+		{"test_elicitation_sep1034_defaults", "Asks for a name, an age, a score, a status and a verified flag.", func(ec *execution.Context) ([]execution.Content, error) {
+			v, err := execution.Ask(ec, "profile", defaultsForm)
+			if err != nil {
+				return nil, err
+			}
+			return text(fmt.Sprintf("Elicitation result: action=accept, content=%+v", v)), nil
+		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{defaultsForm}}},
+		{"test_elicitation_sep1330_enums", "Asks single- and multi-select enum questions.", func(ec *execution.Context) ([]execution.Content, error) {
+			v, err := execution.Ask(ec, "choices", enumsForm)
+			if err != nil {
+				return nil, err
+			}
+			return text(fmt.Sprintf("Elicitation result: action=accept, content=%+v", v)), nil
+		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{enumsForm}}},
+		// Stateless era (2026-07-28): the questions become input-required
+		// results; the handler runs again, from the start, with the answers.
+		{"test_input_required_result_elicitation", "Asks the user's name, then greets them.", func(ec *execution.Context) ([]execution.Content, error) {
+			v, err := execution.Ask(ec, "user_name", nameForm)
+			if err != nil {
+				return nil, err
+			}
+			return text("Hello, " + v.Name + "!"), nil
+		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{nameForm}}},
+		{"test_input_required_result_sampling", "Asks the client's model for the capital of France.", func(ec *execution.Context) ([]execution.Content, error) {
+			r, err := ec.Sample("capital_question", capitalQuestion)
+			if err != nil {
+				return nil, err
+			}
+			return text("Sampling response: " + r.Text), nil
+		}, agnara.CapabilityOptions{}},
+		{"test_input_required_result_list_roots", "Asks the client for its roots.", func(ec *execution.Context) ([]execution.Content, error) {
+			roots, err := ec.Roots("client_roots")
+			if err != nil {
+				return nil, err
+			}
+			return text(describeRoots(roots)), nil
+		}, agnara.CapabilityOptions{}},
+		{"test_input_required_result_request_state", "Asks for a confirmation; the answer returns with sealed request state.", func(ec *execution.Context) ([]execution.Content, error) {
+			v, err := execution.Ask(ec, "confirm", okForm)
+			if err != nil {
+				return nil, err
+			}
+			return text(fmt.Sprintf("state-ok: requestState verified, ok=%t", v.OK)), nil
+		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{okForm}}},
+		{"test_input_required_result_multiple_inputs", "Asks a form, the client's model and the client's roots in one round.", func(ec *execution.Context) ([]execution.Content, error) {
+			v, errName := execution.Ask(ec, "user_name", nameForm)
+			g, errGreeting := ec.Sample("greeting", greetingRequest)
+			roots, errRoots := ec.Roots("client_roots")
+			if err := firstErr(errName, errGreeting, errRoots); err != nil {
+				return nil, err
+			}
+			return text(fmt.Sprintf("%s %s (%s)", g.Text, v.Name, describeRoots(roots))), nil
+		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{nameForm}}},
+		{"test_input_required_result_multi_round", "Asks the user's name, then, in a second round, their favorite color.", func(ec *execution.Context) ([]execution.Content, error) {
+			n, err := execution.Ask(ec, "step1", stepNameForm)
+			if err != nil {
+				return nil, err
+			}
+			c, err := execution.Ask(ec, "step2", stepColorForm)
+			if err != nil {
+				return nil, err
+			}
+			return text(fmt.Sprintf("Multi-round complete: %s likes %s", n.Name, c.Color)), nil
+		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{stepNameForm, stepColorForm}}},
+		{"test_input_required_result_tampered_state", "Asks for a confirmation; a retry with altered request state is refused.", func(ec *execution.Context) ([]execution.Content, error) {
+			v, err := execution.Ask(ec, "confirm", okForm)
+			if err != nil {
+				return nil, err
+			}
+			return text(fmt.Sprintf("state-ok: requestState verified, ok=%t", v.OK)), nil
+		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{okForm}}},
+		{"test_input_required_result_capabilities", "Asks only what the client declared it can answer.", func(ec *execution.Context) ([]execution.Content, error) {
+			var errs []error
+			if ec.CanAsk(execution.Elicitation) {
+				_, err := execution.Ask(ec, "user_name", nameForm)
+				errs = append(errs, err)
+			}
+			if ec.CanAsk(execution.Sampling) {
+				_, err := ec.Sample("greeting", greetingRequest)
+				errs = append(errs, err)
+			}
+			if ec.CanAsk(execution.Roots) {
+				_, err := ec.Roots("client_roots")
+				errs = append(errs, err)
+			}
+			if err := firstErr(errs...); err != nil {
+				return nil, err
+			}
+			if len(errs) == 0 {
+				return text("The client declared no way to answer; nothing was asked."), nil
+			}
+			return text("Capability-aware input requests fulfilled"), nil
+		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{nameForm}}},
 		{"json_schema_2020_12_tool", "Takes arguments described by a JSON Schema 2020-12 document.", func(raw json.RawMessage) ([]execution.Content, error) {
 			return text("arguments accepted: " + string(raw)), nil
 		}, agnara.CapabilityOptions{InputSchema: json.RawMessage(schema2020)}},
@@ -156,7 +364,7 @@ func newHandler(logger *slog.Logger) (*mcpexpose.Handler, error) {
 	exp := mcpexpose.New(app)
 	for _, f := range fixtures() {
 		opts := f.opts
-		opts.Name = f.name
+		opts.Name = capabilityName(f.name)
 		opts.Description = f.description
 		exp.Tool(app.Capability(f.fn, &opts), &mcpexpose.ToolOptions{Name: f.name})
 	}
@@ -167,6 +375,17 @@ func newHandler(logger *slog.Logger) (*mcpexpose.Handler, error) {
 	return mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{
 		Server: mcpexpose.ServerOptions{ForwardLogs: true, Logger: logger},
 	})
+}
+
+// capabilityName is the capability behind the fixture tool name: the suite's
+// longer names do not fit a capability name (at most 32 characters), so they
+// are abbreviated; the tool keeps the suite's name.
+func capabilityName(tool string) string {
+	const maxLen = 32
+	if len(tool) <= maxLen {
+		return tool
+	}
+	return strings.NewReplacer("input_required_result", "irr", "elicitation", "elicit").Replace(tool)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
