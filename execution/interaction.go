@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agnara-go/agnara/internal/schemacheck"
@@ -234,7 +235,9 @@ type formSchema struct {
 // the elicitation form subset: a flat struct of strings (with minLength,
 // maxLength, and format email, uri, date or date-time), numbers and integers
 // (with minimum, maximum), booleans, string enums (jsonschema:"enum=...")
-// and slices of string enums (multi-select). Anything else makes the form
+// and slices of string enums (multi-select). A tag enumtitles:"One,Two"
+// gives the enum values titles, one per value, in order. Anything else
+// makes the form
 // invalid; declare the form in CapabilityOptions.Forms so that Compile
 // reports it with the registration's file:line.
 type Form[T any] struct {
@@ -337,6 +340,9 @@ func formSchemaOf(t reflect.Type) ([]byte, error) {
 	if len(problems) > 0 {
 		return nil, errors.New(joinProblems(problems))
 	}
+	if err := titleEnums(t, props); err != nil {
+		return nil, err
+	}
 	// Forms are open to clients: drop additionalProperties, which the
 	// elicitation schema subset does not have.
 	o.del("additionalProperties")
@@ -345,6 +351,51 @@ func formSchemaOf(t reflect.Type) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// titleEnums turns the enums of fields tagged enumtitles:"A,B" into titled
+// options: oneOf of const and title for a single select, items.anyOf for a
+// multi-select, as elicitation forms express titles.
+func titleEnums(t reflect.Type, props *object) error {
+	fields, _ := structFields(t)
+	for _, f := range fields {
+		sf, ok := t.FieldByName(f.goPath[strings.LastIndexByte(f.goPath, '.')+1:])
+		if !ok {
+			continue
+		}
+		tag, ok := sf.Tag.Lookup("enumtitles")
+		if !ok {
+			continue
+		}
+		titles := strings.Split(tag, ",")
+		p, _ := props.vals[f.name].(*object)
+		target := p
+		if p != nil && p.vals["type"] == "array" {
+			target, _ = p.vals["items"].(*object)
+		}
+		var enum []any
+		if target != nil {
+			enum, _ = target.vals["enum"].([]any)
+		}
+		if len(enum) == 0 || len(enum) != len(titles) {
+			return fmt.Errorf("field %s: enumtitles needs one title per enum value (%d values, %d titles)", f.goPath, len(enum), len(titles))
+		}
+		options := make([]any, len(enum))
+		for i, v := range enum {
+			o := &object{vals: map[string]any{}}
+			o.set("const", v)
+			o.set("title", strings.TrimSpace(titles[i]))
+			options[i] = o
+		}
+		target.del("enum")
+		if target == p {
+			p.set("oneOf", options)
+		} else {
+			target.del("type")
+			target.set("anyOf", options)
+		}
+	}
+	return nil
 }
 
 func joinProblems(ps []string) string {

@@ -32,6 +32,39 @@ func TestFormSchema(t *testing.T) {
 	}
 }
 
+func TestTitledEnums(t *testing.T) {
+	type choice struct {
+		Size  string   `json:"size" jsonschema:"enum=s,enum=l" enumtitles:"Small,Large"`
+		Extra []string `json:"extra" jsonschema:"enum=g,enum=i" enumtitles:"Gift wrap, Insurance"`
+	}
+	f := execution.NewForm[choice]("Pick")
+	if err := f.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{"size":{"type":"string","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]},"extra":{"type":"array","items":{"anyOf":[{"const":"g","title":"Gift wrap"},{"const":"i","title":"Insurance"}]}}},"required":["size","extra"]}`
+	if got := string(f.Schema()); got != want {
+		t.Errorf("schema =\n%s\nwant\n%s", got, want)
+	}
+	app := agnara.New("app", nil)
+	c := app.Capability(func(ec *execution.Context) (string, error) {
+		v, err := execution.Ask(ec, "pick", f)
+		return v.Size, err
+	}, &agnara.CapabilityOptions{Name: "x", Forms: []agnara.Checkable{f}})
+	p := compileOne(t, app, c)
+	out, err := p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{"pick": {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"size":"m","extra":[]}`)}}})
+	mustFailure(t, out, err, execution.InteractionRequired) // "m" is not an option: asked again
+	out, err = p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{"pick": {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"size":"l","extra":["g"]}`)}}})
+	if s := mustSuccess(t, out, err); s.Value != "l" {
+		t.Errorf("value = %v", s.Value)
+	}
+	type mismatch struct {
+		Size string `json:"size" jsonschema:"enum=s,enum=l" enumtitles:"Small"`
+	}
+	if execution.NewForm[mismatch]("q").Err() == nil {
+		t.Error("a title count that does not match the enum was accepted")
+	}
+}
+
 func TestFormsOutsideTheSubset(t *testing.T) {
 	type nested struct {
 		Addr struct{ Street string } `json:"addr"`

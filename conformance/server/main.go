@@ -96,10 +96,10 @@ type (
 	}
 )
 
-// Forms the interaction fixtures ask. The elicitation form subset has no
-// default values, titled enums (oneOf/anyOf of const and title) or legacy
-// enumNames, so the SEP-1034 and SEP-1330 fixtures ask the same fields
-// without them; see conformance/baseline.yml.
+// Forms the interaction fixtures ask. agnara publishes no default values and
+// no legacy enumNames, so the SEP-1034 and SEP-1330 fixtures ask those
+// fields without them; see conformance/baseline.yml. Titled enums come from
+// the enumtitles tag.
 type (
 	NameForm struct {
 		Name string `json:"name"`
@@ -123,10 +123,10 @@ type (
 	}
 	EnumsForm struct {
 		UntitledSingle string   `json:"untitledSingle" jsonschema:"enum=option1,enum=option2,enum=option3"`
-		TitledSingle   string   `json:"titledSingle" jsonschema:"enum=value1,enum=value2,enum=value3"`
+		TitledSingle   string   `json:"titledSingle" jsonschema:"enum=value1,enum=value2,enum=value3" enumtitles:"First Option,Second Option,Third Option"`
 		LegacyEnum     string   `json:"legacyEnum" jsonschema:"enum=opt1,enum=opt2,enum=opt3"`
 		UntitledMulti  []string `json:"untitledMulti" jsonschema:"enum=option1,enum=option2,enum=option3"`
-		TitledMulti    []string `json:"titledMulti" jsonschema:"enum=value1,enum=value2,enum=value3"`
+		TitledMulti    []string `json:"titledMulti" jsonschema:"enum=value1,enum=value2,enum=value3" enumtitles:"First Choice,Second Choice,Third Choice"`
 	}
 )
 
