@@ -56,6 +56,7 @@ type App struct {
 
 	mu     sync.Mutex
 	caps   []*Capability
+	byName map[string]*Capability
 	errs   []error
 	frozen bool
 
@@ -156,11 +157,13 @@ func (a *App) Capability(fn any, opts *CapabilityOptions) *Capability {
 		c.late = true
 		return c
 	}
-	for _, prev := range a.caps {
-		if prev.name == c.name && c.name != "" {
-			a.errs = append(a.errs, site.Errorf(c.site, c.Identity(), "duplicate capability name (first registered at %s)", prev.site))
-			break
+	if prev, dup := a.byName[c.name]; dup && c.name != "" {
+		a.errs = append(a.errs, site.Errorf(c.site, c.Identity(), "duplicate capability name (first registered at %s)", prev.site))
+	} else if c.name != "" {
+		if a.byName == nil {
+			a.byName = map[string]*Capability{}
 		}
+		a.byName[c.name] = c
 	}
 	a.caps = append(a.caps, c)
 	return c

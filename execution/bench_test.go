@@ -3,6 +3,8 @@ package execution_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/agnara-go/agnara/agnara"
@@ -70,4 +72,56 @@ func BenchmarkInvoke(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCompile compiles applications of 100, 1,000 and 10,000
+// capabilities, each with a dependency and a scope, to show that
+// compilation grows linearly. "shared" capabilities share one input type (as
+// capabilities without input, or over one domain type, do); "distinct" ones
+// each have their own input type, built with reflect.StructOf, so no schema
+// is reused.
+func BenchmarkCompile(b *testing.B) {
+	for _, kind := range []string{"shared", "distinct"} {
+		for _, n := range []int{100, 1000, 10000} {
+			if kind == "distinct" && n == 10000 && testing.Short() {
+				continue
+			}
+			fns := make([]any, n)
+			for i := range fns {
+				fns[i] = echoFunc(kind == "distinct", i)
+			}
+			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					reg := di.NewRegistry()
+					di.Provide(reg, func() *Config { return &Config{} })
+					app := agnara.New("bench", &agnara.Options{Dependencies: reg})
+					for i, fn := range fns {
+						app.Capability(fn, &agnara.CapabilityOptions{Name: fmt.Sprintf("c%d", i), Scopes: []string{"s"}})
+					}
+					if _, err := execution.Compile(app); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/capability")
+			})
+		}
+	}
+}
+
+// echoFunc returns a capability function func(context.Context, In, *Config)
+// (EchoOutput, error); with distinct, In is a struct type of its own.
+func echoFunc(distinct bool, i int) any {
+	if !distinct {
+		return func(ctx context.Context, in EchoInput, c *Config) (EchoOutput, error) { return EchoOutput(in), nil }
+	}
+	in := reflect.StructOf([]reflect.StructField{
+		{Name: "Message", Type: reflect.TypeFor[string](), Tag: `json:"message"`},
+		{Name: fmt.Sprintf("Field%d", i), Type: reflect.TypeFor[int](), Tag: reflect.StructTag(fmt.Sprintf(`json:"field%d,omitempty"`, i))},
+	})
+	ft := reflect.FuncOf([]reflect.Type{reflect.TypeFor[context.Context](), in, reflect.TypeFor[*Config]()},
+		[]reflect.Type{reflect.TypeFor[EchoOutput](), reflect.TypeFor[error]()}, false)
+	return reflect.MakeFunc(ft, func(args []reflect.Value) []reflect.Value {
+		return []reflect.Value{reflect.ValueOf(EchoOutput{}), reflect.Zero(reflect.TypeFor[error]())}
+	}).Interface()
 }

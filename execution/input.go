@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -30,9 +31,23 @@ type Violation struct {
 // say "truncated": true when there were more.
 const maxViolations = 64
 
+// validators caches compiled validators by schema text: identical schemas
+// (capabilities sharing an input type, capabilities without input) are
+// compiled once per process. Compiled schemas are immutable and safe for
+// concurrent use.
+var validators sync.Map // string -> *jsonschema.Schema
+
 // compileValidator compiles a published schema for validation.
 func compileValidator(schema []byte) (*jsonschema.Schema, error) {
-	return schemacheck.Compile(schema)
+	if v, ok := validators.Load(string(schema)); ok {
+		return v.(*jsonschema.Schema), nil
+	}
+	v, err := schemacheck.Compile(schema)
+	if err != nil {
+		return nil, err
+	}
+	validators.Store(string(schema), v)
+	return v, nil
 }
 
 // validateArguments parses and validates raw arguments. It returns nil when

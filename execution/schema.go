@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -209,7 +210,29 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 // objects, field order kept, no $schema, $id or default. For output schemas,
 // values Go may encode as null (nil pointers, slices and maps that are not
 // omitempty) are declared nullable.
-func generateSchema(t reflect.Type, output bool) (_ []byte, err error) {
+// schemas caches generated schemas by Go type and direction: a type's
+// schema never changes within a process.
+var schemas sync.Map // schemaKey -> []byte
+
+type schemaKey struct {
+	t      reflect.Type
+	output bool
+}
+
+func generateSchema(t reflect.Type, output bool) ([]byte, error) {
+	key := schemaKey{t, output}
+	if b, ok := schemas.Load(key); ok {
+		return slices.Clone(b.([]byte)), nil
+	}
+	b, err := deriveSchema(t, output)
+	if err != nil {
+		return nil, err
+	}
+	schemas.Store(key, slices.Clone(b))
+	return b, nil
+}
+
+func deriveSchema(t reflect.Type, output bool) (_ []byte, err error) {
 	g := &schemaGen{output: output}
 	label := typeLabel(t)
 	g.check(t, label, nil)

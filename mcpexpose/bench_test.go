@@ -3,10 +3,12 @@ package mcpexpose_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -56,13 +58,83 @@ func BenchmarkToolsCall(b *testing.B) {
 		b.Fatal(err)
 	}
 
+	for _, era := range []struct{ name, version string }{{"modern", ""}, {"legacy", "2025-11-25"}} {
+		for _, bc := range []struct {
+			name   string
+			server *mcp.Server
+		}{
+			{"sdk", raw},
+			{"sdk_unvalidated", bare},
+			{"agnara", mcpexpose.NewServer(snap, nil)},
+		} {
+			b.Run(era.name+"/"+bc.name, func(b *testing.B) {
+				benchCall(b, bc.server, era.version)
+			})
+		}
+	}
+}
+
+func benchCall(b *testing.B, server *mcp.Server, version string) {
+	{
+		{
+			ctx := context.Background()
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := server.Connect(ctx, st, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ss.Close()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello, world"}}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := cs.CallTool(ctx, params)
+				if err != nil || res.IsError {
+					b.Fatal(res, err)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkToolsList lists 1,000 tools: through agnara-go for a principal
+// holding half of their scopes (filtered per caller), and through the raw
+// SDK, unfiltered, with a page size that returns them all at once.
+func BenchmarkToolsList(b *testing.B) {
+	const n = 1000
+	app := agnara.New("bench", nil)
+	exp := mcpexpose.New(app)
+	raw := mcp.NewServer(&mcp.Implementation{Name: "raw", Version: "1"}, &mcp.ServerOptions{PageSize: n})
+	var held []string
+	for i := range n {
+		scope := fmt.Sprintf("s%d", i)
+		if i%2 == 0 {
+			held = append(held, scope)
+		}
+		name := fmt.Sprintf("echo%d", i)
+		exp.Tool(app.Capability(echo, &agnara.CapabilityOptions{Name: name, Description: "Echo.", Scopes: []string{scope}}), nil)
+		mcp.AddTool(raw, &mcp.Tool{Name: "bench." + name, Description: "Echo."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in benchIn) (*mcp.CallToolResult, benchOut, error) {
+				out, err := echo(ctx, in)
+				return nil, out, err
+			})
+	}
+	snap, err := exp.Compile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	half := policy.NewPrincipal("bench", held)
 	for _, bc := range []struct {
 		name   string
 		server *mcp.Server
+		want   int
 	}{
-		{"sdk", raw},
-		{"sdk_unvalidated", bare},
-		{"agnara", mcpexpose.NewServer(snap, nil)},
+		{"sdk_unfiltered", raw, n},
+		{"agnara_filtered", mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{DevelopmentPrincipal: &half}), n / 2},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
@@ -77,12 +149,11 @@ func BenchmarkToolsCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer cs.Close()
-			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello, world"}}
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := cs.CallTool(ctx, params)
-				if err != nil || res.IsError {
-					b.Fatal(res, err)
+				res, err := cs.ListTools(ctx, nil)
+				if err != nil || len(res.Tools) != bc.want {
+					b.Fatal(err, len(res.Tools))
 				}
 			}
 		})

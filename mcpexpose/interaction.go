@@ -31,11 +31,30 @@ type roundState struct {
 	Answers map[string]execution.Answer `json:"answers,omitempty"`
 }
 
-// callRound is what a tools/call round knows about earlier rounds.
+// callRound is what a tools/call round knows about earlier rounds. The
+// arguments digest and binding are computed only when a round needs them
+// (a retry, or a question), not on every call.
 type callRound struct {
-	answers map[string]execution.Answer
-	digest  string
-	binding requeststate.Binding
+	s         *server
+	params    *mcp.CallToolParamsRaw
+	principal policy.Principal
+	answers   map[string]execution.Answer
+	digest    string
+	binding   requeststate.Binding
+	bound     bool
+}
+
+// bind computes the arguments digest and the state binding, once.
+func (r *callRound) bind() error {
+	if r.bound {
+		return nil
+	}
+	digest, err := execution.ArgumentsDigest(r.params.Arguments)
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments are not valid JSON"}
+	}
+	r.digest, r.binding, r.bound = digest, r.s.binding(r.params.Name, digest, r.principal), true
+	return nil
 }
 
 // binding is what a tools/call's state is bound to.
@@ -53,15 +72,14 @@ func (s *server) binding(tool string, digest string, p policy.Principal) request
 // openRound verifies a retry's requestState and collects the answers it
 // may carry: only answers to questions the sealed state says were asked.
 func (s *server) openRound(ctx context.Context, params *mcp.CallToolParamsRaw, p policy.Principal) (*callRound, error) {
-	digest, err := execution.ArgumentsDigest(params.Arguments)
-	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments are not valid JSON"}
-	}
-	round := &callRound{digest: digest, binding: s.binding(params.Name, digest, p)}
+	round := &callRound{s: s, params: params, principal: p}
 	if params.RequestState == "" {
 		// Answers without state answer nothing we asked: ignored, so the
 		// questions are asked again.
 		return round, nil
+	}
+	if err := round.bind(); err != nil {
+		return nil, err
 	}
 	data, err := s.sealer.Open(ctx, params.RequestState, round.binding)
 	if errors.Is(err, requeststate.ErrUnavailable) {
@@ -107,6 +125,9 @@ func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, round *
 		}
 		data, _ := json.Marshal(map[string]any{"requiredCapabilities": need})
 		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("this tool needs the client capabilities %v", missing), Data: data}
+	}
+	if err := round.bind(); err != nil {
+		return nil, err
 	}
 	st := roundState{Answers: round.answers}
 	out := make(mcp.InputRequestMap, len(requests))

@@ -309,13 +309,12 @@ func (s *server) handler(t *tool) mcp.ToolHandler {
 		if err != nil {
 			return nil, err // bad state: the plan is not invoked
 		}
-		caps := req.ClientCapabilities()
 		inv := &execution.Invocation{
 			Principal:    p,
 			Arguments:    req.Params.Arguments,
 			Timeout:      s.opts.Timeout,
 			Answers:      round.answers,
-			Supports:     func(k execution.InputKind) bool { return supports(caps, k) },
+			Supports:     func(k execution.InputKind) bool { return supports(req.ClientCapabilities(), k) },
 			Confirmation: confirmation(t.plan, round),
 		}
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
