@@ -2,9 +2,9 @@
 
 GO ?= go
 
-.PHONY: test deps vet unit fmt-check conformance bench fuzz run
+.PHONY: test deps vet unit fmt-check conformance bench bench-check bench-go fuzz run
 
-test: deps fmt-check vet unit conformance
+test: deps fmt-check vet unit conformance bench-check
 
 # Pinned MCP peers (official conformance suite on Node 22, TypeScript SDK
 # client) from conformance/package-lock.json; installed once, again when the
@@ -29,9 +29,20 @@ unit:
 conformance: deps
 	./conformance/run.sh
 
-# In-process benchmarks, allocations reported.
+# Loopback HTTP benchmark: agnara-go, the raw SDK, mcp-go and a bare
+# net/http handler, both protocol eras (bench/ is its own module; see
+# bench/README.md). Writes bench/results/{results.md,results.json,chart.png}.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	cd bench && GO="$(GO)" $(GO) run ./cmd/bench -out results
+
+# The benchmark module's own vet and tests (load generator, servers,
+# report), so that `make bench` keeps working.
+bench-check:
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# In-process benchmarks of this module, allocations reported.
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem ./execution/ ./mcpexpose/
 
 # Fuzz each target for FUZZTIME (default 30s). Seed corpora are in each
 # package's testdata/fuzz and also run, briefly, in `make test`.

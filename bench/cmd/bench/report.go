@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agnara-go/agnara/bench/load"
+)
+
+// Run is one measured run of one server.
+type Run struct {
+	Server      string `json:"server"`
+	Era         string `json:"era"`
+	Concurrency int    `json:"concurrency"`
+	Rep         int    `json:"rep"`
+	load.Result
+	P50Us        float64 `json:"p50_us"`
+	P99Us        float64 `json:"p99_us"`
+	CPUTicks     int64   `json:"server_cpu_ticks"`
+	CPUSeconds   float64 `json:"server_cpu_s"`
+	CPUPercent   float64 `json:"server_cpu_percent"` // of one core, over the window
+	CPUPerCallUs float64 `json:"server_cpu_us_per_call"`
+	RSSBytes     int64   `json:"server_rss_bytes"`
+	RSSMiB       float64 `json:"server_rss_mib"`
+}
+
+func (r *Run) derive(ticksPerSecond int64) {
+	r.P50Us = us(r.P50)
+	r.P99Us = us(r.P99)
+	r.CPUSeconds = float64(r.CPUTicks) / float64(ticksPerSecond)
+	if w := r.Window.Seconds(); w > 0 {
+		r.CPUPercent = 100 * r.CPUSeconds / w
+	}
+	if r.Calls > 0 {
+		r.CPUPerCallUs = r.CPUSeconds * 1e6 / float64(r.Calls)
+	}
+	r.RSSMiB = float64(r.RSSBytes) / (1 << 20)
+}
+
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// Summary is the medians over the repetitions of one (era, concurrency,
+// server), and their ratios to the reference server's medians.
+type Summary struct {
+	Era          string  `json:"era"`
+	Concurrency  int     `json:"concurrency"`
+	Server       string  `json:"server"`
+	Reps         int     `json:"reps"`
+	ReqPerSec    float64 `json:"req_per_sec"`
+	P50Us        float64 `json:"p50_us"`
+	P99Us        float64 `json:"p99_us"`
+	CPUPerCallUs float64 `json:"server_cpu_us_per_call"`
+	RSSMiB       float64 `json:"server_rss_mib"`
+	Errors       int     `json:"errors"`
+	// Spreads: half the range over the repetitions, in percent of the
+	// median, for throughput and CPU per call.
+	ReqPerSecSpread  float64 `json:"req_per_sec_spread_percent"`
+	CPUPerCallSpread float64 `json:"cpu_per_call_spread_percent"`
+	// Ratios to the raw SDK (0 when it was not measured).
+	ReqPerSecVsSDK  float64 `json:"req_per_sec_vs_sdk,omitempty"`
+	CPUPerCallVsSDK float64 `json:"cpu_per_call_vs_sdk,omitempty"`
+}
+
+// Meta describes the machine and the settings of a report.
+type Meta struct {
+	Date        string   `json:"date"`
+	GoVersion   string   `json:"go_version"`
+	OS          string   `json:"os_arch"`
+	CPU         string   `json:"cpu"`
+	NumCPU      int      `json:"num_cpu"`
+	ClockTicks  int64    `json:"clk_tck"`
+	Eras        []string `json:"eras"`
+	Concurrency []int    `json:"concurrency"`
+	Servers     []string `json:"servers"`
+	Reps        int      `json:"reps"`
+	Duration    string   `json:"duration"`
+	Warmup      string   `json:"warmup"`
+	GOGC        string   `json:"GOGC,omitempty"`
+	GOMAXPROCS  string   `json:"GOMAXPROCS,omitempty"`
+	Elapsed     string   `json:"elapsed,omitempty"`
+	Lifecycle   string   `json:"server_lifecycle"`
+}
+
+// Report is everything one invocation measured.
+type Report struct {
+	Meta    Meta      `json:"meta"`
+	Summary []Summary `json:"summary"`
+	Runs    []Run     `json:"runs"`
+}
+
+func meta(o options, ticks int64) Meta {
+	return Meta{
+		Date:        time.Now().UTC().Format(time.RFC3339),
+		GoVersion:   runtime.Version(),
+		OS:          runtime.GOOS + "/" + runtime.GOARCH,
+		CPU:         cpuModel(),
+		NumCPU:      runtime.NumCPU(),
+		ClockTicks:  ticks,
+		Eras:        o.eras,
+		Concurrency: o.conc,
+		Servers:     o.servers,
+		Reps:        o.reps,
+		Duration:    o.duration.String(),
+		Warmup:      o.warmup.String(),
+		GOGC:        os.Getenv("GOGC"),
+		GOMAXPROCS:  os.Getenv("GOMAXPROCS"),
+		Lifecycle:   "a fresh server process per run, killed after it",
+	}
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// spread returns half the range of xs in percent of its median.
+func spread(xs []float64) float64 {
+	m := median(xs)
+	if m == 0 {
+		return 0
+	}
+	return 100 * (slices.Max(xs) - slices.Min(xs)) / 2 / m
+}
+
+func (rep *Report) summarize(o options) {
+	rep.Summary = nil
+	for _, era := range o.eras {
+		for _, c := range o.conc {
+			first := len(rep.Summary)
+			for _, s := range o.servers {
+				var rps, p50, p99, cpu, rss []float64
+				sum := Summary{Era: era, Concurrency: c, Server: s}
+				for _, r := range rep.Runs {
+					if r.Era != era || r.Concurrency != c || r.Server != s {
+						continue
+					}
+					sum.Reps++
+					sum.Errors += r.Errors
+					rps = append(rps, r.ReqPerSec)
+					p50 = append(p50, r.P50Us)
+					p99 = append(p99, r.P99Us)
+					cpu = append(cpu, r.CPUPerCallUs)
+					rss = append(rss, r.RSSMiB)
+				}
+				sum.ReqPerSec, sum.P50Us, sum.P99Us = median(rps), median(p50), median(p99)
+				sum.CPUPerCallUs, sum.RSSMiB = median(cpu), median(rss)
+				sum.ReqPerSecSpread, sum.CPUPerCallSpread = spread(rps), spread(cpu)
+				rep.Summary = append(rep.Summary, sum)
+			}
+			group := rep.Summary[first:]
+			i := slices.IndexFunc(group, func(s Summary) bool { return s.Server == reference })
+			if i < 0 {
+				continue
+			}
+			ref := group[i]
+			for j := range group {
+				if ref.ReqPerSec > 0 {
+					group[j].ReqPerSecVsSDK = group[j].ReqPerSec / ref.ReqPerSec
+				}
+				if ref.CPUPerCallUs > 0 {
+					group[j].CPUPerCallVsSDK = group[j].CPUPerCallUs / ref.CPUPerCallUs
+				}
+			}
+		}
+	}
+}
+
+func (rep *Report) errorRuns() int {
+	n := 0
+	for _, r := range rep.Runs {
+		if r.Errors > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func ratio(x float64) string {
+	if x == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+var eraTitle = map[string]string{
+	load.Modern: "modern (2026-07-28, stateless, one POST per call)",
+	load.Legacy: "legacy (2025-11-25, a session per client)",
+}
+
+func (rep *Report) markdown() string {
+	var b strings.Builder
+	m := rep.Meta
+	fmt.Fprintf(&b, "# Loopback HTTP benchmark: echo tools/call\n\n")
+	fmt.Fprintf(&b, "%s · %s %s · %s × %d · %d runs of %s after %s warm-up, %d repetitions interleaved · %s",
+		m.Date, m.GoVersion, m.OS, m.CPU, m.NumCPU, len(rep.Runs), m.Duration, m.Warmup, m.Reps, m.Lifecycle)
+	if m.GOGC != "" {
+		fmt.Fprintf(&b, " · GOGC=%s", m.GOGC)
+	}
+	if m.GOMAXPROCS != "" {
+		fmt.Fprintf(&b, " · GOMAXPROCS=%s", m.GOMAXPROCS)
+	}
+	if m.Elapsed != "" {
+		fmt.Fprintf(&b, " · took %s", m.Elapsed)
+	}
+	b.WriteString("\n\nMedians over the repetitions. CPU is the server process's user+system time from /proc, divided by the calls completed in the window; ratios are to the raw SDK (`sdk`) at the same era and concurrency. CPU ± is half the range over the repetitions, in percent of the median: a ratio closer to 1 than the spreads of its two servers is noise. Compare ratios, not absolute numbers: see README.md.\n")
+	for _, era := range m.Eras {
+		fmt.Fprintf(&b, "\n## %s\n\n", eraTitle[era])
+		b.WriteString("| c | server | req/s | p50 µs | p99 µs | CPU µs/call | RSS MiB | req/s ÷ sdk | CPU ÷ sdk | CPU ± | errors |\n")
+		b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		for _, s := range rep.Summary {
+			if s.Era != era {
+				continue
+			}
+			fmt.Fprintf(&b, "| %d | %s | %.0f | %.0f | %.0f | %.1f | %.1f | %s | %s | %.0f%% | %d |\n",
+				s.Concurrency, s.Server, s.ReqPerSec, s.P50Us, s.P99Us, s.CPUPerCallUs, s.RSSMiB,
+				ratio(s.ReqPerSecVsSDK), ratio(s.CPUPerCallVsSDK), s.CPUPerCallSpread, s.Errors)
+		}
+	}
+	var verdict []string
+	for _, s := range rep.Summary {
+		if s.Server == "agnara" && s.CPUPerCallVsSDK > 0 {
+			verdict = append(verdict, fmt.Sprintf("%s c=%d %.2f×", s.Era, s.Concurrency, s.CPUPerCallVsSDK))
+		}
+	}
+	if len(verdict) > 0 {
+		fmt.Fprintf(&b, "\nagnara CPU per call ÷ raw SDK: %s.\n", strings.Join(verdict, ", "))
+	}
+	return b.String()
+}
+
+func (rep *Report) writeJSON(path string) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

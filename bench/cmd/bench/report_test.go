@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/bench/load"
+)
+
+func TestReport(t *testing.T) {
+	o := options{eras: []string{load.Modern, load.Legacy}, conc: []int{1, 8}, servers: []string{"agnara", "sdk"}, reps: 2, duration: time.Second, warmup: time.Second}
+	rep := &Report{Meta: meta(o, 100)}
+	for _, era := range o.eras {
+		for _, c := range o.conc {
+			for r := 1; r <= o.reps; r++ {
+				for _, s := range o.servers {
+					calls := 1000 * r
+					if s == "agnara" {
+						calls = 900 * r
+					}
+					run := Run{Server: s, Era: era, Concurrency: c, Rep: r, CPUTicks: int64(100 * r), RSSBytes: 10 << 20,
+						Result: load.Result{Calls: calls, Window: time.Second, ReqPerSec: float64(calls), P50: time.Millisecond, P99: 2 * time.Millisecond}}
+					run.derive(100)
+					rep.Runs = append(rep.Runs, run)
+				}
+			}
+		}
+	}
+	rep.summarize(o)
+	if len(rep.Summary) != 8 {
+		t.Fatalf("%d summary rows", len(rep.Summary))
+	}
+	for _, s := range rep.Summary {
+		// sdk: 1000 µs/call in both reps; agnara: 1111.1 µs/call.
+		if s.Reps != 2 || s.RSSMiB != 10 || s.P50Us != 1000 {
+			t.Errorf("summary %+v", s)
+		}
+		switch s.Server {
+		case "sdk":
+			if s.ReqPerSec != 1500 || s.CPUPerCallUs != 1000 || s.ReqPerSecVsSDK != 1 || s.CPUPerCallVsSDK != 1 {
+				t.Errorf("sdk summary %+v", s)
+			}
+		case "agnara":
+			if s.ReqPerSec != 1350 || s.ReqPerSecVsSDK != 0.9 || s.CPUPerCallVsSDK < 1.11 || s.CPUPerCallVsSDK > 1.12 {
+				t.Errorf("agnara summary %+v", s)
+			}
+		}
+	}
+	md := rep.markdown()
+	for _, want := range []string{"| 8 | agnara | 1350 | 1000 | 2000 | 1111.1 | 10.0 | 0.90 | 1.11 | 0% | 0 |", "## legacy", "modern c=1 1.11×"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	dir := t.TempDir()
+	if err := rep.writeJSON(filepath.Join(dir, "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	png := filepath.Join(dir, "chart.png")
+	if err := rep.chart(png); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(png); err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
+		t.Fatalf("chart: %v", err)
+	}
+}
