@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/go-chi/chi/v5"
@@ -509,7 +510,6 @@ func TestBearerEdgeCases(t *testing.T) {
 		return tokens(context.Background(), token, nil)
 	}
 	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: noExpiry, AllowAnonymous: true})
-	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 	for _, tc := range []struct {
 		name, authz string
 		status      int
@@ -522,20 +522,11 @@ func TestBearerEdgeCases(t *testing.T) {
 		{"token without expiry", "Bearer forever", 401, `Bearer error="invalid_token"`, "no expiry"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(list))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-			req.Header.Set("Mcp-Method", "tools/list")
+			req := mcptest.Request(t, srv.URL+"/mcp", "tools/list", map[string]any{"_meta": mcptest.Meta(nil)}, "")
 			if tc.authz != "" {
 				req.Header.Set("Authorization", tc.authz)
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, body, _ := mcptest.Do(t, req)
 			if resp.StatusCode != tc.status || resp.Header.Get("WWW-Authenticate") != tc.challenge || !strings.Contains(string(body), tc.body) {
 				t.Errorf("status %d, challenge %q, body %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
 			}

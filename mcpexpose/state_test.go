@@ -1,64 +1,27 @@
 package mcpexpose_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 )
 
-// rawCall posts one 2026-07-28 tools/call and returns the decoded
-// JSON-RPC response.
+// rawCall posts one 2026-07-28 tools/call, from a client that declares
+// elicitation, and returns the decoded JSON-RPC response.
 func rawCall(t *testing.T, url, token, tool string, args, extra map[string]any) map[string]any {
 	t.Helper()
-	params := map[string]any{
-		"name": tool, "arguments": args,
-		"_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
-		},
-	}
+	params := map[string]any{"name": tool, "arguments": args, "_meta": mcptest.Meta(map[string]any{"elicitation": map[string]any{}})}
 	for k, v := range extra {
 		params[k] = v
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	data := raw
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, `"id"`) {
-				data = []byte(d)
-			}
-		}
-	}
-	var msg map[string]any
-	if err := json.Unmarshal(data, &msg); err != nil {
-		t.Fatalf("response %q: %v", raw, err)
+	_, body, msg := mcptest.Do(t, mcptest.Request(t, url, "tools/call", params, token))
+	if msg == nil {
+		t.Fatalf("response %q is not a JSON-RPC message", body)
 	}
 	return msg
 }

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agnara-go/agnara/examples/internal/proctest"
 )
 
 // TestThreeCommandFlow runs the README's flow with the real programs: the
@@ -19,14 +16,8 @@ import (
 // which gets a token, calls a users:read tool, and is refused a users:admin
 // tool with the 403 step-up challenge.
 func TestThreeCommandFlow(t *testing.T) {
-	dir := t.TempDir()
-	for _, p := range []string{"devissuer", "users"} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, p), "../"+p).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", p, err, out)
-		}
-	}
-	issuerURL := startProgram(t, filepath.Join(dir, "devissuer"), "-addr", "127.0.0.1:0")
-	mcpURL := startProgram(t, filepath.Join(dir, "users"), "-addr", "127.0.0.1:0", "-issuer", issuerURL)
+	issuerURL := proctest.Start(t, proctest.Build(t, "../devissuer"), "-addr", "127.0.0.1:0")
+	mcpURL := proctest.Start(t, proctest.Build(t, "../users"), "-addr", "127.0.0.1:0", "-issuer", issuerURL)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -54,44 +45,4 @@ func TestThreeCommandFlow(t *testing.T) {
 	if len(refused.WWWAuthenticate) != 1 || refused.WWWAuthenticate[0] != want {
 		t.Errorf("challenge = %q, want %q", refused.WWWAuthenticate, want)
 	}
-}
-
-// startProgram starts a program that prints its URL on its first line of
-// output, and stops it when the test ends.
-func startProgram(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		if s.Scan() {
-			line <- strings.TrimSpace(s.Text())
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case url := <-line:
-		return url
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not start within 30s", filepath.Base(bin))
-	}
-	return ""
 }

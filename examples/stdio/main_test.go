@@ -4,20 +4,17 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/examples/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestDesktopClient starts the built program as a desktop client would and
 // calls a tool over its standard input and output.
 func TestDesktopClient(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "users-stdio")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := proctest.Build(t, ".")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.Command(bin, "-scopes", "users:read users:write")

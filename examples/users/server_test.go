@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,54 +12,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agnara-go/agnara/examples/internal/proctest"
 )
 
 // startExample builds and starts the example as a user would run it, on a
-// free loopback port, and returns its MCP URL. The process is stopped when
-// the test ends.
+// free loopback port, and returns its MCP URL.
 func startExample(t *testing.T, args ...string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "users")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	url := proctest.Start(t, proctest.Build(t, "."), append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
+		t.Fatalf("example printed %q, want its MCP URL", url)
 	}
-	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		if s.Scan() {
-			line <- s.Text()
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case url := <-line:
-		if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
-			t.Fatalf("example printed %q, want its MCP URL", url)
-		}
-		return url
-	case <-time.After(30 * time.Second):
-		t.Fatal("the example did not start within 30s")
-	}
-	return ""
+	return url
 }
 
 // TestTypeScriptClientThroughTheExample starts the example and has the

@@ -10,7 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/oidc"
 	"github.com/go-jose/go-jose/v4"
@@ -335,21 +335,7 @@ func TestNewVerifierChecksItsConfiguration(t *testing.T) {
 // WWW-Authenticate header and the body.
 func call(t *testing.T, url, token, tool string) (int, string, string) {
 	t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`, tool)
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+	params := map[string]any{"name": tool, "arguments": map[string]any{}, "_meta": mcptest.Meta(nil)}
+	resp, body, _ := mcptest.Do(t, mcptest.Request(t, url, "tools/call", params, token))
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(body)
 }
