@@ -645,3 +645,29 @@ func TestStdContextIsExecutionContext(t *testing.T) {
 		t.Errorf("value = %v", s.Value)
 	}
 }
+
+func TestOverrunIsLogged(t *testing.T) {
+	var logs logBuffer
+	app := agnara.New("app", &agnara.Options{Logger: newLogger(&logs)})
+	release := make(chan struct{})
+	cap := app.Capability(func(ctx context.Context) (string, error) {
+		<-ctx.Done() // the deadline passed...
+		<-release    // ...and the handler keeps going, then succeeds
+		return "late", nil
+	}, &agnara.CapabilityOptions{Name: "late", Timeout: 5 * time.Millisecond})
+	p := compileOne(t, app, cap)
+	close(release)
+	s := invokeOK(t, p, nil)
+	if s.Value != "late" {
+		t.Errorf("value = %v", s.Value)
+	}
+	var warned bool
+	for _, r := range logs.records(t) {
+		if r["level"] == "WARN" && r["msg"] == "capability returned after its deadline" && r["capability"] == "app.late" {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("no overrun warning in %s", logs.String())
+	}
+}

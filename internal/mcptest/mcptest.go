@@ -67,6 +67,7 @@ func Do(t testing.TB, req *http.Request) (*http.Response, []byte, map[string]any
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		data = nil
 		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(nil, len(body)+1) // an event may be as long as the body
 		for sc.Scan() {
 			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, `"id"`) {
 				data = []byte(d)

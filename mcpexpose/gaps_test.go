@@ -1,0 +1,139 @@
+package mcpexpose_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestTokensNeverReachTheLog runs accepted, refused and mapper-refused
+// tokens through a server logging at debug level, and checks that the log
+// has the refusals' reasons but never a token.
+func TestTokensNeverReachTheLog(t *testing.T) {
+	f := newFixture(t)
+	var logs logSink
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{
+		Identity: mapper,
+		Logger:   slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}})
+	list := map[string]any{"_meta": mcptest.Meta(nil)}
+	for _, token := range []string{"writer", "refused", "forged-token-value-123"} {
+		mcptest.Do(t, mcptest.Request(t, srv.URL+"/mcp", "tools/list", list, token))
+	}
+	got := logs.String()
+	for _, token := range []string{"Bearer", "forged-token-value-123"} {
+		if strings.Contains(got, token) {
+			t.Errorf("the log contains %q:\n%s", token, got)
+		}
+	}
+	for _, want := range []string{`"msg":"bearer token refused"`, `"msg":"identity mapper refused a caller"`, "mallory is suspended"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the log lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+// TestHostCheckOnLoopback sends a request whose Host header names another
+// host to a server listening on loopback: DNS rebinding protection answers
+// 403 and nothing runs.
+func TestHostCheckOnLoopback(t *testing.T) {
+	f := newFixture(t)
+	srv := serve(t, f, nil)
+	params := map[string]any{"name": "fx.echo", "arguments": map[string]any{"text": "x"}, "_meta": mcptest.Meta(nil)}
+	req := mcptest.Request(t, srv.URL+"/mcp", "tools/call", params, "")
+	req.Host = "evil.example.com"
+	resp, _, _ := mcptest.Do(t, req)
+	if resp.StatusCode != http.StatusForbidden || f.calls.Load() != 0 {
+		t.Errorf("status %d, calls %d; want 403 and no call", resp.StatusCode, f.calls.Load())
+	}
+	req = mcptest.Request(t, srv.URL+"/mcp", "tools/call", params, "")
+	if resp, _, _ := mcptest.Do(t, req); resp.StatusCode != http.StatusOK || f.calls.Load() != 1 {
+		t.Errorf("loopback Host: status %d, calls %d", resp.StatusCode, f.calls.Load())
+	}
+}
+
+// TestDefaultBodyLimit checks the 1 MiB default: a body just under it is
+// read, one just over it is 413.
+func TestDefaultBodyLimit(t *testing.T) {
+	f := newFixture(t)
+	srv := serve(t, f, nil)
+	body := func(n int) map[string]any {
+		return map[string]any{"name": "fx.echo", "arguments": map[string]any{"text": strings.Repeat("a", n)}, "_meta": mcptest.Meta(nil)}
+	}
+	const overhead = 400 // the rest of the request around the text
+	resp, _, msg := mcptest.Do(t, mcptest.Request(t, srv.URL+"/mcp", "tools/call", body(mcpexpose.DefaultMaxBodyBytes-overhead), ""))
+	if resp.StatusCode != http.StatusOK || msg["result"] == nil {
+		t.Errorf("under the limit: status %d, %v", resp.StatusCode, msg)
+	}
+	resp, _, _ = mcptest.Do(t, mcptest.Request(t, srv.URL+"/mcp", "tools/call", body(mcpexpose.DefaultMaxBodyBytes), ""))
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("over the limit: status %d, want 413", resp.StatusCode)
+	}
+}
+
+// TestSessionBoundToItsUser opens a handshake-era session with one token
+// and tries to use it with another: the SDK refuses it.
+func TestSessionBoundToItsUser(t *testing.T) {
+	f := newFixture(t)
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens})
+	var sessionID string
+	hc := &http.Client{Transport: sessionSpy{base: bearer{token: "writer", base: http.DefaultTransport}, id: &sessionID}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if sessionID == "" {
+		t.Fatal("no session id seen")
+	}
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", sessionID)
+	req.Header.Set("Authorization", "Bearer reader") // another user
+	resp, body, _ := mcptest.Do(t, req)
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another user's request on the session: status %d, body %s; want it refused", resp.StatusCode, body)
+	}
+}
+
+// sessionSpy records the Mcp-Session-Id the server assigns.
+type sessionSpy struct {
+	base http.RoundTripper
+	id   *string
+}
+
+func (s sessionSpy) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := s.base.RoundTrip(r)
+	if err == nil && resp.Header.Get("Mcp-Session-Id") != "" {
+		*s.id = resp.Header.Get("Mcp-Session-Id")
+	}
+	return resp, err
+}
+
+// logSink is a concurrency-safe log buffer.
+type logSink struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logSink) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
