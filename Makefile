@@ -2,9 +2,9 @@
 
 GO ?= go
 
-.PHONY: test deps vet unit fmt-check conformance bench bench-check bench-go fuzz run
+.PHONY: test deps vet lint unit fmt-check conformance bench bench-check bench-go fuzz run
 
-test: deps fmt-check vet unit conformance bench-check
+test: deps fmt-check vet lint unit conformance bench-check
 
 # Pinned MCP peers (official conformance suite on Node 22, TypeScript SDK
 # client) from conformance/package-lock.json; installed once, again when the
@@ -20,6 +20,13 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# staticcheck, pinned, from the Go module proxy. Deliberate exceptions are
+# marked in the code with //lint:ignore or //lint:file-ignore and a reason.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) ./...
+	cd bench && $(GO) run $(STATICCHECK) ./...
 
 unit:
 	$(GO) test -race -count=1 ./...

@@ -228,10 +228,10 @@ func TestProvideRejectedShapes(t *testing.T) {
 		{"nil function", (func() *A)(nil), "constructor is a nil function"},
 		{"variadic", func(...*D) *A { return nil }, "cannot be variadic"},
 		{"no results", func() {}, "a constructor returns T, (T, error), (T, func()) or (T, func(), error)"},
-		{"four results", func() (*A, func(), error, int) { return nil, nil, nil, 0 }, "a constructor returns T"},
+		{"four results", func() (*A, func(), error, int) { return nil, nil, nil, 0 }, "a constructor returns T"}, //lint:ignore ST1008 the rejected shape is the point of the case
 		{"second result is neither cleanup nor error", func() (*A, int) { return nil, 0 }, "a constructor returns T"},
 		{"cleanup with arguments", func() (*A, func(int)) { return nil, nil }, "a constructor returns T"},
-		{"error before cleanup", func() (*A, error, func()) { return nil, nil, nil }, "a constructor returns T"},
+		{"error before cleanup", func() (*A, error, func()) { return nil, nil, nil }, "a constructor returns T"}, //lint:ignore ST1008 the rejected shape is the point of the case
 		{"two errors", func() (*A, error, error) { return nil, nil, nil }, "a constructor returns T"},
 		{"two cleanups", func() (*A, func(), func()) { return nil, nil, nil }, "a constructor returns T"},
 		{"provides error", func() error { return nil }, "cannot provide error"},

@@ -70,7 +70,7 @@ type (
 	withURL struct {
 		U url.URL `json:"u"`
 	}
-	marshals      struct{ v int }
+	marshals      struct{ V int }
 	withMarshaler struct {
 		M marshals `json:"m"`
 	}
@@ -90,7 +90,7 @@ type (
 	withComplex struct {
 		C complex128 `json:"c"`
 	}
-	writeOnlyText     struct{ v int }
+	writeOnlyText     struct{ V int }
 	withWriteOnlyText struct {
 		W writeOnlyText `json:"w"`
 	}

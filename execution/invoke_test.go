@@ -599,7 +599,7 @@ func TestExecutionContext(t *testing.T) {
 	cap := app.Capability(func(ec *execution.Context) (string, error) {
 		ec.Progress(1, 2, "half")
 		ec.Logger().Info("working", "step", 1)
-		if got, ok := execution.FromContext(context.WithValue(ec, struct{}{}, 1)); !ok || got != ec {
+		if got, ok := execution.FromContext(context.WithValue(ec, otherKey{}, 1)); !ok || got != ec {
 			return "", errors.New("FromContext lost the execution context")
 		}
 		return ec.Principal().ID() + "@" + ec.Capability(), nil
@@ -671,3 +671,6 @@ func TestOverrunIsLogged(t *testing.T) {
 		t.Errorf("no overrun warning in %s", logs.String())
 	}
 }
+
+// otherKey is an unrelated context key.
+type otherKey struct{}

@@ -16,11 +16,6 @@ type object struct {
 	vals map[string]any
 }
 
-func (o *object) get(k string) (any, bool) {
-	v, ok := o.vals[k]
-	return v, ok
-}
-
 func (o *object) set(k string, v any) {
 	if _, ok := o.vals[k]; !ok {
 		o.keys = append(o.keys, k)

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 logging, sampling and roots are deprecated at 2026-07-28 (SEP-2577) but remain in the protocol during the deprecation window; agnara-go serves them on purpose.
+
 package mcpexpose_test
 
 import (

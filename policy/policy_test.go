@@ -68,7 +68,7 @@ func TestDeny(t *testing.T) {
 	if !errors.As(err, &target) || target != d {
 		t.Fatal("errors.As did not find the *Denial")
 	}
-	if policy.Deny("a") == policy.Deny("a") {
+	if a, b := policy.Deny("a"), policy.Deny("a"); a == b {
 		t.Error("Deny returned the same pointer twice")
 	}
 }
