@@ -631,8 +631,8 @@ func TestFaultReplayStore(t *testing.T) {
 		if b, _ := json.Marshal(msg); strings.Contains(string(b), "10.0.0.7") {
 			t.Errorf("the store's error reached the caller: %s", b)
 		}
-		if logs.find(t, "request state store unavailable", map[string]string{"level": "ERROR"}) == nil {
-			t.Errorf("the store failure is not logged: %s", logs.String())
+		if rec := logs.find(t, "request state store unavailable", map[string]string{"level": "ERROR"}); rec == nil || !strings.Contains(fmt.Sprint(rec["error"]), "10.0.0.7:6379: connection refused") {
+			t.Errorf("the store failure is not logged with its cause: %s", logs.String())
 		}
 
 		store.failing.Store(false)

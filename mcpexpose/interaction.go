@@ -85,7 +85,8 @@ func (s *server) openRound(ctx context.Context, params *mcp.CallToolParamsRaw, p
 	}
 	data, err := s.sealer.Open(ctx, params.RequestState, round.binding)
 	if errors.Is(err, requeststate.ErrUnavailable) {
-		s.logger.LogAttrs(ctx, slog.LevelError, "request state store unavailable", slog.Any("error", err))
+		// The sealed error's text is deliberately bare; log the store's own.
+		s.logger.LogAttrs(ctx, slog.LevelError, "request state store unavailable", slog.String("error", storeCause(err)))
 		return nil, errStateUnavail
 	}
 	if err != nil {
@@ -108,6 +109,18 @@ func (s *server) openRound(ctx context.Context, params *mcp.CallToolParamsRaw, p
 		}
 	}
 	return round, nil
+}
+
+// storeCause returns the replay store's own error inside err, or err's text.
+func storeCause(err error) string {
+	if multi, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range multi.Unwrap() {
+			if e != nil && !errors.Is(e, requeststate.ErrUnavailable) {
+				return e.Error()
+			}
+		}
+	}
+	return err.Error()
 }
 
 // interact turns an InteractionRequired outcome into an input-required

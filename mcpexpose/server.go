@@ -29,9 +29,12 @@ type ServerOptions struct {
 	Identity IdentityMapper
 	// Instructions are sent to clients with the server's capabilities.
 	Instructions string
-	// Timeout, when positive, bounds every tools/call; when it passes, the
-	// caller receives a "timeout" failure. A capability's own shorter
-	// Timeout still applies.
+	// Timeout, when positive, bounds the invocation of every tools/call
+	// (policies, dependencies, handler); when it passes, the caller
+	// receives a "timeout" failure. A capability's own shorter Timeout
+	// still applies. Identity mapping and request-state verification happen
+	// before the invocation and are not covered: they must bound
+	// themselves (or rely on the client's cancellation).
 	Timeout time.Duration
 	// ForwardLogs lets records that handlers log through the execution
 	// context's logger reach clients as MCP log messages, at the level each
