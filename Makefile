@@ -2,9 +2,9 @@
 
 GO ?= go
 
-.PHONY: test deps vet lint unit fmt-check conformance bench bench-check bench-go fuzz run
+.PHONY: test deps vet lint unit fmt-check conformance bench bench-check bench-go soak soak-short fuzz run
 
-test: deps fmt-check vet lint unit conformance bench-check
+test: deps fmt-check vet lint unit conformance bench-check soak-short
 
 # Pinned MCP peers (official conformance suite on Node 22, TypeScript SDK
 # client) from conformance/package-lock.json; installed once, again when the
@@ -46,6 +46,17 @@ bench:
 # report), so that `make bench` keeps working.
 bench-check:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# Soak of the users example (bench/cmd/soak): a bounded mix of valid,
+# invalid, unknown-tool, interaction and cancelled calls in both eras; fails
+# on any unexpected outcome or on descriptor or memory growth.
+SOAK_C ?= 64
+SOAK_D ?= 60s
+soak:
+	cd bench && GO="$(GO)" $(GO) run ./cmd/soak -c $(SOAK_C) -d $(SOAK_D)
+
+soak-short:
+	cd bench && GO="$(GO)" $(GO) run ./cmd/soak -c 16 -d 10s
 
 # In-process benchmarks of this module, allocations reported.
 bench-go:
