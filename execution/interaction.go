@@ -27,7 +27,9 @@ import (
 var ErrInputRequired = errors.New("execution: input required from the caller")
 
 // ConfirmKey is the key of the question asked for a capability that
-// declares CapabilityOptions.Confirm.
+// declares CapabilityOptions.Confirm. Handlers cannot ask under it: its
+// answer is evidence for the confirmation verifier, and only the declared
+// question may produce it.
 const ConfirmKey = "confirm"
 
 // InputKind is the kind of an input request.
@@ -190,8 +192,15 @@ func (c *Context) Confirm(key, message string) (bool, error) {
 	return v.Confirm, nil
 }
 
+// errReservedKey refuses handler questions under the key of the declared
+// confirmation, whose answer is evidence for the confirmation verifier.
+var errReservedKey = fmt.Errorf("execution: the question key %q is reserved for CapabilityOptions.Confirm", ConfirmKey)
+
 // askForm answers from a valid accepted answer, or asks.
 func (c *Context) askForm(key, message string, f *formSchema, dst any) error {
+	if key == ConfirmKey {
+		return errReservedKey
+	}
 	if a, ok := c.inter.answer(key, Elicitation); ok {
 		switch a.Action {
 		case "decline", "cancel":

@@ -221,3 +221,15 @@ func TestInputRequiredWithoutAQuestionIsInternal(t *testing.T) {
 	out, err := p.Invoke(bg, nil)
 	mustFailure(t, out, err, execution.InternalFailure)
 }
+
+func TestConfirmKeyIsReserved(t *testing.T) {
+	app := agnara.New("app", nil)
+	c := app.Capability(func(ec *execution.Context) (bool, error) {
+		return ec.Confirm(execution.ConfirmKey, "A harmless question?")
+	}, &agnara.CapabilityOptions{Name: "x"})
+	p := compileOne(t, app, c)
+	out, err := p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{
+		execution.ConfirmKey: {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"confirm":true}`)},
+	}})
+	mustFailure(t, out, err, execution.InternalFailure)
+}
