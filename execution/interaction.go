@@ -30,7 +30,7 @@ var ErrInputRequired = errors.New("execution: input required from the caller")
 // declares CapabilityOptions.Confirm. Handlers cannot ask under it: its
 // answer is evidence for the confirmation verifier, and only the declared
 // question may produce it.
-const ConfirmKey = "confirm"
+const ConfirmKey = "agnara.confirm"
 
 // InputKind is the kind of an input request.
 type InputKind uint8

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 )
@@ -36,7 +37,7 @@ func stateOf(t *testing.T, msg map[string]any) string {
 	return s
 }
 
-var yes = map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
+var yes = map[string]any{execution.ConfirmKey: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
 
 func TestBadRequestStateIsRefused(t *testing.T) {
 	var purged, notified atomic.Int32

@@ -378,7 +378,7 @@ func (w *worker) op(kind string) {
 			return
 		}
 		qs, _ := json.Marshal(state)
-		extra := `,"requestState":` + string(qs) + `,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}}`
+		extra := `,"requestState":` + string(qs) + `,"inputResponses":{"agnara.confirm":{"action":"accept","content":{"confirm":true}}}`
 		w.expect(kind+" (retry)", w.call(context.Background(), "users.delete_user", args, extra), anyOf(okResult, toolError("not_found")))
 	case kCancel:
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(w.rng.IntN(2000))*time.Microsecond)
