@@ -38,6 +38,9 @@ type Options struct {
 	// Scopes decides whether a principal holds a declared scope. Default:
 	// exact match only.
 	Scopes policy.Scopes
+	// Observer, when set, watches the stages of every invocation (policy,
+	// dependencies, handler), for tracing. Default: none.
+	Observer Observer
 	// ConfirmationVerifier decides whether confirmation evidence allows a
 	// capability that requires confirmation to run, unless the capability
 	// sets its own. Default: [policy.Bound].
@@ -99,6 +102,9 @@ func (a *App) Version() string { return a.opts.Version }
 
 // Logger returns the application's logger.
 func (a *App) Logger() *slog.Logger { return a.opts.Logger }
+
+// Observer returns the application's invocation observer, or nil.
+func (a *App) Observer() Observer { return a.opts.Observer }
 
 // Scopes returns the scope checker capabilities are guarded with.
 func (a *App) Scopes() policy.Scopes { return a.opts.Scopes }

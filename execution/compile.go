@@ -108,6 +108,7 @@ func compilePlan(app *agnara.App, c *agnara.Capability, container *di.Container)
 		nargs:       fn.Type().NumIn(),
 		logger:      app.Logger(),
 		scopeC:      app.Scopes(),
+		observer:    app.Observer(),
 	}
 	if p.verifier == nil {
 		p.verifier = app.ConfirmationVerifier()

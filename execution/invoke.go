@@ -146,27 +146,11 @@ func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflec
 	}()
 
 	if len(p.policies) > 0 || p.confirm != "" {
-		req := policy.Request{Principal: inv.Principal, Capability: p.identity}
-		if in.IsValid() {
-			req.Input = in.Interface()
-		}
-		for _, pol := range p.policies {
-			if perr := pol.Evaluate(ec, req); perr != nil {
-				return p.classify(ec, "policy", perr)
-			}
-		}
-		if p.confirm != "" {
-			if inv.Confirmation == nil {
-				_ = ec.inter.ask(ConfirmKey, InputRequest{Kind: Elicitation, Message: p.confirm, Schema: bytes.Clone(confirmSchema)})
-				return inputRequired(ec), nil
-			}
-			digest, derr := ArgumentsDigest(args)
-			if derr != nil {
-				return p.classify(ec, "confirmation", derr)
-			}
-			if verr := p.verifier.VerifyConfirmation(ec, req, digest, *inv.Confirmation); verr != nil {
-				return p.classify(ec, "confirmation", verr)
-			}
+		end := p.stage(ec, "policy")
+		out, err := p.checkPolicies(ec, inv, args, in)
+		end(out, err)
+		if out != nil || err != nil {
+			return out, err
 		}
 	}
 
@@ -184,6 +168,7 @@ func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflec
 		callArgs[p.sig.firstDep-1] = in
 	}
 	if p.recipe != nil {
+		end := p.stage(ec, "dependencies")
 		release, rerr := p.recipe.Resolve(ec, callArgs[p.sig.firstDep:])
 		defer func() {
 			if cerr := release(); cerr != nil {
@@ -191,14 +176,20 @@ func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflec
 					slog.String("capability", p.identity), slog.Any("error", cerr))
 			}
 		}()
+		end(nil, rerr)
 		if rerr != nil {
 			return p.classify(ec, "dependency", rerr)
 		}
 	}
 
+	end := p.stage(ec, "handler")
 	results := p.fn.Call(callArgs)
+	var herr error
 	if last := results[len(results)-1]; !last.IsNil() {
-		herr := last.Interface().(error)
+		herr = last.Interface().(error)
+	}
+	end(nil, herr)
+	if herr != nil {
 		if errors.Is(herr, ErrInputRequired) && len(ec.inter.requests()) > 0 {
 			return inputRequired(ec), nil
 		}
@@ -217,6 +208,56 @@ func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflec
 	}
 	return Success{}, nil
 }
+
+// checkPolicies runs the policies and the confirmation check; it returns an
+// outcome or error to end the invocation with, or nothing to go on.
+func (p *Plan) checkPolicies(ec *Context, inv *Invocation, args json.RawMessage, in reflect.Value) (Outcome, error) {
+	req := policy.Request{Principal: inv.Principal, Capability: p.identity}
+	if in.IsValid() {
+		req.Input = in.Interface()
+	}
+	for _, pol := range p.policies {
+		if perr := pol.Evaluate(ec, req); perr != nil {
+			return p.classify(ec, "policy", perr)
+		}
+	}
+	if p.confirm != "" {
+		if inv.Confirmation == nil {
+			_ = ec.inter.ask(ConfirmKey, InputRequest{Kind: Elicitation, Message: p.confirm, Schema: bytes.Clone(confirmSchema)})
+			return inputRequired(ec), nil
+		}
+		digest, derr := ArgumentsDigest(args)
+		if derr != nil {
+			return p.classify(ec, "confirmation", derr)
+		}
+		if verr := p.verifier.VerifyConfirmation(ec, req, digest, *inv.Confirmation); verr != nil {
+			return p.classify(ec, "confirmation", verr)
+		}
+	}
+	return nil, nil
+}
+
+// stage starts an observed stage; the returned function ends it. Without an
+// observer it does nothing and allocates nothing.
+func (p *Plan) stage(ec *Context, name string) func(Outcome, error) {
+	if p.observer == nil {
+		return noStage
+	}
+	parent := ec.ctx
+	ctx, done := p.observer.Stage(parent, p.identity, name)
+	ec.ctx = ctx
+	return func(out Outcome, err error) {
+		ec.ctx = parent
+		if err == nil {
+			if f, ok := out.(*Failure); ok {
+				err = f
+			}
+		}
+		done(err)
+	}
+}
+
+func noStage(Outcome, error) {}
 
 // inputRequired is the outcome of an invocation that asked questions.
 func inputRequired(ec *Context) *Failure {

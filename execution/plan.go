@@ -41,8 +41,9 @@ type Plan struct {
 	nargs  int
 	recipe *di.Recipe // nil when the function has no dependencies
 
-	logger *slog.Logger
-	scopeC policy.Scopes
+	logger   *slog.Logger
+	scopeC   policy.Scopes
+	observer agnara.Observer
 }
 
 // Capability returns the capability the plan was compiled from.

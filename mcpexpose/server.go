@@ -41,6 +41,9 @@ type ServerOptions struct {
 	// client asked for (nothing to a 2026-07-28 request that did not ask).
 	// It also advertises the logging capability.
 	ForwardLogs bool
+	// Observer, when set, watches every tools/list and tools/call (for
+	// tracing and metrics; see package mcpexpose/otelmcp). Default: none.
+	Observer RequestObserver
 	// DevelopmentPrincipal, when set, is who every caller without a token
 	// acts as, instead of the anonymous principal. It exists for trying an
 	// application locally without an authorization server; never set it in
@@ -210,7 +213,17 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			return s.listTools(ctx, req)
+			if s.opts.Observer == nil {
+				return s.listTools(ctx, req)
+			}
+			p, err := s.principal(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			octx, end := s.opts.Observer.Request(ctx, s.requestInfo(method, "", req, p))
+			res, err := s.listTools(octx, req)
+			end(outcomeOf(err), err)
+			return res, err
 		case "tools/call":
 			if !s.invoke {
 				return nil, errNoCall
@@ -233,10 +246,26 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, unknownTool(params.Name)
 			}
 			ctx = policy.WithPrincipal(ctx, p)
-			if cr, ok := req.(*mcp.CallToolRequest); ok && cr.ProtocolVersion() < "2026-07-28" {
-				return s.legacyRounds(ctx, method, req, next)
+			var box *outcomeBox
+			var end func(string, error)
+			if s.opts.Observer != nil {
+				box = &outcomeBox{}
+				ctx, end = s.opts.Observer.Request(context.WithValue(ctx, outcomeKey{}, box), s.requestInfo(method, params.Name, req, p))
 			}
-			return next(ctx, method, req)
+			var res mcp.Result
+			if cr, ok := req.(*mcp.CallToolRequest); ok && cr.ProtocolVersion() < "2026-07-28" {
+				res, err = s.legacyRounds(ctx, method, req, next)
+			} else {
+				res, err = next(ctx, method, req)
+			}
+			if end != nil {
+				outcome := box.get()
+				if err != nil {
+					outcome = outcomeOf(err)
+				}
+				end(outcome, err)
+			}
+			return res, err
 		case "logging/setLevel":
 			if s.opts.ForwardLogs {
 				return next(ctx, method, req)
@@ -248,6 +277,28 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not offered by this server", method)}
 	}
+}
+
+// requestInfo describes a request for the observer.
+func (s *server) requestInfo(method, tool string, req mcp.Request, p policy.Principal) RequestInfo {
+	info := RequestInfo{Method: method, Tool: tool, PrincipalID: p.ID()}
+	if params, ok := req.GetParams().(interface{ GetMeta() map[string]any }); ok {
+		info.Meta = params.GetMeta()
+	}
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		info.ProtocolVersion = r.ProtocolVersion()
+	case *mcp.ListToolsRequest:
+		info.ProtocolVersion = r.ProtocolVersion()
+	}
+	return info
+}
+
+func outcomeOf(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
 }
 
 // principal maps the request's verified token facts, if any.
@@ -330,12 +381,15 @@ func (s *server) handler(t *tool) mcp.ToolHandler {
 		}
 		out, err := t.plan.Invoke(ctx, inv)
 		if err != nil {
+			setOutcome(ctx, "canceled")
 			return nil, err // the caller went away: no result to send
 		}
 		if f, ok := out.(*execution.Failure); ok {
 			if requests := execution.InputRequests(f); len(requests) > 0 {
+				setOutcome(ctx, "input_required")
 				return s.interact(ctx, req, round, requests)
 			}
+			setOutcome(ctx, f.Code.String())
 		}
 		return s.result(ctx, t, out), nil
 	}

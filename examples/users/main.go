@@ -5,6 +5,7 @@
 //
 //	go run ./examples/users                       # local trial, no tokens
 //	go run ./examples/users -issuer http://127.0.0.1:9000   # OAuth, see examples/devissuer
+//	go run ./examples/users -otel-stdout                    # print a trace of every call
 //
 // Without -issuer it runs for local trial only: every caller acts as a fixed
 // development principal whose scopes come from -dev-scopes, and only
@@ -32,15 +33,19 @@ import (
 	"github.com/agnara-go/agnara/examples/internal/userservice"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/oidc"
+	"github.com/agnara-go/agnara/mcpexpose/otelmcp"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 type config struct {
-	addr      string
-	issuer    string
-	resource  string
-	devScopes string
+	addr       string
+	issuer     string
+	resource   string
+	devScopes  string
+	otelStdout bool
 }
 
 func main() {
@@ -49,6 +54,7 @@ func main() {
 	flag.StringVar(&cfg.issuer, "issuer", "", "OAuth/OIDC issuer URL; enables bearer-token authorization")
 	flag.StringVar(&cfg.resource, "resource", "", "canonical resource URI of the MCP endpoint (default http://<addr>/mcp)")
 	flag.StringVar(&cfg.devScopes, "dev-scopes", "users:read", "without -issuer: scopes of the development principal, space separated")
+	flag.BoolVar(&cfg.otelStdout, "otel-stdout", false, "export OpenTelemetry traces of every tools/call and tools/list to standard output")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -76,7 +82,23 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		cfg.resource = fmt.Sprintf("http://%s/mcp", addr)
 	}
 
-	app, caps := userservice.NewApp(userservice.NewStore(), &agnara.Options{Version: "0.1.0", Logger: logger})
+	appOpts := &agnara.Options{Version: "0.1.0", Logger: logger}
+	var requests mcpexpose.RequestObserver
+	if cfg.otelStdout {
+		exporter, err := stdouttrace.New(stdouttrace.WithWriter(stdout), stdouttrace.WithPrettyPrint())
+		if err != nil {
+			return err
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+		defer tp.Shutdown(context.Background())
+		tel, err := otelmcp.New(&otelmcp.Options{TracerProvider: tp})
+		if err != nil {
+			return err
+		}
+		appOpts.Observer = tel.Stages()
+		requests = tel.Requests()
+	}
+	app, caps := userservice.NewApp(userservice.NewStore(), appOpts)
 	defer app.Close()
 	exp := mcpexpose.New(app)
 	exp.Tool(caps.Get, nil)
@@ -88,7 +110,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		return err
 	}
 
-	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger}}
+	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger, Observer: requests}}
 	if cfg.issuer != "" {
 		v, err := oidc.NewVerifier(ctx, cfg.issuer, cfg.resource, nil)
 		if err != nil {

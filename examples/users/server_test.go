@@ -10,10 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agnara-go/agnara/examples/internal/proctest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // startExample builds and starts the example as a user would run it, on a
@@ -101,4 +103,57 @@ func TestBadIssuerFailsAtStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "discovering issuer") {
 		t.Errorf("run with an unreachable issuer = %v", err)
 	}
+}
+
+// TestTraceToStdout runs the example with -otel-stdout and checks that a
+// call's trace, with its stages, is printed.
+func TestTraceToStdout(t *testing.T) {
+	out := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, config{addr: "127.0.0.1:0", devScopes: "users:read", otelStdout: true}, out, slog.New(slog.DiscardHandler))
+	}()
+	var url string
+	deadline := time.Now().Add(10 * time.Second)
+	for url == "" && time.Now().Before(deadline) {
+		if line, _, ok := strings.Cut(out.String(), "\n"); ok {
+			url = line
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "users.list_users", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Name": "tools/call users.list_users"`, `"Name": "handler"`, `"Name": "dependencies"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %s:\n%.2000s", want, out.String())
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
