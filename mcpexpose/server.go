@@ -282,8 +282,16 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // requestInfo describes a request for the observer.
 func (s *server) requestInfo(method, tool string, req mcp.Request, p policy.Principal) RequestInfo {
 	info := RequestInfo{Method: method, Tool: tool, PrincipalID: p.ID()}
-	if params, ok := req.GetParams().(interface{ GetMeta() map[string]any }); ok {
-		info.Meta = params.GetMeta()
+	// Params may be a typed nil (a legacy tools/list sends none).
+	switch params := req.GetParams().(type) {
+	case *mcp.ListToolsParams:
+		if params != nil {
+			info.Meta = params.Meta
+		}
+	case *mcp.CallToolParamsRaw:
+		if params != nil {
+			info.Meta = params.Meta
+		}
 	}
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,7 @@ type config struct {
 	resource   string
 	devScopes  string
 	otelStdout bool
+	debug      bool
 }
 
 func main() {
@@ -55,6 +57,7 @@ func main() {
 	flag.StringVar(&cfg.resource, "resource", "", "canonical resource URI of the MCP endpoint (default http://<addr>/mcp)")
 	flag.StringVar(&cfg.devScopes, "dev-scopes", "users:read", "without -issuer: scopes of the development principal, space separated")
 	flag.BoolVar(&cfg.otelStdout, "otel-stdout", false, "export OpenTelemetry traces of every tools/call and tools/list to standard output")
+	flag.BoolVar(&cfg.debug, "debug-goroutines", false, "serve the number of goroutines at /debug/goroutines (for soak tests)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -133,6 +136,11 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		io.WriteString(w, "ok\n")
 	})
 	h.Mount(r, "/mcp")
+	if cfg.debug {
+		r.Get("/debug/goroutines", func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintln(w, runtime.NumGoroutine())
+		})
+	}
 
 	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)

