@@ -2,9 +2,9 @@
 
 GO ?= go
 
-.PHONY: test deps vet lint vulncheck unit fmt-check conformance bench bench-check bench-go soak soak-short fuzz run
+.PHONY: test deps vet lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go soak soak-short fuzz run
 
-test: deps fmt-check vet lint unit conformance bench-check soak-short
+test: deps fmt-check vet lint vulncheck unit fuzz-short conformance bench-check soak-short
 
 # Pinned MCP peers (official conformance suite on Node 22, TypeScript SDK
 # client) from conformance/package-lock.json; installed once, again when the
@@ -60,10 +60,14 @@ soak-short:
 
 # govulncheck, pinned, against a vulnerability database built locally from
 # the pinned golang.org/x/vulndb module (vuln.go.dev is not reachable from
-# every build machine). Standard-library findings are fixed by building
-# with a patched Go toolchain; see docs/operating.md.
+# every build machine). It analyses with VULN_TOOLCHAIN, the patched Go
+# release servers should be built with (the go command downloads it from
+# the module proxy): go1.26.8's standard library has ten known
+# vulnerabilities, fixed in go1.26.9 and go1.26.10. See docs/operating.md.
 VULNDB_VERSION ?= v0.0.0-20261105234957-e22db6528018
 VULNDB_DIR ?= $(CURDIR)/.vulndb
+VULN_TOOLCHAIN ?= go1.26.10
+vulncheck: export GOTOOLCHAIN = $(VULN_TOOLCHAIN)
 vulncheck:
 	@if [ ! -d "$(VULNDB_DIR)/ID" ]; then \
 		$(GO) mod download golang.org/x/vulndb@$(VULNDB_VERSION) && \
@@ -75,6 +79,10 @@ vulncheck:
 # In-process benchmarks of this module, allocations reported.
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./execution/ ./mcpexpose/
+
+# Each fuzz target, briefly (seed corpora also run as plain tests).
+fuzz-short:
+	$(MAKE) fuzz FUZZTIME=3s
 
 # Fuzz each target for FUZZTIME (default 30s). Seed corpora are in each
 # package's testdata/fuzz and also run, briefly, in `make test`.
