@@ -57,7 +57,7 @@ func main() {
 	flag.StringVar(&cfg.resource, "resource", "", "canonical resource URI of the MCP endpoint (default http://<addr>/mcp)")
 	flag.StringVar(&cfg.devScopes, "dev-scopes", "users:read", "without -issuer: scopes of the development principal, space separated")
 	flag.BoolVar(&cfg.otelStdout, "otel-stdout", false, "export OpenTelemetry traces of every tools/call and tools/list to standard output")
-	flag.BoolVar(&cfg.debug, "debug-goroutines", false, "serve the number of goroutines at /debug/goroutines (for soak tests)")
+	flag.BoolVar(&cfg.debug, "debug-goroutines", false, "serve the goroutine count and live heap at /debug/goroutines and /debug/heap (for soak tests)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -139,6 +139,12 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	if cfg.debug {
 		r.Get("/debug/goroutines", func(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprintln(w, runtime.NumGoroutine())
+		})
+		r.Get("/debug/heap", func(w http.ResponseWriter, _ *http.Request) {
+			runtime.GC() // live heap, not garbage awaiting collection
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			fmt.Fprintln(w, m.HeapAlloc)
 		})
 	}
 

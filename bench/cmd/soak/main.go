@@ -114,6 +114,7 @@ type sample struct {
 	threads    int
 	fds        int
 	goroutines int
+	heap       int64 // live heap after a GC, bytes
 }
 
 type summary struct {
@@ -128,6 +129,7 @@ type summary struct {
 	maxThreads int
 	maxFDs     int
 	maxGo      int
+	series     []sample // one per second while the load runs
 }
 
 func (s *summary) String() string {
@@ -154,6 +156,22 @@ func (s *summary) String() string {
 	fmt.Fprintf(&b, "  threads start/max/end: %d / %d / %d\n", s.start.threads, s.maxThreads, s.end.threads)
 	fmt.Fprintf(&b, "  fds start/max/end: %d / %d / %d\n", s.start.fds, s.maxFDs, s.end.fds)
 	fmt.Fprintf(&b, "  goroutines start/max/end: %d / %d / %d\n", s.start.goroutines, s.maxGo, s.end.goroutines)
+	if len(s.series) > 0 {
+		b.WriteString("  RSS MiB each second:")
+		for _, p := range s.series {
+			fmt.Fprintf(&b, " %.0f", float64(p.rss)/(1<<20))
+		}
+		b.WriteString("\n  live heap MiB each second:")
+		for _, p := range s.series {
+			fmt.Fprintf(&b, " %.1f", float64(p.heap)/(1<<20))
+		}
+		fmt.Fprintf(&b, " (after idle: %.1f)", float64(s.end.heap)/(1<<20))
+		b.WriteString("\n  goroutines each second:")
+		for _, p := range s.series {
+			fmt.Fprintf(&b, " %d", p.goroutines)
+		}
+		b.WriteString("\n")
+	}
 	return b.String()
 }
 
@@ -242,6 +260,7 @@ func run(ctx context.Context, o options) (*summary, error) {
 		s.maxThreads = max(s.maxThreads, p.threads)
 		s.maxFDs = max(s.maxFDs, p.fds)
 		s.maxGo = max(s.maxGo, p.goroutines)
+		s.series = append(s.series, p)
 	}
 	samplerDone := make(chan struct{})
 	stopSampler := make(chan struct{})

@@ -138,6 +138,9 @@ func readProc(pid int) (sample, error) {
 		if n, err := readGoroutines(goroutinesURL); err == nil {
 			p.goroutines = n
 		}
+		if n, err := readGoroutines(strings.TrimSuffix(goroutinesURL, "goroutines") + "heap"); err == nil {
+			p.heap = int64(n)
+		}
 	}
 	p.fds = len(fds)
 	return p, nil
