@@ -1,7 +1,6 @@
 package mcpexpose_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 )
 
@@ -87,16 +87,7 @@ func TestGoldenWire(t *testing.T) {
 // indents it.
 func responseMessage(t *testing.T, contentType string, body []byte) string {
 	t.Helper()
-	data := body
-	if strings.HasPrefix(contentType, "text/event-stream") {
-		data = nil
-		sc := bufio.NewScanner(bytes.NewReader(body))
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, `"id"`) {
-				data = []byte(d)
-			}
-		}
-	}
+	data := mcptest.Message(contentType, body)
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, bytes.TrimSpace(data), "", "  "); err != nil {
 		t.Fatalf("response is not JSON (%s): %q", contentType, body)

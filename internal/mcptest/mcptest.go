@@ -63,20 +63,27 @@ func Do(t testing.TB, req *http.Request) (*http.Response, []byte, map[string]any
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	data := body
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		data = nil
-		sc := bufio.NewScanner(bytes.NewReader(body))
-		sc.Buffer(nil, len(body)+1) // an event may be as long as the body
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, `"id"`) {
-				data = []byte(d)
-			}
-		}
-	}
+	data := Message(resp.Header.Get("Content-Type"), body)
 	var msg map[string]any
 	if json.Unmarshal(data, &msg) != nil {
 		msg = nil
 	}
 	return resp, body, msg
+}
+
+// Message returns the JSON-RPC response in body: the body itself, or, for
+// an event stream, the data of the event carrying an id.
+func Message(contentType string, body []byte) []byte {
+	if !strings.HasPrefix(contentType, "text/event-stream") {
+		return body
+	}
+	var data []byte
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(nil, len(body)+1) // an event may be as long as the body
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, `"id"`) {
+			data = []byte(d)
+		}
+	}
+	return data
 }
