@@ -59,6 +59,12 @@ type CapabilityOptions struct {
 	// It must not be set for any other capability: their schema is derived
 	// from the input struct.
 	InputSchema json.RawMessage
+	// OutputSchema is the JSON Schema of the value a capability whose
+	// output type is json.RawMessage returns. It is optional for such
+	// capabilities (without it the value is described as any JSON value),
+	// is published verbatim, and exposures validate results against it. It
+	// must not be set for any other capability.
+	OutputSchema json.RawMessage
 }
 
 // Checkable is anything that can report a definition mistake, such as an
@@ -136,6 +142,7 @@ func newCapability(a *App, s site.Site, fn any, opts *CapabilityOptions) *Capabi
 		c.opts.Policies = slices.Clone(opts.Policies)
 		c.opts.Forms = slices.Clone(opts.Forms)
 		c.opts.InputSchema = slices.Clone(opts.InputSchema)
+		c.opts.OutputSchema = slices.Clone(opts.OutputSchema)
 	}
 	c.name = c.opts.Name
 	subject := "capability"
@@ -198,6 +205,7 @@ func (c *Capability) Options() CapabilityOptions {
 	o.Policies = slices.Clone(c.opts.Policies)
 	o.Forms = slices.Clone(c.opts.Forms)
 	o.InputSchema = slices.Clone(c.opts.InputSchema)
+	o.OutputSchema = slices.Clone(c.opts.OutputSchema)
 	return o
 }
 

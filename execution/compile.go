@@ -159,7 +159,18 @@ func compilePlan(app *agnara.App, c *agnara.Capability, container *di.Container)
 	}
 
 	// Output schema.
-	if sig.out != nil && !sig.content {
+	switch {
+	case opts.OutputSchema != nil && sig.out != rawMessageType:
+		fail("OutputSchema is only for capabilities whose output is json.RawMessage")
+	case opts.OutputSchema != nil:
+		if _, err := parseOrdered(opts.OutputSchema); err != nil {
+			fail("OutputSchema is not valid JSON: %v", err)
+		} else if _, err := compileValidator(opts.OutputSchema); err != nil {
+			fail("OutputSchema does not compile: %v", err)
+		} else {
+			p.outputSchema = opts.OutputSchema
+		}
+	case sig.out != nil && !sig.content:
 		s, err := generateSchema(sig.out, true)
 		if err != nil {
 			fail("output %v", err)

@@ -570,6 +570,32 @@ func TestRawInput(t *testing.T) {
 	}
 }
 
+func TestRawOutputSchema(t *testing.T) {
+	app := agnara.New("app", nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
+	declared := app.Capability(func() (json.RawMessage, error) {
+		return json.RawMessage(`{"n":1}`), nil
+	}, &agnara.CapabilityOptions{Name: "declared", OutputSchema: schema})
+	undeclared := app.Capability(func() (json.RawMessage, error) {
+		return json.RawMessage(`[1]`), nil
+	}, &agnara.CapabilityOptions{Name: "undeclared"})
+	plans, err := execution.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := plans.Plan(declared)
+	if string(p.OutputSchema()) != string(schema) {
+		t.Errorf("declared output schema = %s, want it verbatim", p.OutputSchema())
+	}
+	if s := invokeOK(t, p, nil); string(s.Value.(json.RawMessage)) != `{"n":1}` {
+		t.Errorf("value = %s", s.Value)
+	}
+	q, _ := plans.Plan(undeclared)
+	if string(q.OutputSchema()) != `{}` {
+		t.Errorf("undeclared output schema = %s, want {} (any value)", q.OutputSchema())
+	}
+}
+
 func TestContentResult(t *testing.T) {
 	app := agnara.New("app", nil)
 	cap := app.Capability(func() ([]execution.Content, error) {

@@ -89,8 +89,10 @@ func (p *Plan) Timeout() time.Duration { return p.timeout }
 func (p *Plan) InputSchema() json.RawMessage { return slices.Clone(p.inputSchema) }
 
 // OutputSchema returns the JSON Schema of the value a successful invocation
-// returns (Success.Value), or nil when there is none: for a function that
-// returns only error, and for content results ([]Content).
+// returns (Success.Value): derived from the output type, or the schema a
+// capability returning json.RawMessage declared, verbatim. It is nil when
+// there is none: for a function that returns only error, and for content
+// results ([]Content).
 func (p *Plan) OutputSchema() json.RawMessage { return slices.Clone(p.outputSchema) }
 
 // ReturnsContent reports whether the capability returns rich content
