@@ -1,0 +1,95 @@
+package approval_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/policy"
+)
+
+// The lifecycle of one remote write: asked for, approved by someone else,
+// claimed exactly once, completed with an honest receipt.
+func Example() {
+	dir, err := os.MkdirTemp("", "approvals")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	store, err := approval.OpenSQLite(filepath.Join(dir, "approvals.db"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+
+	binding := approval.Binding{
+		Tool: "gw.update_document", ID: "document-service",
+		Revision: "sha256:9f2c…", // the write catalog digest
+		ScopeID:  "sandbox-documents", ScopeRevision: "scope-1",
+		Effect: approval.EffectWrite,
+	}
+	args := json.RawMessage(`{"id":42,"title":"Q3 plan"}`)
+	digest, err := approval.ArgumentsDigest(args)
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := store.Prepare(ctx, approval.Intent{
+		Binding:     binding,
+		PrincipalID: "alice", PrincipalIssuer: "https://idp.example",
+		Arguments: args, ArgumentsDigest: digest,
+		IdempotencyKey: "call-7f3a", Summary: "Update document",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("prepared:", a.State)
+
+	alice := policy.NewPrincipal("alice", []string{"approvals:approve"}).WithIssuer("https://idp.example")
+	_, err = store.Approve(ctx, a.ID, alice, "")
+	fmt.Println("alice approves her own:", errors.Is(err, approval.ErrSelfApproval))
+
+	bob := policy.NewPrincipal("bob", []string{"approvals:approve"}).WithIssuer("https://idp.example")
+	a, err = store.Approve(ctx, a.ID, bob, "title checked")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("bob:", a.State)
+
+	// Just before dispatch, with the registration as it is now.
+	a, err = store.Claim(ctx, a.ID, binding)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("claimed:", a.State)
+	_, err = store.Claim(ctx, a.ID, binding)
+	fmt.Println("claimed again:", errors.Is(err, approval.ErrAlreadyClaimed))
+
+	// The request went out and timed out: the write may or may not have
+	// happened.
+	a, err = store.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("completed:", a.State, a.Receipt.Effect)
+
+	// A host establishes what happened, independently, and records it.
+	a, err = store.Reconcile(ctx, a.ID, bob, approval.EffectCommitted, "read back document 42: title is \"Q3 plan\"")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("reconciled:", a.Reconciliation.Effect, "receipt still", a.Receipt.Effect)
+	// Output:
+	// prepared: pending
+	// alice approves her own: true
+	// bob: approved
+	// claimed: claimed
+	// claimed again: true
+	// completed: completed unknown
+	// reconciled: committed receipt still unknown
+}

@@ -1,0 +1,90 @@
+package approval
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agnara-go/agnara/policy"
+)
+
+// Store keeps approvals durably. Each method is one atomic transition: when
+// it returns without error the change is durable, and when it returns an
+// error nothing changed except what the error's documentation says (an
+// expiry observed on the way, a refused claim in the audit trail).
+//
+// Implementations must be safe for concurrent use, also by several processes
+// sharing the same backing store: the exactly-once guarantees of Claim and
+// Complete hold across all of them. [SQLiteStore] is the implementation in
+// this package; the interface is shaped for a shared server database too.
+type Store interface {
+	// Prepare records in as a pending approval, or returns the approval
+	// already recorded under in.IdempotencyKey:
+	//   - none, or the newest is expired or canceled: a new pending one;
+	//   - the newest is for a different intent (binding, arguments digest
+	//     or requester): ErrConflict;
+	//   - otherwise (pending, approved, rejected, claimed, completed): that
+	//     one, unchanged. A rejected one is returned for the caller to
+	//     report; asking again under the same key does not re-open it.
+	// An invalid intent is ErrInvalid.
+	Prepare(ctx context.Context, in Intent) (Approval, error)
+	// Get returns the approval with id, or ErrNotFound.
+	Get(ctx context.Context, id string) (Approval, error)
+	// Latest returns the newest approval recorded under idempotencyKey, and
+	// false when there is none.
+	Latest(ctx context.Context, idempotencyKey string) (Approval, bool, error)
+	// List returns the approvals f selects, newest first.
+	List(ctx context.Context, f Filter) ([]Approval, error)
+	// Approve decides a pending approval for its intent. The approver must
+	// be identified, hold the store's approver scope (ErrNotAuthorized) and
+	// differ from the requester in id or issuer (ErrSelfApproval). A
+	// decided approval is ErrNotPending; an expired one ErrExpired.
+	Approve(ctx context.Context, id string, approver policy.Principal, note string) (Approval, error)
+	// Reject decides a pending approval against its intent, under the
+	// same rules as Approve.
+	Reject(ctx context.Context, id string, approver policy.Principal, note string) (Approval, error)
+	// Cancel withdraws a pending or approved approval. by must be the
+	// requester (same id and issuer) or an approver (ErrNotAuthorized).
+	// Any other state is ErrNotPending; an expired one ErrExpired.
+	Cancel(ctx context.Context, id string, by policy.Principal, note string) (Approval, error)
+	// Claim takes an approved approval for dispatch, exactly once across
+	// every process sharing the store. current is the registration as it
+	// is now; any difference from the approved binding is
+	// ErrBindingChanged, and the approval stays approved and unclaimed. A
+	// claimed or completed approval is ErrAlreadyClaimed; one past its
+	// dispatch deadline ErrExpired; any other state ErrNotApproved. A
+	// claim is never released.
+	Claim(ctx context.Context, id string, current Binding) (Approval, error)
+	// Complete records the receipt of a claimed approval, exactly once
+	// (ErrNotClaimed otherwise). r.Effect must be one of the three
+	// effect states.
+	Complete(ctx context.Context, id string, r Receipt) (Approval, error)
+	// Reconcile records a host's finding (committed or not_started, with
+	// non-empty evidence: ErrEvidenceRequired) for an approval whose
+	// effect is unknown: completed with an unknown receipt, or claimed and
+	// never completed. The approver must be identified and hold the
+	// approver scope; being the requester is allowed here. The receipt and
+	// the state are left as they are. An approval never claimed is
+	// ErrNotClaimed; one whose effect is known, or already reconciled,
+	// ErrConflict.
+	Reconcile(ctx context.Context, id string, approver policy.Principal, effect EffectState, evidence string) (Approval, error)
+	// Close releases the store. Later calls return ErrClosed.
+	Close() error
+}
+
+// Errors returned by stores, wrapped with context; test them with
+// errors.Is.
+var (
+	ErrNotFound         = errors.New("approval: not found")
+	ErrInvalid          = errors.New("approval: invalid request")
+	ErrConflict         = errors.New("approval: conflict")
+	ErrSelfApproval     = errors.New("approval: a requester cannot decide their own approval")
+	ErrNotAuthorized    = errors.New("approval: not authorized")
+	ErrNotPending       = errors.New("approval: not pending")
+	ErrNotApproved      = errors.New("approval: not approved")
+	ErrExpired          = errors.New("approval: expired")
+	ErrBindingChanged   = errors.New("approval: binding changed since approval")
+	ErrAlreadyClaimed   = errors.New("approval: already claimed")
+	ErrNotClaimed       = errors.New("approval: not claimed")
+	ErrEvidenceRequired = errors.New("approval: evidence required")
+	ErrClosed           = errors.New("approval: store closed")
+)

@@ -1,0 +1,399 @@
+package approval_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/policy"
+)
+
+// clock is a settable Options.Clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+var (
+	requester = policy.NewPrincipal("alice", []string{"docs:write"}).WithIssuer("https://idp.example")
+	approver  = policy.NewPrincipal("bob", []string{approval.DefaultApproverScope}).WithIssuer("https://idp.example")
+	carol     = policy.NewPrincipal("carol", []string{approval.DefaultApproverScope}).WithIssuer("https://idp.example")
+)
+
+func testBinding() approval.Binding {
+	return approval.Binding{
+		Tool:          "gw.update_document",
+		ID:            "document-service",
+		Revision:      "sha256:1111111111111111111111111111111111111111111111111111111111111111",
+		ScopeID:       "sandbox-documents",
+		ScopeRevision: "scope-1",
+		Effect:        approval.EffectWrite,
+	}
+}
+
+func testIntent(t testing.TB, key, args string) approval.Intent {
+	t.Helper()
+	digest, err := approval.ArgumentsDigest(json.RawMessage(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return approval.Intent{
+		Binding:         testBinding(),
+		PrincipalID:     requester.ID(),
+		PrincipalIssuer: requester.Issuer(),
+		Arguments:       json.RawMessage(args),
+		ArgumentsDigest: digest,
+		IdempotencyKey:  key,
+		Summary:         "Update document",
+	}
+}
+
+func dbPath(t testing.TB) string { return filepath.Join(t.TempDir(), "approvals.db") }
+
+func open(t testing.TB, path string, c *clock) *approval.SQLiteStore {
+	t.Helper()
+	var opts approval.Options
+	if c != nil {
+		opts.Clock = c.Now
+	}
+	s, err := approval.OpenSQLite(path, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return s
+}
+
+func mustState(t testing.TB, s approval.Store, id string, want approval.State) approval.Approval {
+	t.Helper()
+	a, err := s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatalf("get %s: %v", id, err)
+	}
+	if a.State != want {
+		t.Fatalf("approval %s is %s, want %s", id, a.State, want)
+	}
+	return a
+}
+
+func wantErr(t testing.TB, err, want error) {
+	t.Helper()
+	if want == nil {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return
+	}
+	if !errors.Is(err, want) {
+		t.Fatalf("error = %v, want %v", err, want)
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	ctx := context.Background()
+	receipt := approval.Receipt{Effect: approval.EffectCommitted, Result: json.RawMessage(`{"result":{"ok":true}}`)}
+	type env struct {
+		s  *approval.SQLiteStore
+		c  *clock
+		id string
+	}
+	approve := func(e env) error { _, err := e.s.Approve(ctx, e.id, approver, "looks right"); return err }
+	claim := func(e env) error { _, err := e.s.Claim(ctx, e.id, testBinding()); return err }
+	tests := []struct {
+		name  string
+		steps []func(env) error // all but the last must succeed
+		err   error             // of the last step
+		state approval.State
+	}{
+		{"approve claim complete", []func(env) error{approve, claim, func(e env) error {
+			_, err := e.s.Complete(ctx, e.id, receipt)
+			return err
+		}}, nil, approval.StateCompleted},
+		{"reject", []func(env) error{func(e env) error {
+			_, err := e.s.Reject(ctx, e.id, approver, "wrong document")
+			return err
+		}}, nil, approval.StateRejected},
+		{"requester cancels pending", []func(env) error{func(e env) error {
+			_, err := e.s.Cancel(ctx, e.id, requester, "changed my mind")
+			return err
+		}}, nil, approval.StateCanceled},
+		{"approver cancels approved", []func(env) error{approve, func(e env) error {
+			_, err := e.s.Cancel(ctx, e.id, carol, "")
+			return err
+		}}, nil, approval.StateCanceled},
+		{"stranger cannot cancel", []func(env) error{func(e env) error {
+			_, err := e.s.Cancel(ctx, e.id, policy.NewPrincipal("mallory", nil), "")
+			return err
+		}}, approval.ErrNotAuthorized, approval.StatePending},
+		{"canceled cannot be claimed", []func(env) error{approve, func(e env) error {
+			_, err := e.s.Cancel(ctx, e.id, requester, "")
+			return err
+		}, claim}, approval.ErrNotApproved, approval.StateCanceled},
+		{"claimed cannot be canceled", []func(env) error{approve, claim, func(e env) error {
+			_, err := e.s.Cancel(ctx, e.id, approver, "")
+			return err
+		}}, approval.ErrNotPending, approval.StateClaimed},
+		{"pending expires", []func(env) error{func(e env) error {
+			e.c.Add(24 * time.Hour)
+			return approve(e)
+		}}, approval.ErrExpired, approval.StateExpired},
+		{"pending not yet expired", []func(env) error{func(e env) error {
+			e.c.Add(24*time.Hour - time.Nanosecond)
+			return approve(e)
+		}}, nil, approval.StateApproved},
+		{"approved expires before claim", []func(env) error{approve, func(e env) error {
+			e.c.Add(time.Hour)
+			return claim(e)
+		}}, approval.ErrExpired, approval.StateExpired},
+		{"approved claim window starts at decision", []func(env) error{func(e env) error {
+			e.c.Add(23 * time.Hour) // well past an hour after creation
+			return approve(e)
+		}, func(e env) error {
+			e.c.Add(59 * time.Minute)
+			return claim(e)
+		}}, nil, approval.StateClaimed},
+		{"self approval", []func(env) error{func(e env) error {
+			self := requester.WithScopes([]string{approval.DefaultApproverScope})
+			_, err := e.s.Approve(ctx, e.id, self, "")
+			return err
+		}}, approval.ErrSelfApproval, approval.StatePending},
+		{"self rejection", []func(env) error{func(e env) error {
+			self := requester.WithScopes([]string{approval.DefaultApproverScope})
+			_, err := e.s.Reject(ctx, e.id, self, "")
+			return err
+		}}, approval.ErrSelfApproval, approval.StatePending},
+		{"same id from another issuer is another principal", []func(env) error{func(e env) error {
+			other := policy.NewPrincipal(requester.ID(), []string{approval.DefaultApproverScope}).WithIssuer("https://other.example")
+			_, err := e.s.Approve(ctx, e.id, other, "")
+			return err
+		}}, nil, approval.StateApproved},
+		{"approver without scope", []func(env) error{func(e env) error {
+			_, err := e.s.Approve(ctx, e.id, policy.NewPrincipal("dave", []string{"docs:write"}), "")
+			return err
+		}}, approval.ErrNotAuthorized, approval.StatePending},
+		{"anonymous approver with scope", []func(env) error{func(e env) error {
+			_, err := e.s.Approve(ctx, e.id, policy.NewPrincipal("", []string{approval.DefaultApproverScope}), "")
+			return err
+		}}, approval.ErrNotAuthorized, approval.StatePending},
+		{"double approve", []func(env) error{approve, approve}, approval.ErrNotPending, approval.StateApproved},
+		{"reject after approve", []func(env) error{approve, func(e env) error {
+			_, err := e.s.Reject(ctx, e.id, carol, "")
+			return err
+		}}, approval.ErrNotPending, approval.StateApproved},
+		{"claim pending", []func(env) error{claim}, approval.ErrNotApproved, approval.StatePending},
+		{"double claim", []func(env) error{approve, claim, claim}, approval.ErrAlreadyClaimed, approval.StateClaimed},
+		{"complete unclaimed", []func(env) error{approve, func(e env) error {
+			_, err := e.s.Complete(ctx, e.id, receipt)
+			return err
+		}}, approval.ErrNotClaimed, approval.StateApproved},
+		{"double complete", []func(env) error{approve, claim, func(e env) error {
+			_, err := e.s.Complete(ctx, e.id, receipt)
+			return err
+		}, func(e env) error {
+			_, err := e.s.Complete(ctx, e.id, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout"})
+			return err
+		}}, approval.ErrNotClaimed, approval.StateCompleted},
+		{"claim after complete", []func(env) error{approve, claim, func(e env) error {
+			_, err := e.s.Complete(ctx, e.id, receipt)
+			return err
+		}, claim}, approval.ErrAlreadyClaimed, approval.StateCompleted},
+		{"complete with invalid effect", []func(env) error{approve, claim, func(e env) error {
+			_, err := e.s.Complete(ctx, e.id, approval.Receipt{Effect: "maybe"})
+			return err
+		}}, approval.ErrInvalid, approval.StateClaimed},
+		{"unknown id", []func(env) error{func(e env) error {
+			_, err := e.s.Approve(ctx, "apv_nosuchapproval0000", approver, "")
+			return err
+		}}, approval.ErrNotFound, approval.StatePending},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := newClock()
+			s := open(t, dbPath(t), c)
+			a, err := s.Prepare(ctx, testIntent(t, "key-1", `{"id":42,"title":"New"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := env{s: s, c: c, id: a.ID}
+			for i, step := range tc.steps[:len(tc.steps)-1] {
+				if err := step(e); err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+			}
+			wantErr(t, tc.steps[len(tc.steps)-1](e), tc.err)
+			mustState(t, s, a.ID, tc.state)
+		})
+	}
+}
+
+func TestCompleteRecordsReceipt(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	s := open(t, dbPath(t), c)
+	a, err := s.Prepare(ctx, testIntent(t, "k", `{"id":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err = s.Approve(ctx, a.ID, approver, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if a.DecidedBy != "bob" || a.Note != "ok" || !a.DecidedAt.Equal(c.Now()) || !a.ExpiresAt.Equal(c.Now().Add(time.Hour)) {
+		t.Fatalf("approved: %+v", a)
+	}
+	c.Add(time.Minute)
+	if a, err = s.Claim(ctx, a.ID, testBinding()); err != nil {
+		t.Fatal(err)
+	}
+	if !a.ClaimedAt.Equal(c.Now()) {
+		t.Fatalf("ClaimedAt = %v, want %v", a.ClaimedAt, c.Now())
+	}
+	c.Add(time.Second)
+	done, err := s.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout", At: c.Now()}
+	if r := done.Receipt; r == nil || r.Effect != want.Effect || r.Code != want.Code || r.Result != nil || !r.At.Equal(want.At) {
+		t.Fatalf("receipt = %+v, want %+v", done.Receipt, want)
+	}
+	got, err := s.Get(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalReceipt(got.Receipt, done.Receipt) {
+		t.Fatalf("stored receipt = %+v", got.Receipt)
+	}
+	if _, err := s.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectCommitted, Result: json.RawMessage(`not json`)}); !errors.Is(err, approval.ErrInvalid) {
+		t.Fatalf("invalid result: %v", err)
+	}
+}
+
+func TestEventsAreTheAuditTrail(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, dbPath(t), newClock())
+	a, err := s.Prepare(ctx, testIntent(t, "k", `{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := testBinding()
+	changed.ScopeRevision = "scope-2"
+	for _, step := range []error{
+		func() error { _, err := s.Approve(ctx, a.ID, approver, "fine"); return err }(),
+		func() error { _, err := s.Claim(ctx, a.ID, changed); return err }(),
+		func() error { _, err := s.Claim(ctx, a.ID, testBinding()); return err }(),
+		func() error {
+			_, err := s.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_disconnected"})
+			return err
+		}(),
+		func() error {
+			_, err := s.Reconcile(ctx, a.ID, carol, approval.EffectCommitted, "read back: title is New")
+			return err
+		}(),
+	} {
+		if step != nil && !errors.Is(step, approval.ErrBindingChanged) {
+			t.Fatal(step)
+		}
+	}
+	evs, err := s.Events(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		seq         int
+		kind, actor string
+	}
+	want := []row{{1, "prepared", "alice"}, {2, "approved", "bob"}, {3, "claim_refused", ""}, {4, "claimed", ""}, {5, "completed", ""}, {6, "reconciled", "carol"}}
+	if len(evs) != len(want) {
+		t.Fatalf("%d events, want %d: %+v", len(evs), len(want), evs)
+	}
+	for i, e := range evs {
+		if (row{e.Seq, e.Kind, e.Actor}) != want[i] || e.ApprovalID != a.ID || !json.Valid(e.Detail) {
+			t.Errorf("event %d = %+v, want %+v", i, e, want[i])
+		}
+	}
+	var refused struct{ Changed []string }
+	if err := json.Unmarshal(evs[2].Detail, &refused); err != nil || len(refused.Changed) != 1 || refused.Changed[0] != "scope revision" {
+		t.Errorf("claim_refused detail = %s (%v)", evs[2].Detail, err)
+	}
+	if _, err := s.Events(ctx, "apv_missing"); !errors.Is(err, approval.ErrNotFound) {
+		t.Errorf("events of a missing approval: %v", err)
+	}
+}
+
+func equalReceipt(a, b *approval.Receipt) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Effect == b.Effect && a.Code == b.Code && string(a.Result) == string(b.Result) && a.At.Equal(b.At)
+}
+
+func TestListAndFilter(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	s := open(t, dbPath(t), c)
+	var ids []string
+	for _, k := range []string{"a", "b", "c", "d"} {
+		a, err := s.Prepare(ctx, testIntent(t, k, `{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+		c.Add(time.Hour)
+	}
+	if _, err := s.Approve(ctx, ids[1], approver, ""); err != nil {
+		t.Fatal(err)
+	}
+	// 21h later the first (created 24h ago) is due; List records it.
+	c.Add(21 * time.Hour)
+	check := func(f approval.Filter, want ...string) {
+		t.Helper()
+		got, err := s.List(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotIDs []string
+		for _, a := range got {
+			gotIDs = append(gotIDs, a.ID)
+		}
+		if len(gotIDs) != len(want) {
+			t.Fatalf("List(%+v) = %v, want %v", f, gotIDs, want)
+		}
+		for i := range want {
+			if gotIDs[i] != want[i] {
+				t.Fatalf("List(%+v) = %v, want %v", f, gotIDs, want)
+			}
+		}
+	}
+	check(approval.Filter{}, ids[3], ids[2], ids[1], ids[0])
+	check(approval.Filter{Limit: 2}, ids[3], ids[2])
+	check(approval.Filter{State: approval.StatePending}, ids[3], ids[2])
+	check(approval.Filter{State: approval.StateExpired}, ids[1], ids[0]) // approved 1h TTL long past
+	check(approval.Filter{State: approval.StateApproved})
+	if _, err := s.List(ctx, approval.Filter{State: "bogus"}); !errors.Is(err, approval.ErrInvalid) {
+		t.Fatalf("bogus state: %v", err)
+	}
+}

@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/policy"
+)
+
+// cli runs one invocation. Not safe for concurrent use: one cli, one run.
+type cli struct {
+	stdout, stderr io.Writer
+	clock          func() time.Time // nil: time.Now; tests fix it
+}
+
+const usage = `usage: agnara approvals <command> -db PATH [flags] [ID]
+
+Commands:
+  list       list approvals, newest first
+  show       show one approval: intent, arguments, decision, receipt, events
+  approve    approve a pending approval
+  reject     reject a pending approval
+  cancel     cancel a pending or approved approval
+  reconcile  record what an unknown effect turned out to be, with evidence
+
+Run 'agnara approvals <command> -h' for a command's flags.
+`
+
+// run executes args (without the program name) and returns the exit code.
+func (c *cli) run(args []string) int {
+	if len(args) == 0 || args[0] != "approvals" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+			fmt.Fprint(c.stdout, usage)
+			return 0
+		}
+		fmt.Fprint(c.stderr, "agnara: expected the command group 'approvals'\n\n"+usage)
+		return 1
+	}
+	args = args[1:]
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, "agnara approvals: missing command\n\n"+usage)
+		return 1
+	}
+	cmds := map[string]func(name string, args []string) error{
+		"list":      c.list,
+		"show":      c.show,
+		"approve":   c.decide,
+		"reject":    c.decide,
+		"cancel":    c.decide,
+		"reconcile": c.reconcile,
+	}
+	name := args[0]
+	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
+		fmt.Fprint(c.stdout, usage)
+		return 0
+	}
+	cmd, ok := cmds[name]
+	if !ok {
+		fmt.Fprintf(c.stderr, "agnara approvals: unknown command %q\n\n%s", name, usage)
+		return 1
+	}
+	err := cmd(name, args[1:])
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	default:
+		fmt.Fprintf(c.stderr, "agnara approvals %s: %v\n", name, err)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			fmt.Fprint(c.stderr, "\n"+ue.usage)
+		} else if hint := hintFor(err); hint != "" {
+			fmt.Fprintln(c.stderr, hint)
+		}
+		return 1
+	}
+}
+
+// hintFor says what to do about err, when there is something to say.
+func hintFor(err error) string {
+	switch {
+	case errors.Is(err, approval.ErrNotFound):
+		return "Run 'agnara approvals list' to see the approvals in this database."
+	case errors.Is(err, approval.ErrSelfApproval):
+		return "Another person must decide it: run the command with -as set to a different approver."
+	case errors.Is(err, approval.ErrNotPending), errors.Is(err, approval.ErrExpired):
+		return "Run 'agnara approvals show ID' to see its current state."
+	case errors.Is(err, approval.ErrEvidenceRequired):
+		return "Pass -evidence with how you established the effect, e.g. a read-back of the remote record."
+	}
+	return ""
+}
+
+// usageError is a mistake in the command line; run prints the command's
+// usage after it.
+type usageError struct {
+	err   error
+	usage string
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// parse parses args for fs, allowing flags before and after the
+// positional arguments, and returns the positional arguments. -h prints the
+// command's help to stdout and returns flag.ErrHelp.
+func (c *cli) parse(fs *flag.FlagSet, synopsis string, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var help strings.Builder
+	fmt.Fprintf(&help, "usage: agnara approvals %s\n\nFlags:\n", synopsis)
+	fs.SetOutput(&help)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(c.stdout, help.String())
+				return nil, err
+			}
+			return nil, &usageError{err: err, usage: help.String()}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return pos, nil
+}
+
+// openStore opens an existing database; it never creates one, so that a
+// mistyped -db fails instead of showing an empty store.
+func (c *cli) openStore(path string) (*approval.SQLiteStore, error) {
+	if path == "" {
+		return nil, errors.New("-db is required: the path of the host's approval database")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no approval database at %s: check -db (the host creates the database; this command does not): %w", path, err)
+	}
+	return approval.OpenSQLite(path, &approval.Options{Clock: c.clock})
+}
+
+func (c *cli) list(name string, args []string) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	db := fs.String("db", "", "approval database `path` (required)")
+	state := fs.String("state", "", "only approvals in this `state`: "+statesList())
+	limit := fs.Int("limit", 50, "at most `n` approvals; 0 for all")
+	pos, err := c.parse(fs, "list -db PATH [-state STATE] [-limit N]", args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("unexpected argument %q: list takes only flags", pos[0])
+	}
+	if *state != "" && !validState(*state) {
+		return fmt.Errorf("-state %q: want one of %s", *state, statesList())
+	}
+	s, err := c.openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	as, err := s.List(context.Background(), approval.Filter{State: approval.State(*state), Limit: *limit})
+	if err != nil {
+		return err
+	}
+	writeTable(c.stdout, as)
+	return nil
+}
+
+func writeTable(out io.Writer, as []approval.Approval) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tSTATE\tTOOL\tREQUESTER\tCREATED\tEXPIRES\tEFFECT")
+	for _, a := range as {
+		expires := "-"
+		if a.State == approval.StatePending || a.State == approval.StateApproved {
+			expires = stamp(a.ExpiresAt)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.State, a.Intent.Binding.Tool,
+			a.Intent.PrincipalID, stamp(a.CreatedAt), expires, effectColumn(a))
+	}
+	w.Flush()
+}
+
+// effectColumn is the receipt's effect, and a reconciled effect beside it.
+func effectColumn(a approval.Approval) string {
+	e := "-"
+	if a.Receipt != nil {
+		e = string(a.Receipt.Effect)
+	}
+	if a.Reconciliation != nil {
+		e += " (reconciled: " + string(a.Reconciliation.Effect) + ")"
+	}
+	return e
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func (c *cli) show(name string, args []string) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	db := fs.String("db", "", "approval database `path` (required)")
+	pos, err := c.parse(fs, "show -db PATH ID", args)
+	if err != nil {
+		return err
+	}
+	id, err := oneID(pos)
+	if err != nil {
+		return err
+	}
+	s, err := c.openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx := context.Background()
+	a, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	evs, err := s.Events(ctx, id)
+	if err != nil {
+		return err
+	}
+	writeApproval(c.stdout, a, evs)
+	return nil
+}
+
+func writeApproval(out io.Writer, a approval.Approval, evs []approval.Event) {
+	in, b := a.Intent, a.Intent.Binding
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(w, "%s:\t%s\n", k, v) }
+	row("ID", a.ID)
+	row("State", string(a.State))
+	row("Tool", b.Tool)
+	row("Summary", orDash(in.Summary))
+	row("Effect", string(b.Effect))
+	row("Binding", b.ID+" @ "+b.Revision)
+	row("Scope", b.ScopeID+" @ "+b.ScopeRevision)
+	row("Requester", principal(in.PrincipalID, in.PrincipalIssuer))
+	row("Idempotency key", in.IdempotencyKey)
+	row("Created", stamp(a.CreatedAt))
+	if a.State == approval.StatePending || a.State == approval.StateApproved {
+		row("Expires", stamp(a.ExpiresAt))
+	}
+	if a.DecidedBy != "" {
+		d := a.DecidedBy + " at " + stamp(a.DecidedAt)
+		if a.Note != "" {
+			d += fmt.Sprintf(" (note: %q)", a.Note)
+		}
+		row("Decided", d)
+	}
+	row("Claimed", stamp(a.ClaimedAt))
+	if r := a.Receipt; r != nil {
+		v := string(r.Effect) + " at " + stamp(r.At)
+		if r.Code != "" {
+			v += ", code " + r.Code
+		}
+		row("Receipt", v)
+	} else {
+		row("Receipt", "-")
+	}
+	if r := a.Reconciliation; r != nil {
+		row("Reconciled", fmt.Sprintf("%s by %s at %s", r.Effect, r.By, stamp(r.At)))
+		row("Evidence", r.Evidence)
+	}
+	w.Flush()
+
+	fmt.Fprintf(out, "\nArguments (%s):\n%s\n", in.ArgumentsDigest, indent(in.Arguments))
+	if a.Receipt != nil && a.Receipt.Result != nil {
+		fmt.Fprintf(out, "\nResult:\n%s\n", indent(a.Receipt.Result))
+	}
+
+	fmt.Fprintln(out, "\nEvents:")
+	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "  SEQ\tAT\tKIND\tACTOR\tDETAIL")
+	for _, e := range evs {
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\n", e.Seq, stamp(e.At), e.Kind, orDash(e.Actor), e.Detail)
+	}
+	w.Flush()
+}
+
+// indent pretty-prints JSON two spaces in; anything else as it is.
+func indent(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "  ", "  "); err != nil {
+		return "  " + string(raw)
+	}
+	return "  " + buf.String()
+}
+
+func principal(id, issuer string) string {
+	if issuer == "" {
+		return id
+	}
+	return id + " (" + issuer + ")"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// actorFlags are the flags of every command that acts as a principal.
+type actorFlags struct {
+	db, as, issuer, note *string
+}
+
+func newActorFlags(fs *flag.FlagSet) actorFlags {
+	return actorFlags{
+		db:     fs.String("db", "", "approval database `path` (required)"),
+		as:     fs.String("as", "", "act as approver `id` (required); you are trusted to be who you name"),
+		issuer: fs.String("issuer", "", "the approver's identity `issuer`; give the one your identity provider uses so that deciding your own request is recognized"),
+		note:   fs.String("note", "", "a `note` recorded with the decision"),
+	}
+}
+
+func (f actorFlags) principal() (policy.Principal, error) {
+	if *f.as == "" {
+		return policy.Principal{}, errors.New("-as is required: the id of the approver you act as")
+	}
+	return policy.NewPrincipal(*f.as, []string{approval.DefaultApproverScope}).WithIssuer(*f.issuer), nil
+}
+
+func (c *cli) decide(name string, args []string) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	af := newActorFlags(fs)
+	pos, err := c.parse(fs, name+" -db PATH ID -as APPROVER [-issuer ISSUER] [-note TEXT]", args)
+	if err != nil {
+		return err
+	}
+	id, err := oneID(pos)
+	if err != nil {
+		return err
+	}
+	p, err := af.principal()
+	if err != nil {
+		return err
+	}
+	s, err := c.openStore(*af.db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx := context.Background()
+	var a approval.Approval
+	switch name {
+	case "approve":
+		a, err = s.Approve(ctx, id, p, *af.note)
+	case "reject":
+		a, err = s.Reject(ctx, id, p, *af.note)
+	case "cancel":
+		a, err = s.Cancel(ctx, id, p, *af.note)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s %s: %s (%s, requested by %s)\n", a.ID, a.State, a.Intent.Binding.Tool,
+		orDash(a.Intent.Summary), principal(a.Intent.PrincipalID, a.Intent.PrincipalIssuer))
+	if a.State == approval.StateApproved {
+		fmt.Fprintf(c.stdout, "It may be dispatched until %s.\n", stamp(a.ExpiresAt))
+	}
+	return nil
+}
+
+func (c *cli) reconcile(name string, args []string) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	af := newActorFlags(fs)
+	effect := fs.String("effect", "", "what happened: `committed` or not_started (required)")
+	evidence := fs.String("evidence", "", "how you know, independently of the dispatcher (required), e.g. a read-back of the remote record")
+	pos, err := c.parse(fs, "reconcile -db PATH ID -as APPROVER [-issuer ISSUER] -effect committed|not_started -evidence TEXT", args)
+	if err != nil {
+		return err
+	}
+	id, err := oneID(pos)
+	if err != nil {
+		return err
+	}
+	if *af.note != "" {
+		return errors.New("-note is not used by reconcile: put what you found in -evidence")
+	}
+	e := approval.EffectState(*effect)
+	if e != approval.EffectCommitted && e != approval.EffectNotStarted {
+		return fmt.Errorf("-effect %q: want committed or not_started", *effect)
+	}
+	if strings.TrimSpace(*evidence) == "" {
+		return errors.New("-evidence is required: say how you established the effect, independently of the dispatcher")
+	}
+	p, err := af.principal()
+	if err != nil {
+		return err
+	}
+	s, err := c.openStore(*af.db)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	a, err := s.Reconcile(context.Background(), id, p, e, *evidence)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s reconciled: %s (recorded by %s; the receipt is unchanged)\n", a.ID, a.Reconciliation.Effect, a.Reconciliation.By)
+	return nil
+}
+
+func oneID(pos []string) (string, error) {
+	switch len(pos) {
+	case 0:
+		return "", errors.New("missing approval ID (see 'agnara approvals list')")
+	case 1:
+		return pos[0], nil
+	}
+	return "", fmt.Errorf("one approval ID expected, got %d: %s", len(pos), strings.Join(pos, " "))
+}
+
+func validState(s string) bool {
+	for _, st := range approval.States() {
+		if string(st) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func statesList() string {
+	var ss []string
+	for _, st := range approval.States() {
+		ss = append(ss, string(st))
+	}
+	return strings.Join(ss, ", ")
+}

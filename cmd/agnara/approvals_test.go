@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/google/go-cmp/cmp"
+)
+
+var now = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+
+func clockAt(t time.Time) func() time.Time { return func() time.Time { return t } }
+
+func binding(tool string) approval.Binding {
+	return approval.Binding{Tool: tool, ID: "document-service", Revision: "sha256:abc",
+		ScopeID: "sandbox-documents", ScopeRevision: "scope-1", Effect: approval.EffectWrite}
+}
+
+func intent(t *testing.T, key, tool, requester, args string) approval.Intent {
+	t.Helper()
+	d, err := approval.ArgumentsDigest(json.RawMessage(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return approval.Intent{Binding: binding(tool), PrincipalID: requester, PrincipalIssuer: "https://idp.example",
+		Arguments: json.RawMessage(args), ArgumentsDigest: d, IdempotencyKey: key, Summary: "Update document"}
+}
+
+var bob = policy.NewPrincipal("bob", []string{approval.DefaultApproverScope}).WithIssuer("https://idp.example")
+
+// fixture writes a database with one approval in each of three states, the
+// oldest first, an hour apart, and returns its path and the ids.
+func fixture(t *testing.T) (path string, pending, approved, completed string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "approvals.db")
+	at := now
+	s, err := approval.OpenSQLite(path, &approval.Options{Clock: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	c, err := s.Prepare(ctx, intent(t, "k1", "gw.update_document", "alice", `{"id":42,"title":"Q3 plan"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at = at.Add(time.Minute)
+	for _, step := range []func() error{
+		func() error { _, err := s.Approve(ctx, c.ID, bob, "checked"); return err },
+		func() error { _, err := s.Claim(ctx, c.ID, binding("gw.update_document")); return err },
+		func() error {
+			_, err := s.Complete(ctx, c.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout"})
+			return err
+		},
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at = now.Add(time.Hour)
+	a, err := s.Prepare(ctx, intent(t, "k2", "gw.delete_document", "carol", `{"id":7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at = now.Add(90 * time.Minute)
+	if _, err := s.Approve(ctx, a.ID, bob, ""); err != nil {
+		t.Fatal(err)
+	}
+	at = now.Add(2 * time.Hour)
+	p, err := s.Prepare(ctx, intent(t, "k3", "gw.update_document", "alice", `{"id":43,"title":"Q4 plan"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, p.ID, a.ID, c.ID
+}
+
+// run runs the command line at time at and returns the exit code and output.
+func run(at time.Time, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = (&cli{stdout: &out, stderr: &errOut, clock: clockAt(at)}).run(args)
+	return code, out.String(), errOut.String()
+}
+
+func TestList(t *testing.T) {
+	path, pending, approved, completed := fixture(t)
+	at := now.Add(2*time.Hour + time.Minute)
+	code, out, errOut := run(at, "approvals", "list", "-db", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := strings.Join([]string{
+		"ID                        STATE      TOOL                REQUESTER  CREATED               EXPIRES               EFFECT",
+		pending + "  pending    gw.update_document  alice      2026-12-01T11:00:00Z  2026-12-02T11:00:00Z  -",
+		approved + "  approved   gw.delete_document  carol      2026-12-01T10:00:00Z  2026-12-01T11:30:00Z  -",
+		completed + "  completed  gw.update_document  alice      2026-12-01T09:00:00Z  -                     unknown",
+		"",
+	}, "\n")
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Fatalf("list output (-want +got):\n%s", diff)
+	}
+
+	// Later the approved one is past its dispatch deadline.
+	code, out, _ = run(at.Add(30*time.Minute), "approvals", "list", "-db", path, "-state", "expired")
+	if code != 0 || !strings.Contains(out, approved+"  expired") || strings.Count(out, "\n") != 2 {
+		t.Fatalf("list -state expired = %d:\n%s", code, out)
+	}
+	code, out, _ = run(at, "approvals", "list", "-state", "pending", "-db", path)
+	if code != 0 || !strings.Contains(out, pending) || strings.Contains(out, completed) {
+		t.Fatalf("list -state pending = %d:\n%s", code, out)
+	}
+	code, out, _ = run(at, "approvals", "list", "-db", path, "-limit", "1")
+	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, pending) {
+		t.Fatalf("list -limit 1 = %d:\n%s", code, out)
+	}
+}
+
+func TestShow(t *testing.T) {
+	path, _, _, completed := fixture(t)
+	code, out, errOut := run(now.Add(3*time.Hour), "approvals", "show", "-db", path, completed)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"ID:               " + completed,
+		"State:            completed",
+		"Tool:             gw.update_document",
+		"Binding:          document-service @ sha256:abc",
+		"Scope:            sandbox-documents @ scope-1",
+		"Requester:        alice (https://idp.example)",
+		`Decided:          bob at 2026-12-01T09:01:00Z (note: "checked")`,
+		"Claimed:          2026-12-01T09:01:00Z",
+		"Receipt:          unknown at 2026-12-01T09:01:00Z, code mcp_timeout",
+		"Arguments (sha256:",
+		"  {\n    \"id\": 42,\n    \"title\": \"Q3 plan\"\n  }\n",
+		"prepared   alice",
+		"approved   bob",
+		"claimed    -",
+		"completed  -",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+func TestDecide(t *testing.T) {
+	path, pending, approved, _ := fixture(t)
+	at := now.Add(2*time.Hour + time.Minute)
+
+	code, _, errOut := run(at, "approvals", "approve", pending, "-db", path, "-as", "alice", "-issuer", "https://idp.example")
+	if code != 1 || !strings.Contains(errOut, "cannot decide their own") || !strings.Contains(errOut, "different approver") {
+		t.Fatalf("self approval = %d: %s", code, errOut)
+	}
+	code, _, errOut = run(at, "approvals", "approve", pending, "-db", path)
+	if code != 1 || !strings.Contains(errOut, "-as is required") {
+		t.Fatalf("approve without -as = %d: %s", code, errOut)
+	}
+	code, out, errOut := run(at, "approvals", "approve", "-db", path, "-as", "dave", pending, "-note", "fine")
+	if code != 0 || !strings.Contains(out, pending+" approved: gw.update_document") || !strings.Contains(out, "until 2026-12-01T12:01:00Z") {
+		t.Fatalf("approve = %d: %s %s", code, out, errOut)
+	}
+	code, _, errOut = run(at, "approvals", "reject", pending, "-db", path, "-as", "erin")
+	if code != 1 || !strings.Contains(errOut, "not pending") {
+		t.Fatalf("reject after approve = %d: %s", code, errOut)
+	}
+	code, out, _ = run(at, "approvals", "cancel", approved, "-db", path, "-as", "erin", "-note", "wrong document")
+	if code != 0 || !strings.Contains(out, approved+" canceled") {
+		t.Fatalf("cancel = %d: %s", code, out)
+	}
+
+	s, err := approval.OpenSQLite(path, &approval.Options{Clock: clockAt(at)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a, err := s.Get(context.Background(), pending)
+	if err != nil || a.State != approval.StateApproved || a.DecidedBy != "dave" || a.Note != "fine" {
+		t.Fatalf("stored = %+v, %v", a, err)
+	}
+	a, err = s.Get(context.Background(), approved)
+	if err != nil || a.State != approval.StateCanceled || a.DecidedBy != "erin" {
+		t.Fatalf("stored = %+v, %v", a, err)
+	}
+
+	code, _, errOut = run(at, "approvals", "approve", "apv_missing", "-db", path, "-as", "dave")
+	if code != 1 || !strings.Contains(errOut, "not found") || !strings.Contains(errOut, "approvals list") {
+		t.Fatalf("unknown id = %d: %s", code, errOut)
+	}
+}
+
+func TestReconcileCommand(t *testing.T) {
+	path, _, _, completed := fixture(t)
+	at := now.Add(3 * time.Hour)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-as", "bob", "-effect", "committed"}, "-evidence is required"},
+		{[]string{"-as", "bob", "-effect", "unknown", "-evidence", "x"}, `-effect "unknown": want committed or not_started`},
+		{[]string{"-effect", "committed", "-evidence", "x"}, "-as is required"},
+		{[]string{"-as", "bob", "-effect", "committed", "-evidence", "x", "-note", "n"}, "-note is not used"},
+	} {
+		args := append([]string{"approvals", "reconcile", completed, "-db", path}, tc.args...)
+		code, _, errOut := run(at, args...)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v = %d: %s; want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	code, out, errOut := run(at, "approvals", "reconcile", completed, "-db", path, "-as", "bob", "-effect", "committed", "-evidence", "read back document 42: title is Q3 plan")
+	if code != 0 || !strings.Contains(out, "reconciled: committed") {
+		t.Fatalf("reconcile = %d: %s %s", code, out, errOut)
+	}
+	_, out, _ = run(at, "approvals", "list", "-db", path, "-state", "completed")
+	if !strings.Contains(out, "unknown (reconciled: committed)") {
+		t.Fatalf("list after reconcile:\n%s", out)
+	}
+	code, _, errOut = run(at, "approvals", "reconcile", completed, "-db", path, "-as", "bob", "-effect", "not_started", "-evidence", "x")
+	if code != 1 || !strings.Contains(errOut, "already reconciled") {
+		t.Fatalf("second reconcile = %d: %s", code, errOut)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, cmd := range []string{"list", "show", "approve", "reject", "cancel", "reconcile"} {
+		code, out, errOut := run(now, "approvals", cmd, "-h")
+		if code != 0 || !strings.HasPrefix(out, "usage: agnara approvals "+cmd) || !strings.Contains(out, "-db path") || errOut != "" {
+			t.Errorf("%s -h = %d, stdout %q, stderr %q", cmd, code, out, errOut)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "expected the command group 'approvals'"},
+		{[]string{"approvals"}, "missing command"},
+		{[]string{"approvals", "frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"approvals", "list"}, "-db is required"},
+		{[]string{"approvals", "list", "-db", "x.db", "-state", "done"}, `-state "done": want one of pending,`},
+		{[]string{"approvals", "list", "-bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"approvals", "show", "-db", "x.db"}, "missing approval ID"},
+		{[]string{"approvals", "show", "-db", "x.db", "a", "b"}, "one approval ID expected, got 2"},
+	} {
+		code, _, errOut := run(now, tc.args...)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v = %d: %s; want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	code, out, _ := run(now, "approvals", "-h")
+	if code != 0 || !strings.Contains(out, "reconcile") {
+		t.Errorf("approvals -h = %d: %s", code, out)
+	}
+}
+
+func TestMissingDatabaseIsNotCreated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typo.db")
+	code, _, errOut := run(now, "approvals", "list", "-db", path)
+	if code != 1 || !strings.Contains(errOut, "no approval database at "+path) {
+		t.Fatalf("= %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the command created %s: %v", path, err)
+	}
+}
