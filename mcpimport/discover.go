@@ -1,0 +1,297 @@
+package mcpimport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/internal/canonjson"
+	"github.com/agnara-go/agnara/internal/schemacheck"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Options configures [Discover]. A nil *Options and every zero field mean the
+// documented default.
+type Options struct {
+	// Limits bound what the remote server may send. Default: [DefaultLimits].
+	Limits Limits
+	// Logger receives debug records about failed calls (codes and causes,
+	// never arguments or remote messages above debug level). Default: a
+	// logger that discards everything.
+	Logger *slog.Logger
+}
+
+// Catalog is the result of one discovery: a [Snapshot] of the imported tools,
+// and the means to call them on the session they were discovered on. Register
+// its tools with an application to serve them as ordinary capabilities.
+//
+// A Catalog never changes. When the remote catalog changes (a
+// tools/list_changed notification reached the monitor), every call of it
+// fails with [CatalogStale]; the host discovers again and swaps catalogs (and
+// whatever serves them) at a safe point. A catalog never gains tools.
+//
+// A Catalog is safe for concurrent use.
+type Catalog struct {
+	snap    *Snapshot
+	session *mcp.ClientSession
+	monitor *Monitor
+	gen     uint64
+	stale   <-chan struct{}
+	limits  Limits
+	logger  *slog.Logger
+	store   approval.Store // write catalogs only
+	tools   []*tool        // in snapshot order
+}
+
+// tool is one imported tool, ready to call.
+type tool struct {
+	cat       *Catalog
+	entry     Entry
+	sel       selection
+	output    *jsonschema.Schema // nil without an output schema
+	outSchema json.RawMessage    // the local output schema: the envelope
+	turn      chan struct{}      // nil when concurrency-safe; else a one-slot semaphore
+}
+
+// Discover lists the tools of the remote server on session (every page) and
+// imports those that bindings select, keyed by remote tool name. serverID is
+// the host's name for the server, recorded in the snapshot.
+//
+// The host owns the session: it has connected it (the handshake or
+// server/discover has happened), it closes it, and monitor is the session's
+// [Monitor], which has accepted the negotiated protocol version. Discover
+// makes only tools/list requests.
+//
+// Discover returns every problem it finds, joined, each an [*Error] with its
+// code (see [CodeOf]), and no catalog: a binding that names a tool the server
+// does not list, a selected schema outside the profile (see the package
+// documentation), a catalog past the limits. Unselected tools are not
+// checked beyond the catalog limits, and never registered.
+func Discover(ctx context.Context, session *mcp.ClientSession, monitor *Monitor, serverID string, bindings map[string]Binding, opts *Options) (*Catalog, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	var errs []error
+	sels := make([]selection, 0, len(bindings))
+	for _, remote := range slices.Sorted(maps.Keys(bindings)) {
+		b := bindings[remote]
+		if e := b.check(remote); e != nil {
+			errs = append(errs, e)
+			continue
+		}
+		sels = append(sels, b.selection(remote))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return discover(ctx, session, monitor, serverID, sels, o, SnapshotSchemaVersion, nil)
+}
+
+// selection is one bound remote tool, read or write, as discovery sees it.
+type selection struct {
+	remote      string
+	entry       Entry // every field but those discovery fills in from the remote tool
+	description string
+	scopes      []string
+	validator   ScopeValidator
+}
+
+// discover is the discovery both entry points share.
+func discover(ctx context.Context, session *mcp.ClientSession, monitor *Monitor, serverID string, sels []selection, o Options, version int, store approval.Store) (*Catalog, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	limits, err := o.Limits.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if session == nil || monitor == nil {
+		return nil, newError(BindingInvalid, "", "discovery needs a connected session and its monitor")
+	}
+	if serverID == "" || len(serverID) > 128 || strings.ContainsFunc(serverID, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return nil, newError(BindingInvalid, "", "server id %s: want 1 to 128 bytes without control characters", quote(serverID))
+	}
+	if len(sels) == 0 {
+		return nil, newError(BindingInvalid, "", "no bindings: a catalog imports only tools the host binds")
+	}
+	var errs []error
+	locals := map[string]string{}
+	for _, s := range sels {
+		if prev, dup := locals[s.entry.Name]; dup {
+			errs = append(errs, newError(BindingInvalid, s.remote, "local name %q is also bound to remote tool %s", s.entry.Name, quote(prev)))
+		}
+		locals[s.entry.Name] = s.remote
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	w := monitor.watch()
+	switch {
+	case w.closed:
+		return nil, newError(ProtocolUnsupported, "", "the monitor is closed")
+	case w.version == "":
+		return nil, newError(ProtocolUnsupported, "", "the monitor has accepted no protocol version: call AcceptProtocolVersion with the negotiated version first")
+	}
+	if ir := session.InitializeResult(); ir == nil || ir.ProtocolVersion != w.version {
+		return nil, newError(ProtocolUnsupported, "", "the session did not negotiate the protocol version the monitor accepted (%s)", w.version)
+	}
+
+	listed, err := list(ctx, session, limits)
+	if err != nil {
+		return nil, err
+	}
+
+	c := &Catalog{
+		session: session,
+		monitor: monitor,
+		gen:     w.gen,
+		stale:   w.stale,
+		limits:  limits,
+		logger:  o.Logger,
+		store:   store,
+	}
+	snap := &Snapshot{schemaVersion: version, serverID: serverID, protocolVersion: w.version}
+	for _, s := range sels {
+		def, ok := listed[s.remote]
+		if !ok {
+			errs = append(errs, newError(ToolMissing, s.remote, "the remote server does not list this tool"))
+			continue
+		}
+		t, terrs := newTool(c, s, def, limits)
+		errs = append(errs, terrs...)
+		if t != nil {
+			c.tools = append(c.tools, t)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	slices.SortFunc(c.tools, func(a, b *tool) int { return strings.Compare(a.entry.Name, b.entry.Name) })
+	for _, t := range c.tools {
+		snap.entries = append(snap.entries, t.entry)
+	}
+	if err := snap.seal(); err != nil {
+		return nil, newError(SchemaUnsupported, "", "the snapshot has no canonical form: %v", err)
+	}
+	c.snap = snap
+	return c, nil
+}
+
+// list reads every page of the remote catalog within the limits.
+func list(ctx context.Context, session *mcp.ClientSession, limits Limits) (map[string]*mcp.Tool, error) {
+	tools := map[string]*mcp.Tool{}
+	var (
+		cursor string
+		bytes  int
+		count  int
+	)
+	for page := 1; ; page++ {
+		if page > limits.Pages {
+			return nil, newError(CatalogTooLarge, "", "the catalog has more than %d pages", limits.Pages)
+		}
+		res, err := session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &Error{Code: DiscoveryFailed, msg: "tools/list failed", cause: err}
+		}
+		for _, t := range res.Tools {
+			count++
+			if count > limits.Tools {
+				return nil, newError(CatalogTooLarge, "", "the catalog lists more than %d tools", limits.Tools)
+			}
+			b, err := json.Marshal(t)
+			if err != nil {
+				return nil, &Error{Code: DiscoveryFailed, Tool: t.Name, msg: "the tool definition cannot be encoded", cause: err}
+			}
+			bytes += len(b)
+			if bytes > limits.CatalogBytes {
+				return nil, newError(CatalogTooLarge, "", "the catalog is larger than %d bytes", limits.CatalogBytes)
+			}
+			if _, dup := tools[t.Name]; dup {
+				return nil, newError(ToolDuplicate, t.Name, "the catalog lists this tool twice")
+			}
+			tools[t.Name] = t
+		}
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		cursor = res.NextCursor
+	}
+}
+
+// newTool checks one selected remote tool against the profile and limits.
+func newTool(c *Catalog, s selection, def *mcp.Tool, limits Limits) (*tool, []error) {
+	var errs []error
+	remote := s.remote
+	if len(def.Description) > limits.DescriptionBytes {
+		errs = append(errs, newError(DescriptionTooLarge, remote, "the description is larger than %d bytes", limits.DescriptionBytes))
+	}
+	in, err := remoteSchema(remote, "input", def.InputSchema, limits)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var out json.RawMessage
+	if def.OutputSchema != nil {
+		if out, err = remoteSchema(remote, "output", def.OutputSchema, limits); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	t := &tool{cat: c, sel: s, entry: s.entry}
+	t.entry.RemoteName = remote
+	t.entry.Description = def.Description
+	t.entry.InputSchema = in
+	t.entry.OutputSchema = out
+	if !t.entry.ConcurrencySafe {
+		t.turn = make(chan struct{}, 1)
+	}
+	if out != nil {
+		v, err := schemacheck.Compile(out)
+		if err != nil { // checkSchema compiled it already
+			return nil, []error{newError(SchemaUnsupported, remote, "output schema does not compile")}
+		}
+		t.output = v
+	}
+	t.outSchema = envelopeSchema(out)
+	return t, nil
+}
+
+// remoteSchema returns a selected schema in canonical form, checked against
+// the profile and the size limit.
+func remoteSchema(remote, which string, schema any, limits Limits) (json.RawMessage, *Error) {
+	if schema == nil {
+		return nil, newError(SchemaUnsupported, remote, "the tool has no %s schema", which)
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, newError(SchemaUnsupported, remote, "the %s schema cannot be encoded", which)
+	}
+	canon, err := canonjson.Canonicalize(raw)
+	if err != nil {
+		return nil, newError(SchemaUnsupported, remote, "the %s schema has no canonical form", which)
+	}
+	if err := checkSchema(canon, limits.SchemaBytes); err != nil {
+		return nil, newError(SchemaUnsupported, remote, "%s schema: %v", which, err)
+	}
+	return canon, nil
+}
+
+// Snapshot returns the catalog's snapshot.
+func (c *Catalog) Snapshot() *Snapshot { return c.snap }
+
+// Stale returns a channel that is closed once the catalog is stale: the
+// remote catalog changed, or the monitor was closed. Hosts select on it to
+// know when to discover again.
+func (c *Catalog) Stale() <-chan struct{} { return c.stale }

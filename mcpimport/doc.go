@@ -1,0 +1,57 @@
+// Package mcpimport imports selected tools of a remote MCP server as
+// capabilities of an agnara application, under the host's explicit
+// authorization, so that the same scopes, policies, outcomes and logging
+// apply to them as to local capabilities, and so that mcpexpose can serve
+// them again (a governed gateway).
+//
+// # The host owns the session
+//
+// The application creates, connects and closes the SDK client session, its
+// transport, credentials and limits; this package only lists tools (every
+// page) and makes single tools/call requests on it. A [Monitor] follows the
+// session: it accepts the protocol version the real handshake negotiated
+// (2026-07-28, 2025-11-25 or 2025-06-18) and receives tools/list_changed
+// notifications, after which every catalog discovered earlier is stale.
+// There is no implicit rediscovery: the host calls [Discover] again and swaps
+// catalogs at a safe point.
+//
+// # Explicit bindings
+//
+// [Discover] imports only the tools the host binds, each with a local name, a
+// read policy title, a scope validator (or an explicit declaration that none
+// is needed) and a concurrency declaration. Remote annotations grant nothing.
+// The result is a [Catalog] holding a detached, immutable [Snapshot]:
+// schema version 1, the server id, the negotiated protocol version, entries
+// sorted by local name and a revision digest over all of it, computed over
+// the snapshot's RFC 8785 canonical JSON form, so that two hosts agree.
+//
+// # Schema profile
+//
+// Selected input and output schemas must fit a strict profile
+// (agnara.schema-profile/v1), or discovery fails with [SchemaUnsupported]
+// naming the tool. Nothing is stripped or weakened and no argument is
+// coerced. In short: the root is a closed object ("type": "object",
+// "additionalProperties": false); every object is closed or a typed map;
+// only the keywords agnara itself publishes are allowed (type, properties,
+// required, additionalProperties, items, enum, const, format, pattern,
+// minLength, maxLength, minimum, maximum, exclusiveMinimum, exclusiveMaximum,
+// multipleOf, minItems, maxItems, uniqueItems, title, description, examples,
+// deprecated, readOnly, writeOnly, anyOf, oneOf, contentEncoding,
+// contentMediaType); "$schema" only at the root and only as
+// "https://json-schema.org/draft/2020-12/schema" (it is kept in the snapshot
+// and the digest); no "$ref", "$defs", "default", vendor ("x-...") or other
+// keywords. docs/import.md has the full rules. A working handshake proves
+// nothing about a tool's compatibility.
+//
+// # Results and failures
+//
+// A successful call returns an [Envelope], {"text": [...], "structured":
+// {...} | null}. When the remote tool advertises an output schema, valid
+// structured content is required; JSON-looking text is never a substitute.
+// Images, audio, resources, links, input requests and isError results fail
+// closed. A failed call ends in a canonical failure whose details carry one
+// of the call codes ([InvalidArguments] ... [ResultTooLarge]) under
+// "error_code"; what the remote server said never reaches the caller. There
+// are no retries and no hidden calls. Cancellation stops the wait and
+// discards a late result; the remote server may go on executing.
+package mcpimport

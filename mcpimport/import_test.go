@@ -1,0 +1,496 @@
+package mcpimport_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpimport"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var reader = policy.NewPrincipal("alice", []string{"docs:read"})
+
+// imported discovers bindings on session and compiles them into plans of a
+// fresh application "gw".
+func imported(t *testing.T, cs *mcp.ClientSession, mon *mcpimport.Monitor, bindings map[string]mcpimport.Binding, opts *mcpimport.Options) (*mcpimport.Catalog, *execution.Plans) {
+	t.Helper()
+	cat, err := mcpimport.Discover(context.Background(), cs, mon, "docs", bindings, opts)
+	if err != nil {
+		t.Fatalf("Discover: %v", err)
+	}
+	app := agnara.New("gw", nil)
+	cat.Register(app)
+	plans, err := execution.Compile(app)
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	return cat, plans
+}
+
+func call(t *testing.T, plans *execution.Plans, name, args string) (mcpimport.Envelope, error) {
+	t.Helper()
+	return callAs(t, context.Background(), plans, name, args, reader)
+}
+
+func callAs(t *testing.T, ctx context.Context, plans *execution.Plans, name, args string, who policy.Principal) (mcpimport.Envelope, error) {
+	t.Helper()
+	p, ok := plans.Lookup("gw." + name)
+	if !ok {
+		t.Fatalf("no plan gw.%s", name)
+	}
+	out, err := p.Invoke(ctx, &execution.Invocation{Principal: who, Arguments: json.RawMessage(args)})
+	if err != nil {
+		return mcpimport.Envelope{}, err
+	}
+	switch o := out.(type) {
+	case *execution.Failure:
+		return mcpimport.Envelope{}, o
+	case execution.Success:
+		var env mcpimport.Envelope
+		if err := json.Unmarshal(o.Value.(json.RawMessage), &env); err != nil {
+			t.Fatalf("envelope %s: %v", o.Value, err)
+		}
+		return env, nil
+	}
+	t.Fatalf("outcome %T", out)
+	return mcpimport.Envelope{}, nil
+}
+
+// wantCode checks that err is the canonical failure of call failure code.
+func wantCode(t *testing.T, err error, code mcpimport.Code) {
+	t.Helper()
+	f, ok := execution.AsFailure(err)
+	if !ok {
+		t.Fatalf("err = %v, want a failure with %s", err, code)
+	}
+	if got := mcpimport.CodeOf(err); got != code || f.Code != code.Canonical() {
+		t.Fatalf("failure %v (error_code %q), want %s (%s)", f, got, code, code.Canonical())
+	}
+	if strings.Contains(f.Message, "secret") {
+		t.Fatalf("remote text reached the caller: %q", f.Message)
+	}
+}
+
+func TestImportAtEveryVersion(t *testing.T) {
+	for _, version := range versions {
+		t.Run(version, func(t *testing.T) {
+			d := newDocs(nil)
+			cs, mon := connect(t, d.server, version)
+			cat, plans := imported(t, cs, mon, readBindings(), nil)
+
+			snap := cat.Snapshot()
+			if snap.SchemaVersion() != 1 || snap.ServerID() != "docs" || snap.ProtocolVersion() != version || !strings.HasPrefix(snap.Digest(), "sha256:") {
+				t.Errorf("snapshot header: %d %s %s %s", snap.SchemaVersion(), snap.ServerID(), snap.ProtocolVersion(), snap.Digest())
+			}
+			var names []string
+			for _, e := range snap.Entries() {
+				names = append(names, e.Name+"="+e.RemoteName)
+			}
+			if diff := cmp.Diff([]string{"echo_text=echo", "search_docs=search"}, names); diff != "" {
+				t.Errorf("entries (sorted by local name, unbound delete absent): %s", diff)
+			}
+			if len(plans.All()) != 2 {
+				t.Errorf("registered %d capabilities, want 2", len(plans.All()))
+			}
+
+			env, err := call(t, plans, "search_docs", `{"q":"mcp"}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := mcpimport.Envelope{Text: []string{"3 results for mcp"}, Structured: json.RawMessage(`{"count":3,"tags":["go","mcp"]}`)}
+			if diff := cmp.Diff(want, env, cmp.Transformer("raw", func(r json.RawMessage) string { return string(r) })); diff != "" {
+				t.Error(diff)
+			}
+			env, err = call(t, plans, "echo_text", `{"text":"hi"}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(env.Structured) != "null" || len(env.Text) != 1 || env.Text[0] != "hi" {
+				t.Errorf("echo envelope = %+v, want text [hi] and structured null (no output schema)", env)
+			}
+		})
+	}
+}
+
+func TestImportedToolsAreOrdinaryCapabilities(t *testing.T) {
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2025-11-25")
+	_, plans := imported(t, cs, mon, readBindings(), nil)
+	p, _ := plans.Lookup("gw.search_docs")
+	if p.Title() != "Search documents" || p.Description() != "Search the documents." || !p.Annotations().Has(agnara.ReadOnly) {
+		t.Errorf("plan metadata: %q %q %v", p.Title(), p.Description(), p.Annotations())
+	}
+	if string(p.InputSchema()) != `{"additionalProperties":false,"properties":{"mode":{"type":"string"},"n":{"minimum":0,"type":"integer"},"q":{"description":"What to look for","minLength":1,"type":"string"}},"required":["q"],"type":"object"}` {
+		t.Errorf("input schema = %s", p.InputSchema())
+	}
+
+	// The local scope guard applies before anything reaches the remote server.
+	_, err := callAs(t, context.Background(), plans, "search_docs", `{"q":"x"}`, policy.NewPrincipal("bob", nil))
+	if f, ok := execution.AsFailure(err); !ok || f.Code != execution.Forbidden {
+		t.Errorf("caller without docs:read: %v", err)
+	}
+	// So does local input validation, against the remote schema.
+	_, err = call(t, plans, "search_docs", `{"q":"","extra":1}`)
+	if f, ok := execution.AsFailure(err); !ok || f.Code != execution.InvalidInput {
+		t.Errorf("invalid arguments: %v", err)
+	}
+	if n := d.calls.Load(); n != 0 {
+		t.Errorf("the remote server saw %d calls, want 0", n)
+	}
+}
+
+func TestStdioServerProcess(t *testing.T) {
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			cs, mon, cmd := stdioSession(t, version)
+			cat, plans := imported(t, cs, mon, readBindings(), nil)
+			if cat.Snapshot().ProtocolVersion() != version {
+				t.Errorf("snapshot version %s", cat.Snapshot().ProtocolVersion())
+			}
+			env, err := call(t, plans, "search_docs", `{"q":"stdio"}`)
+			if err != nil || string(env.Structured) != `{"count":5,"tags":["go","stdio"]}` {
+				t.Fatalf("call: %+v, %v", env, err)
+			}
+			_, err = call(t, plans, "search_docs", `{"q":"x","mode":"error"}`)
+			wantCode(t, err, mcpimport.ToolError)
+
+			mon.Close()
+			if err := cs.Close(); err != nil {
+				t.Logf("close: %v", err)
+			}
+			if cmd.ProcessState == nil {
+				t.Fatal("the server process has not exited after the session closed")
+			}
+			_, err = call(t, plans, "search_docs", `{"q":"x"}`)
+			wantCode(t, err, mcpimport.ConnectionClosed)
+		})
+	}
+}
+
+func TestServerProcessExitMidCall(t *testing.T) {
+	cs, mon, cmd := stdioSession(t, "2025-11-25")
+	_, plans := imported(t, cs, mon, readBindings(), nil)
+	_, err := call(t, plans, "search_docs", `{"q":"x","mode":"exit"}`)
+	if code := mcpimport.CodeOf(err); code != mcpimport.ConnectionClosed && code != mcpimport.TransportError {
+		t.Fatalf("remote exit mid-call: %v, want connection closed or transport error", err)
+	}
+	cs.Close()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 {
+		t.Fatalf("server process state %v, want exited with 3", cmd.ProcessState)
+	}
+}
+
+func TestResults(t *testing.T) {
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2025-11-25")
+	_, plans := imported(t, cs, mon, readBindings(), nil)
+	for _, tc := range []struct {
+		mode string
+		want mcpimport.Code
+	}{
+		{"error", mcpimport.ToolError},
+		{"protocol", mcpimport.ProtocolError},
+		{"image", mcpimport.ResultUnsupported},
+		{"link", mcpimport.ResultUnsupported},
+		{"nostruct", mcpimport.ResultInvalid}, // JSON-looking text is no substitute
+		{"badstruct", mcpimport.ResultInvalid},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			_, err := call(t, plans, "search_docs", `{"q":"x","mode":"`+tc.mode+`"}`)
+			wantCode(t, err, tc.want)
+		})
+	}
+}
+
+func TestScopeValidator(t *testing.T) {
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2026-07-28")
+	type seen struct {
+		who  string
+		args string
+	}
+	got := make(chan seen, 4)
+	bindings := readBindings()
+	b := bindings["search"]
+	b.NoScopeValidator = false
+	b.ScopeValidator = func(ctx context.Context, caller policy.Principal, args json.RawMessage) error {
+		got <- seen{caller.ID(), string(args)}
+		if strings.Contains(string(args), "private") {
+			return errors.New("private documents need docs:private")
+		}
+		return nil
+	}
+	bindings["search"] = b
+	_, plans := imported(t, cs, mon, bindings, nil)
+
+	if _, err := call(t, plans, "search_docs", `{"q":"public"}`); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s.who != "alice" || s.args != `{"q":"public"}` {
+		t.Errorf("validator saw %+v", s)
+	}
+	before := d.calls.Load()
+	_, err := call(t, plans, "search_docs", `{"q":"private"}`)
+	wantCode(t, err, mcpimport.ScopeDenied)
+	if f, _ := execution.AsFailure(err); strings.Contains(f.Message, "docs:private") {
+		t.Errorf("the validator's own words reached the caller: %q", f.Message)
+	}
+	if d.calls.Load() != before {
+		t.Error("a denied call reached the remote server")
+	}
+}
+
+func TestCancellationStopsWaiting(t *testing.T) {
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2025-11-25")
+	_, plans := imported(t, cs, mon, readBindings(), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := callAs(t, ctx, plans, "search_docs", `{"q":"x","mode":"wait"}`, reader)
+		done <- err
+	}()
+	<-d.started
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled call: %v, want context.Canceled to propagate", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled call is still waiting")
+	}
+}
+
+func TestCallTimeout(t *testing.T) {
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2025-11-25")
+	_, plans := imported(t, cs, mon, readBindings(), &mcpimport.Options{Limits: mcpimport.Limits{CallTimeout: 50 * time.Millisecond}})
+	_, err := call(t, plans, "search_docs", `{"q":"x","mode":"hang"}`)
+	wantCode(t, err, mcpimport.Timeout)
+	// The session is still usable afterwards.
+	if _, err := call(t, plans, "search_docs", `{"q":"x"}`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrencyDeclaration(t *testing.T) {
+	for _, safe := range []bool{false, true} {
+		t.Run(map[bool]string{false: "serialized", true: "concurrent"}[safe], func(t *testing.T) {
+			d := newDocs(nil)
+			cs, mon := connect(t, d.server, "2025-11-25")
+			bindings := readBindings()
+			b := bindings["search"]
+			b.ConcurrencySafe = safe
+			bindings["search"] = b
+			_, plans := imported(t, cs, mon, bindings, nil)
+			const n = 3
+			errs := make(chan error, n)
+			for range n {
+				go func() {
+					_, err := call(t, plans, "search_docs", `{"q":"x","mode":"wait"}`)
+					errs <- err
+				}()
+			}
+			<-d.started
+			if safe {
+				for range n - 1 {
+					<-d.started
+				}
+			} else {
+				select {
+				case <-d.started:
+					t.Error("a second call started while the first was running")
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			d.mu.Lock()
+			close(d.release)
+			d.mu.Unlock()
+			for range n {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+			want := int64(1)
+			if safe {
+				want = n
+			}
+			if got := d.maxIn.Load(); got != want {
+				t.Errorf("at most %d calls in flight, want %d", got, want)
+			}
+		})
+	}
+}
+
+func TestListChangedMakesCatalogStale(t *testing.T) {
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			d := newDocs(nil)
+			cs, mon := connect(t, d.server, version)
+			old, plans := imported(t, cs, mon, readBindings(), nil)
+			if _, err := call(t, plans, "search_docs", `{"q":"x"}`); err != nil {
+				t.Fatal(err)
+			}
+
+			d.server.AddTool(&mcp.Tool{Name: "fetch", Description: "Fetch one document.", InputSchema: json.RawMessage(echoInput)}, d.echo)
+			select {
+			case <-old.Stale():
+			case <-time.After(10 * time.Second):
+				t.Fatal("tools/list_changed did not make the catalog stale")
+			}
+			before := d.calls.Load()
+			_, err := call(t, plans, "search_docs", `{"q":"x"}`)
+			wantCode(t, err, mcpimport.CatalogStale)
+			if d.calls.Load() != before {
+				t.Error("a call of a stale catalog reached the remote server")
+			}
+
+			// Explicit rediscovery replaces the catalog; the new tool is not
+			// imported because nothing binds it.
+			fresh, plans2 := imported(t, cs, mon, readBindings(), nil)
+			if len(fresh.Snapshot().Entries()) != 2 {
+				t.Errorf("rediscovered %d entries, want the 2 bound ones", len(fresh.Snapshot().Entries()))
+			}
+			if _, err := call(t, plans2, "search_docs", `{"q":"x"}`); err != nil {
+				t.Fatalf("call of the new catalog: %v", err)
+			}
+			_, err = call(t, plans, "search_docs", `{"q":"x"}`)
+			wantCode(t, err, mcpimport.CatalogStale) // the old one stays stale
+		})
+	}
+}
+
+func TestMonitor(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		versions []string
+		close    bool
+		wantErr  string
+	}{
+		{"2026-07-28", []string{"2026-07-28"}, false, ""},
+		{"2025-11-25", []string{"2025-11-25"}, false, ""},
+		{"2025-06-18", []string{"2025-06-18"}, false, ""},
+		{"same twice", []string{"2025-11-25", "2025-11-25"}, false, ""},
+		{"older", []string{"2025-03-26"}, false, "not supported"},
+		{"empty", []string{""}, false, "not supported"},
+		{"garbage", []string{"latest"}, false, "not supported"},
+		{"changed", []string{"2025-11-25", "2026-07-28"}, false, "already accepted"},
+		{"closed", []string{"2025-11-25"}, true, "closed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mcpimport.NewMonitor()
+			if tc.close {
+				m.Close()
+			}
+			var err error
+			for _, v := range tc.versions {
+				if err = m.AcceptProtocolVersion(v); err != nil {
+					break
+				}
+			}
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
+				t.Fatalf("err = %v, want %s containing %q", err, mcpimport.ProtocolUnsupported, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestDiscoverNeedsTheNegotiatedVersion(t *testing.T) {
+	d := newDocs(nil)
+	ct, st := mcp.NewInMemoryTransports()
+	go d.server.Run(context.Background(), st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	fresh := mcpimport.NewMonitor()
+	_, err = mcpimport.Discover(context.Background(), cs, fresh, "docs", readBindings(), nil)
+	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
+		t.Errorf("monitor without a version: %v", err)
+	}
+	guess := mcpimport.NewMonitor()
+	guess.AcceptProtocolVersion("2026-07-28") // a configured guess, not what was negotiated
+	_, err = mcpimport.Discover(context.Background(), cs, guess, "docs", readBindings(), nil)
+	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
+		t.Errorf("monitor with another version: %v", err)
+	}
+	closed := mcpimport.NewMonitor()
+	closed.AcceptProtocolVersion("2025-11-25")
+	closed.Close()
+	_, err = mcpimport.Discover(context.Background(), cs, closed, "docs", readBindings(), nil)
+	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
+		t.Errorf("closed monitor: %v", err)
+	}
+}
+
+func TestBindings(t *testing.T) {
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2025-11-25")
+	allow := func(context.Context, policy.Principal, json.RawMessage) error { return nil }
+	for _, tc := range []struct {
+		name     string
+		serverID string
+		bindings map[string]mcpimport.Binding
+		limits   mcpimport.Limits
+		code     mcpimport.Code
+		want     string
+	}{
+		{"none", "docs", nil, mcpimport.Limits{}, mcpimport.BindingInvalid, "no bindings"},
+		{"empty server id", "", readBindings(), mcpimport.Limits{}, mcpimport.BindingInvalid, "server id"},
+		{"control in server id", "do\ncs", readBindings(), mcpimport.Limits{}, mcpimport.BindingInvalid, "server id"},
+		{"no local name", "docs", map[string]mcpimport.Binding{"search": {Title: "S", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "local name"},
+		{"bad local name", "docs", map[string]mcpimport.Binding{"search": {Name: "search docs", Title: "S", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "local name"},
+		{"no title", "docs", map[string]mcpimport.Binding{"search": {Name: "s", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "no title"},
+		{"no scope decision", "docs", map[string]mcpimport.Binding{"search": {Name: "s", Title: "S"}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "no ScopeValidator"},
+		{"both scope decisions", "docs", map[string]mcpimport.Binding{"search": {Name: "s", Title: "S", ScopeValidator: allow, NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "both"},
+		{"duplicate local name", "docs", map[string]mcpimport.Binding{"search": {Name: "s", Title: "S", NoScopeValidator: true}, "echo": {Name: "s", Title: "E", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "also bound"},
+		{"missing remote tool", "docs", map[string]mcpimport.Binding{"nosuch": {Name: "s", Title: "S", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.ToolMissing, `"nosuch"`},
+		{"unsupported schema", "docs", map[string]mcpimport.Binding{"delete": {Name: "d", Title: "D", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.SchemaUnsupported, `tool "delete": input schema`},
+		{"raised limit", "docs", readBindings(), mcpimport.Limits{Tools: 257}, mcpimport.BindingInvalid, "Limits.Tools"},
+		{"negative limit", "docs", readBindings(), mcpimport.Limits{Pages: -1}, mcpimport.BindingInvalid, "Limits.Pages"},
+		{"timeout past 300s", "docs", readBindings(), mcpimport.Limits{CallTimeout: 301 * time.Second}, mcpimport.BindingInvalid, "CallTimeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cat, err := mcpimport.Discover(context.Background(), cs, mon, tc.serverID, tc.bindings, &mcpimport.Options{Limits: tc.limits})
+			if cat != nil || mcpimport.CodeOf(err) != tc.code || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %s containing %q", err, tc.code, tc.want)
+			}
+		})
+	}
+	// Accepted at the edges: a 300 s timeout, limits equal to the defaults.
+	lim := mcpimport.DefaultLimits
+	lim.CallTimeout = mcpimport.MaxCallTimeout
+	if _, err := mcpimport.Discover(context.Background(), cs, mon, "docs", readBindings(), &mcpimport.Options{Limits: lim}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEveryMistakeReportedAtOnce(t *testing.T) {
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2025-11-25")
+	_, err := mcpimport.Discover(context.Background(), cs, mon, "docs", map[string]mcpimport.Binding{
+		"nosuch": {Name: "a", Title: "A", NoScopeValidator: true},
+		"delete": {Name: "b", Title: "B", NoScopeValidator: true},
+		"search": {Name: "c", Title: "C", NoScopeValidator: true},
+	}, nil)
+	if err == nil || !strings.Contains(err.Error(), string(mcpimport.ToolMissing)) || !strings.Contains(err.Error(), string(mcpimport.SchemaUnsupported)) {
+		t.Fatalf("err = %v, want both the missing tool and the unsupported schema", err)
+	}
+}

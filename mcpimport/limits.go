@@ -1,0 +1,90 @@
+package mcpimport
+
+import (
+	"fmt"
+	"time"
+)
+
+// Limits bound what discovery and calls accept from a remote server. Each
+// zero field means its default; a limit may be lowered but not raised,
+// except CallTimeout, which may be raised to at most [MaxCallTimeout].
+//
+// These are limits on decoded values: by the time they are checked, the SDK
+// has already read and decoded the message. The host's transport must also
+// bound frames and bodies (for HTTP, an http.Client with a timeout and a
+// response size limit; for stdio, the child process).
+type Limits struct {
+	// Pages is the most tools/list pages discovery reads. Default 32.
+	Pages int
+	// Tools is the most tools the remote catalog may list, selected or
+	// not. Default 256.
+	Tools int
+	// CatalogBytes bounds the whole listed catalog (every tool definition,
+	// as JSON). Default 1 MiB.
+	CatalogBytes int
+	// SchemaBytes bounds each selected input or output schema, including a
+	// root "$schema". Default 64 KiB.
+	SchemaBytes int
+	// DescriptionBytes bounds each selected tool's description. Default 8 KiB.
+	DescriptionBytes int
+	// ObjectBytes bounds the arguments sent and each result envelope
+	// returned. Default 64 KiB.
+	ObjectBytes int
+	// ContentBlocks is the most content blocks a result may hold. Default 128.
+	ContentBlocks int
+	// CallTimeout bounds each tools/call. Default 30 s; at most 300 s.
+	CallTimeout time.Duration
+}
+
+// MaxCallTimeout is the largest call timeout [Limits] accept.
+const MaxCallTimeout = 300 * time.Second
+
+// DefaultLimits are the limits a zero [Limits] stands for.
+var DefaultLimits = Limits{
+	Pages:            32,
+	Tools:            256,
+	CatalogBytes:     1 << 20,
+	SchemaBytes:      64 << 10,
+	DescriptionBytes: 8 << 10,
+	ObjectBytes:      64 << 10,
+	ContentBlocks:    128,
+	CallTimeout:      30 * time.Second,
+}
+
+// resolve fills in defaults and checks the bounds.
+func (l Limits) resolve() (Limits, error) {
+	d := DefaultLimits
+	ints := []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"Pages", &l.Pages, d.Pages},
+		{"Tools", &l.Tools, d.Tools},
+		{"CatalogBytes", &l.CatalogBytes, d.CatalogBytes},
+		{"SchemaBytes", &l.SchemaBytes, d.SchemaBytes},
+		{"DescriptionBytes", &l.DescriptionBytes, d.DescriptionBytes},
+		{"ObjectBytes", &l.ObjectBytes, d.ObjectBytes},
+		{"ContentBlocks", &l.ContentBlocks, d.ContentBlocks},
+	}
+	for _, f := range ints {
+		switch {
+		case *f.v == 0:
+			*f.v = f.def
+		case *f.v < 0 || *f.v > f.def:
+			return l, newError(BindingInvalid, "", "Limits.%s = %d: want 1..%d (limits can be lowered, not raised)", f.name, *f.v, f.def)
+		}
+	}
+	switch {
+	case l.CallTimeout == 0:
+		l.CallTimeout = d.CallTimeout
+	case l.CallTimeout < 0 || l.CallTimeout > MaxCallTimeout:
+		return l, newError(BindingInvalid, "", "Limits.CallTimeout = %s: want a positive duration of at most %s", l.CallTimeout, MaxCallTimeout)
+	}
+	return l, nil
+}
+
+func (l Limits) String() string {
+	return fmt.Sprintf("pages=%d tools=%d catalog=%dB schema=%dB description=%dB object=%dB blocks=%d timeout=%s",
+		l.Pages, l.Tools, l.CatalogBytes, l.SchemaBytes, l.DescriptionBytes, l.ObjectBytes, l.ContentBlocks, l.CallTimeout)
+}

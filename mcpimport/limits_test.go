@@ -1,0 +1,128 @@
+package mcpimport_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agnara-go/agnara/mcpimport"
+)
+
+// Each limit: one test at the limit (accepted) and one past it (refused with
+// its code).
+
+func discoverWith(t *testing.T, d *docs, limits mcpimport.Limits) error {
+	t.Helper()
+	cs, mon := connect(t, d.server, "2025-11-25")
+	_, err := mcpimport.Discover(context.Background(), cs, mon, "docs", readBindings(), &mcpimport.Options{Limits: limits})
+	return err
+}
+
+func TestDiscoveryLimits(t *testing.T) {
+	// Measure the fixture's catalog the way the limits count it.
+	d := newDocs(nil)
+	cs, _ := connect(t, d.server, "2025-11-25")
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalogBytes := 0
+	for _, tool := range res.Tools {
+		b, _ := json.Marshal(tool)
+		catalogBytes += len(b)
+	}
+	if len(res.Tools) != 3 {
+		t.Fatalf("fixture lists %d tools, want 3", len(res.Tools))
+	}
+	snap := digestOf(t, newDocs(nil), "2025-11-25", readBindings())
+	schemaBytes := 0
+	for _, e := range snap.Entries() {
+		schemaBytes = max(schemaBytes, len(e.InputSchema), len(e.OutputSchema))
+	}
+	longDesc := strings.Repeat("d", 100)
+
+	for _, tc := range []struct {
+		name       string
+		docs       *docsOptions
+		at, past   mcpimport.Limits
+		pastCode   mcpimport.Code
+		pastReason string
+	}{
+		{"pages", &docsOptions{pageSize: 1}, mcpimport.Limits{Pages: 3}, mcpimport.Limits{Pages: 2}, mcpimport.CatalogTooLarge, "more than 2 pages"},
+		{"tools", nil, mcpimport.Limits{Tools: 3}, mcpimport.Limits{Tools: 2}, mcpimport.CatalogTooLarge, "more than 2 tools"},
+		{"catalog bytes", nil, mcpimport.Limits{CatalogBytes: catalogBytes}, mcpimport.Limits{CatalogBytes: catalogBytes - 1}, mcpimport.CatalogTooLarge, "larger than"},
+		{"schema bytes", nil, mcpimport.Limits{SchemaBytes: schemaBytes}, mcpimport.Limits{SchemaBytes: schemaBytes - 1}, mcpimport.SchemaUnsupported, "over the limit"},
+		{"description bytes", &docsOptions{description: longDesc}, mcpimport.Limits{DescriptionBytes: 100}, mcpimport.Limits{DescriptionBytes: 99}, mcpimport.DescriptionTooLarge, "larger than 99 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := discoverWith(t, newDocs(tc.docs), tc.at); err != nil {
+				t.Fatalf("at the limit: %v", err)
+			}
+			err := discoverWith(t, newDocs(tc.docs), tc.past)
+			if mcpimport.CodeOf(err) != tc.pastCode || !strings.Contains(err.Error(), tc.pastReason) {
+				t.Fatalf("past the limit: %v, want %s (%s)", err, tc.pastCode, tc.pastReason)
+			}
+		})
+	}
+}
+
+func TestCallLimits(t *testing.T) {
+	// Arguments: padded with insignificant whitespace to an exact size.
+	const argBytes = 1000
+	args := func(n int) string {
+		s := `{"text":"hi"}`
+		return s[:len(s)-1] + strings.Repeat(" ", n-len(s)) + "}"
+	}
+	// Results: the envelope of "bigtext" with n characters of text.
+	envelopeBytes := func(n int) int {
+		b, _ := json.Marshal(mcpimport.Envelope{Text: []string{strings.Repeat("x", n)}, Structured: json.RawMessage(`{"count":1,"tags":["go","q"]}`)})
+		return len(b)
+	}
+	const textBytes = 2000
+
+	for _, tc := range []struct {
+		name             string
+		tool, args       string
+		atLimit, overRun mcpimport.Limits
+		code             mcpimport.Code
+		sent             bool // whether the refused call reached the remote server
+	}{
+		{"argument bytes", "echo_text", args(argBytes), mcpimport.Limits{ObjectBytes: argBytes}, mcpimport.Limits{ObjectBytes: argBytes - 1}, mcpimport.InvalidArguments, false},
+		{"result bytes", "search_docs", `{"q":"q","mode":"bigtext","n":2000}`, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes)}, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes) - 1}, mcpimport.ResultTooLarge, true},
+		{"content blocks", "search_docs", `{"q":"q","mode":"blocks","n":5}`, mcpimport.Limits{ContentBlocks: 5}, mcpimport.Limits{ContentBlocks: 4}, mcpimport.ResultTooLarge, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDocs(nil)
+			cs, mon := connect(t, d.server, "2025-11-25")
+			_, plans := imported(t, cs, mon, readBindings(), &mcpimport.Options{Limits: tc.atLimit})
+			if _, err := call(t, plans, tc.tool, tc.args); err != nil {
+				t.Fatalf("at the limit: %v", err)
+			}
+			_, plans = imported(t, cs, mon, readBindings(), &mcpimport.Options{Limits: tc.overRun})
+			before := d.calls.Load()
+			_, err := call(t, plans, tc.tool, tc.args)
+			wantCode(t, err, tc.code)
+			if sent := d.calls.Load() > before; sent != tc.sent {
+				t.Errorf("the refused call reached the remote server: %v, want %v", sent, tc.sent)
+			}
+		})
+	}
+}
+
+func TestDefaultLimits(t *testing.T) {
+	want := mcpimport.Limits{Pages: 32, Tools: 256, CatalogBytes: 1 << 20, SchemaBytes: 64 << 10, DescriptionBytes: 8 << 10, ObjectBytes: 64 << 10, ContentBlocks: 128, CallTimeout: 30e9}
+	if mcpimport.DefaultLimits != want {
+		t.Errorf("DefaultLimits = %v", mcpimport.DefaultLimits)
+	}
+	// Every limit can be lowered and none raised.
+	for _, raise := range []mcpimport.Limits{
+		{Pages: 33}, {Tools: 257}, {CatalogBytes: 1<<20 + 1}, {SchemaBytes: 64<<10 + 1},
+		{DescriptionBytes: 8<<10 + 1}, {ObjectBytes: 64<<10 + 1}, {ContentBlocks: 129},
+	} {
+		err := discoverWith(t, newDocs(nil), raise)
+		if mcpimport.CodeOf(err) != mcpimport.BindingInvalid {
+			t.Errorf("%v: err = %v, want %s", raise, err, mcpimport.BindingInvalid)
+		}
+	}
+}

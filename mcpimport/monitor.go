@@ -1,0 +1,118 @@
+package mcpimport
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SupportedProtocolVersions are the negotiated MCP protocol versions a
+// [Monitor] accepts, newest first.
+var SupportedProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
+
+// Monitor watches one client session for changes to the remote tool catalog.
+// The host creates it with the session, feeds it the protocol version the
+// real handshake negotiated, routes the session's tools/list_changed
+// notifications to it, and closes it when the session ends:
+//
+//	mon := mcpimport.NewMonitor()
+//	client := mcp.NewClient(impl, &mcp.ClientOptions{ToolListChangedHandler: mon.ToolListChanged})
+//	cs, err := client.Connect(ctx, transport, nil)
+//	...
+//	defer mon.Close()
+//	if err := mon.AcceptProtocolVersion(cs.InitializeResult().ProtocolVersion); err != nil { ... }
+//
+// A host that has its own ToolListChangedHandler calls mon.ToolListChanged
+// from it. A tools/list_changed notification makes every catalog discovered
+// before it stale: its calls fail with [CatalogStale] until the host
+// discovers again and swaps catalogs. Closing the monitor makes calls fail
+// with [ConnectionClosed].
+//
+// A Monitor is safe for concurrent use.
+type Monitor struct {
+	mu      sync.Mutex
+	version string
+	closed  bool
+	gen     uint64
+	stale   chan struct{} // closed when gen advances or the monitor closes
+}
+
+// NewMonitor returns a monitor that has accepted no protocol version yet.
+func NewMonitor() *Monitor {
+	return &Monitor{stale: make(chan struct{})}
+}
+
+// AcceptProtocolVersion records the protocol version the session negotiated.
+// Pass the version from the actual handshake (the session's
+// InitializeResult), never a configured guess. It fails for a version not in
+// [SupportedProtocolVersions], for a second, different version, and after
+// Close.
+func (m *Monitor) AcceptProtocolVersion(version string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.closed:
+		return newError(ProtocolUnsupported, "", "the monitor is closed")
+	case !slices.Contains(SupportedProtocolVersions, version):
+		return newError(ProtocolUnsupported, "", "negotiated protocol version %s is not supported (want one of %v)", quote(version), SupportedProtocolVersions)
+	case m.version != "" && m.version != version:
+		return newError(ProtocolUnsupported, "", "the monitor already accepted protocol version %s", m.version)
+	}
+	m.version = version
+	return nil
+}
+
+// ToolListChanged records a tools/list_changed notification. Its signature
+// fits mcp.ClientOptions.ToolListChangedHandler.
+func (m *Monitor) ToolListChanged(context.Context, *mcp.ToolListChangedRequest) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.gen++
+	close(m.stale)
+	m.stale = make(chan struct{})
+}
+
+// Close marks the session as gone: calls of every catalog discovered through
+// this monitor fail with [ConnectionClosed], and discovery fails. Close is
+// idempotent.
+func (m *Monitor) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.closed = true
+		close(m.stale)
+	}
+}
+
+// watch is a monitor's state as a catalog sees it.
+type watch struct {
+	version string
+	gen     uint64
+	stale   <-chan struct{}
+	closed  bool
+}
+
+func (m *Monitor) watch() watch {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return watch{m.version, m.gen, m.stale, m.closed}
+}
+
+// current reports whether a catalog discovered at generation gen is still
+// current, and if not, which failure code says why.
+func (m *Monitor) current(gen uint64) (Code, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.closed:
+		return ConnectionClosed, false
+	case m.gen != gen:
+		return CatalogStale, false
+	}
+	return "", true
+}

@@ -1,0 +1,45 @@
+package mcpimport
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/execution"
+)
+
+// Register registers every tool of the catalog with app as a capability, in
+// snapshot order, and returns their handles. Each capability is named by its
+// binding, published with the remote input schema (verbatim, in canonical
+// form) and an output schema describing [Envelope], annotated read-only, and
+// guarded by the binding's scopes; the application's scope rule, policies,
+// outcomes and logging apply as to any capability. Expose them as usual (with
+// mcpexpose, say).
+//
+// Register them while the session stays open. When the catalog goes stale,
+// build a new application from a new catalog.
+func (c *Catalog) Register(app *agnara.App) []*agnara.Capability {
+	caps := make([]*agnara.Capability, 0, len(c.tools))
+	for _, t := range c.tools {
+		if t.entry.Mode == ModeConfirm {
+			caps = append(caps, t.registerWrite(app))
+			continue
+		}
+		desc := t.sel.description
+		if desc == "" {
+			desc = t.entry.Description
+		}
+		caps = append(caps, app.Capability(t.call, &agnara.CapabilityOptions{
+			Name:         t.entry.Name,
+			Title:        t.entry.Title,
+			Description:  desc,
+			Scopes:       slices.Clone(t.sel.scopes),
+			InputSchema:  json.RawMessage(t.entry.InputSchema),
+			OutputSchema: t.outSchema,
+			Annotations:  agnara.ReadOnly,
+		}))
+	}
+	return caps
+}
+
+var _ func(*execution.Context, json.RawMessage) (json.RawMessage, error) = (*tool)(nil).call

@@ -1,0 +1,190 @@
+package mcpimport
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/agnara-go/agnara/internal/canonjson"
+)
+
+// Snapshot schema versions: read catalogs ([Discover]) have version 1, write
+// catalogs ([DiscoverWrites]) version 2, which adds each entry's effect and
+// host authorization.
+const (
+	SnapshotSchemaVersion      = 1
+	WriteSnapshotSchemaVersion = 2
+)
+
+// Policy modes of snapshot entries.
+const (
+	// ModeRead: the host declared the remote tool read-only.
+	ModeRead = "read"
+	// ModeConfirm: the remote tool writes; every call needs a durable
+	// approval.
+	ModeConfirm = "confirm"
+)
+
+// Snapshot is the detached, immutable record of one discovery: which remote
+// tools were imported, under which declarations, with which schemas. Its
+// revision digest identifies all of it, so that two hosts (or one host at
+// two times) can tell whether they import the same thing.
+//
+// A Snapshot is safe for concurrent use; its accessors return copies.
+type Snapshot struct {
+	schemaVersion   int
+	serverID        string
+	protocolVersion string
+	entries         []Entry // sorted by Name
+	digest          string
+}
+
+// Entry is one imported tool in a [Snapshot].
+type Entry struct {
+	// Name is the local capability name.
+	Name string
+	// RemoteName is the tool's name on the remote server.
+	RemoteName string
+	// Title is the policy's title.
+	Title string
+	// Mode is the policy's mode: [ModeRead] or [ModeConfirm].
+	Mode string
+	// Effect is a write's declared effect, "write" or "destructive", or ""
+	// for reads.
+	Effect string
+	// Authorization is the host's authorization of a write, or nil for
+	// reads.
+	Authorization *Authorization
+	// Description is the remote tool's description, as listed.
+	Description string
+	// InputSchema is the remote input schema in canonical JSON (RFC 8785),
+	// a root "$schema" included.
+	InputSchema json.RawMessage
+	// OutputSchema is the remote output schema in canonical JSON, or nil
+	// when the tool advertises none.
+	OutputSchema json.RawMessage
+	// ConcurrencySafe is the host's concurrency declaration.
+	ConcurrencySafe bool
+}
+
+// Authorization is the host's explicit authorization of a remote write tool:
+// which host binding and which scope grant it, at which revisions.
+type Authorization struct {
+	BindingID       string `json:"bindingId"`
+	BindingRevision string `json:"bindingRevision"`
+	ScopeID         string `json:"scopeId"`
+	ScopeRevision   string `json:"scopeRevision"`
+}
+
+// SchemaVersion returns the snapshot's schema version:
+// [SnapshotSchemaVersion] for reads, [WriteSnapshotSchemaVersion] for writes.
+func (s *Snapshot) SchemaVersion() int { return s.schemaVersion }
+
+// ServerID returns the host's name for the remote server.
+func (s *Snapshot) ServerID() string { return s.serverID }
+
+// ProtocolVersion returns the protocol version the session negotiated.
+func (s *Snapshot) ProtocolVersion() string { return s.protocolVersion }
+
+// Digest returns the revision digest: "sha256:" and the hex SHA-256 of the
+// snapshot's canonical document (see [Snapshot.MarshalJSON]) without the
+// digest itself.
+func (s *Snapshot) Digest() string { return s.digest }
+
+// Entries returns the imported tools, sorted by local name.
+func (s *Snapshot) Entries() []Entry {
+	out := make([]Entry, len(s.entries))
+	for i, e := range s.entries {
+		e.InputSchema = slices.Clone(e.InputSchema)
+		e.OutputSchema = slices.Clone(e.OutputSchema)
+		if e.Authorization != nil {
+			a := *e.Authorization
+			e.Authorization = &a
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// MarshalJSON returns the snapshot's canonical document (RFC 8785: sorted
+// keys, no insignificant whitespace, numbers in ECMAScript form) with its
+// revision digest:
+//
+//	{"entries":[{"concurrencySafe":false,"description":"...","inputSchema":{...},
+//	  "localName":"search","outputSchema":null,"policy":{"mode":"read","title":"..."},
+//	  "remoteName":"remote.search"}],
+//	 "protocolVersion":"2025-11-25","revisionDigest":"sha256:...","schemaVersion":1,"serverId":"documents"}
+//
+// The digest is computed over the same document without "revisionDigest".
+// Write snapshots (schema version 2) add "authorization" to each entry and
+// "effect" to its policy (mode "confirm").
+func (s *Snapshot) MarshalJSON() ([]byte, error) {
+	return s.document(true)
+}
+
+type entryDoc struct {
+	Authorization   *Authorization  `json:"authorization,omitempty"`
+	ConcurrencySafe bool            `json:"concurrencySafe"`
+	Description     string          `json:"description"`
+	InputSchema     json.RawMessage `json:"inputSchema"`
+	LocalName       string          `json:"localName"`
+	OutputSchema    json.RawMessage `json:"outputSchema"`
+	Policy          policyDoc       `json:"policy"`
+	RemoteName      string          `json:"remoteName"`
+}
+
+type policyDoc struct {
+	Effect string `json:"effect,omitempty"`
+	Mode   string `json:"mode"`
+	Title  string `json:"title"`
+}
+
+type snapshotDoc struct {
+	Entries         []entryDoc `json:"entries"`
+	ProtocolVersion string     `json:"protocolVersion"`
+	RevisionDigest  string     `json:"revisionDigest,omitempty"`
+	SchemaVersion   int        `json:"schemaVersion"`
+	ServerID        string     `json:"serverId"`
+}
+
+func (s *Snapshot) document(withDigest bool) ([]byte, error) {
+	doc := snapshotDoc{
+		Entries:         make([]entryDoc, len(s.entries)),
+		ProtocolVersion: s.protocolVersion,
+		SchemaVersion:   s.schemaVersion,
+		ServerID:        s.serverID,
+	}
+	if withDigest {
+		doc.RevisionDigest = s.digest
+	}
+	for i, e := range s.entries {
+		out := e.OutputSchema
+		if out == nil {
+			out = json.RawMessage("null")
+		}
+		doc.Entries[i] = entryDoc{
+			Authorization:   e.Authorization,
+			ConcurrencySafe: e.ConcurrencySafe,
+			Description:     e.Description,
+			InputSchema:     e.InputSchema,
+			LocalName:       e.Name,
+			OutputSchema:    out,
+			Policy:          policyDoc{Effect: e.Effect, Mode: e.Mode, Title: e.Title},
+			RemoteName:      e.RemoteName,
+		}
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return canonjson.Canonicalize(b)
+}
+
+// seal computes the snapshot's digest.
+func (s *Snapshot) seal() error {
+	b, err := s.document(false)
+	if err != nil {
+		return err
+	}
+	s.digest, err = canonjson.Digest(b)
+	return err
+}

@@ -1,0 +1,406 @@
+package mcpimport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/canonjson"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// WritePolicy is the host's policy for a remote write tool. Writes are only
+// ever imported in confirm mode: every call needs a durable approval.
+type WritePolicy struct {
+	// Mode must be [ModeConfirm].
+	Mode string
+	// Title is published as the tool's title and shown to approvers.
+	Title string
+	// Effect is the declared effect, "write" or "destructive"; it must
+	// equal the binding's Effect.
+	Effect approval.Effect
+}
+
+// WriteBinding is the host's explicit authorization of one remote tool that
+// writes. Every field but Description and Scopes is required; nothing the
+// remote server says (annotations included) stands in for any of them.
+type WriteBinding struct {
+	// Name is the local capability name.
+	Name string
+	// Policy must be a confirm policy whose effect matches Effect.
+	Policy WritePolicy
+	// Effect is the declared effect: "write" or "destructive".
+	Effect approval.Effect
+	// Description, when set, is published instead of the remote one.
+	Description string
+	// Scopes are the local scopes a caller must hold.
+	Scopes []string
+	// ScopeValidator checks each call against the current scope. It is
+	// mandatory for writes, and runs twice: when the call is made (before an
+	// approval is prepared) and again just before dispatch, so that a scope
+	// revoked in between refuses the call.
+	ScopeValidator ScopeValidator
+	// BindingID and BindingRevision name the host's binding configuration.
+	BindingID, BindingRevision string
+	// ScopeID and ScopeRevision name the scope that authorizes the write.
+	ScopeID, ScopeRevision string
+}
+
+// WriteOptions configures [DiscoverWrites].
+type WriteOptions struct {
+	// Limits, as for reads.
+	Limits Limits
+	// Logger, as for reads.
+	Logger *slog.Logger
+	// Approvals is the durable approval store. Required: writes are never
+	// dispatched without a durable, claimed approval.
+	Approvals approval.Store
+}
+
+func (b *WriteBinding) check(remote string) *Error {
+	switch {
+	case remote == "":
+		return newError(BindingInvalid, "", "a write binding has an empty remote tool name")
+	case !localNamePattern.MatchString(b.Name):
+		return newError(BindingInvalid, remote, "local name %q: want a letter followed by at most 31 letters, digits, '_' or '-'", b.Name)
+	case b.Policy.Mode != ModeConfirm:
+		return newError(BindingInvalid, remote, "a write needs a confirm policy (Policy.Mode = %q), not %q", ModeConfirm, b.Policy.Mode)
+	case b.Policy.Title == "":
+		return newError(BindingInvalid, remote, "the write policy has no title")
+	case b.Effect != approval.EffectWrite && b.Effect != approval.EffectDestructive:
+		return newError(BindingInvalid, remote, "effect %q: want %q or %q", b.Effect, approval.EffectWrite, approval.EffectDestructive)
+	case b.Policy.Effect != b.Effect:
+		return newError(BindingInvalid, remote, "the policy's effect %q does not match the binding's effect %q", b.Policy.Effect, b.Effect)
+	case b.ScopeValidator == nil:
+		return newError(BindingInvalid, remote, "a write binding needs a ScopeValidator")
+	case b.BindingID == "" || b.BindingRevision == "":
+		return newError(BindingInvalid, remote, "a write binding needs BindingID and BindingRevision")
+	case b.ScopeID == "" || b.ScopeRevision == "":
+		return newError(BindingInvalid, remote, "a write binding needs ScopeID and ScopeRevision")
+	}
+	return nil
+}
+
+// DiscoverWrites is [Discover] for remote tools that write. Its snapshot has
+// schema version 2: each entry adds its effect and the host's authorization
+// (binding and scope, with their revisions). Write tools never run
+// concurrently.
+//
+// A call of a registered write tool never dispatches at once. It prepares an
+// approval intent from the actual call (binding identity, scope identity,
+// effect, caller, a digest of the arguments, an idempotency key derived from
+// those) in opts.Approvals and answers interaction_required with the
+// approval's id. Once a different, authorized principal approves it, the
+// same call (same caller, same arguments) claims the approval exactly once,
+// checks the scope validator and the current registration identity again,
+// dispatches one tools/call, and records a receipt with an honest effect
+// state: committed (a validated success), not_started (refused before
+// sending) or unknown (anything after sending that is not a validated
+// success). Later repeats of the call return the recorded receipt and never
+// dispatch again.
+//
+// The registration's identity for approvals is the complete write catalog:
+// its binding revision is the snapshot's digest, so after a rediscovery that
+// changes anything, approvals given for the old catalog no longer dispatch.
+func DiscoverWrites(ctx context.Context, session *mcp.ClientSession, monitor *Monitor, serverID string, bindings map[string]WriteBinding, opts *WriteOptions) (*Catalog, error) {
+	var o WriteOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Approvals == nil {
+		return nil, newError(BindingInvalid, "", "DiscoverWrites needs WriteOptions.Approvals: writes are only dispatched after a durable approval")
+	}
+	var errs []error
+	sels := make([]selection, 0, len(bindings))
+	for _, remote := range slices.Sorted(maps.Keys(bindings)) {
+		b := bindings[remote]
+		if e := b.check(remote); e != nil {
+			errs = append(errs, e)
+			continue
+		}
+		sels = append(sels, selection{
+			remote: remote,
+			entry: Entry{
+				Name: b.Name, Title: b.Policy.Title, Mode: ModeConfirm, Effect: string(b.Effect),
+				Authorization: &Authorization{BindingID: b.BindingID, BindingRevision: b.BindingRevision, ScopeID: b.ScopeID, ScopeRevision: b.ScopeRevision},
+			},
+			description: b.Description,
+			scopes:      slices.Clone(b.Scopes),
+			validator:   b.ScopeValidator,
+		})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return discover(ctx, session, monitor, serverID, sels, Options{Limits: o.Limits, Logger: o.Logger}, WriteSnapshotSchemaVersion, o.Approvals)
+}
+
+// approvalBinding is the identity approvals of this tool are bound to, when
+// registered as capability identity.
+func (t *tool) approvalBinding(identity string) approval.Binding {
+	a := t.entry.Authorization
+	return approval.Binding{
+		Tool:          identity,
+		ID:            a.BindingID,
+		Revision:      t.cat.snap.digest, // the complete write catalog, not the host's own revision
+		ScopeID:       a.ScopeID,
+		ScopeRevision: a.ScopeRevision,
+		Effect:        approval.Effect(t.entry.Effect),
+	}
+}
+
+// writeHandler returns the handler of a write tool registered as identity.
+func (t *tool) writeHandler(identity string) func(*execution.Context, json.RawMessage) (json.RawMessage, error) {
+	return func(ec *execution.Context, args json.RawMessage) (json.RawMessage, error) {
+		return t.write(ec, identity, args)
+	}
+}
+
+// Write failure codes, in the details of the canonical failures a write
+// call can end in besides the call codes.
+const (
+	// ApprovalPending: the call waits for an approval (interaction_required).
+	ApprovalPending Code = "approval_pending"
+	// ApprovalRejected: an approver rejected the call (forbidden).
+	ApprovalRejected Code = "approval_rejected"
+	// ApprovalInProgress: the approval is claimed and no receipt is recorded
+	// yet — the dispatch is under way, or the process died during it
+	// (conflict). The effect is unknown until a receipt or a reconciliation
+	// says otherwise.
+	ApprovalInProgress Code = "approval_in_progress"
+	// ApprovalBindingChanged: the approval was given for another identity
+	// of the registration (a different catalog or scope revision); it is not
+	// dispatched (conflict).
+	ApprovalBindingChanged Code = "approval_binding_changed"
+	// ApprovalUnavailable: the approval store failed (unavailable). Nothing
+	// was dispatched.
+	ApprovalUnavailable Code = "approval_unavailable"
+)
+
+func init() {
+	callFailures[ApprovalPending] = struct {
+		canonical execution.Code
+		message   string
+	}{execution.InteractionRequired, "this call needs an approval by an authorized approver; call again with the same arguments once it is approved"}
+	callFailures[ApprovalRejected] = struct {
+		canonical execution.Code
+		message   string
+	}{execution.Forbidden, "an approver rejected this call"}
+	callFailures[ApprovalInProgress] = struct {
+		canonical execution.Code
+		message   string
+	}{execution.Conflict, "this approved call is already being dispatched, or its outcome is unknown"}
+	callFailures[ApprovalBindingChanged] = struct {
+		canonical execution.Code
+		message   string
+	}{execution.Conflict, "the tool changed after this call was approved; it was not dispatched"}
+	callFailures[ApprovalUnavailable] = struct {
+		canonical execution.Code
+		message   string
+	}{execution.Unavailable, "the approval store is unavailable; nothing was dispatched"}
+}
+
+// writeFailure is failure(code) with the approval's id and, when known, the
+// effect state.
+func writeFailure(code Code, a *approval.Approval, effect approval.EffectState) *execution.Failure {
+	f := failure(code)
+	if a != nil {
+		f.Details["approval_id"] = a.ID
+		f.Details["approval_state"] = string(a.State)
+	}
+	if effect != "" {
+		f.Details["effect"] = string(effect)
+	}
+	return f
+}
+
+// write is the handler of a write tool: prepare, or claim and dispatch, or
+// return the receipt.
+func (t *tool) write(ec *execution.Context, identity string, args json.RawMessage) (json.RawMessage, error) {
+	c := t.cat
+	if code, ok := c.monitor.current(c.gen); !ok {
+		return nil, t.fail(ec, code, nil)
+	}
+	if len(args) > c.limits.ObjectBytes {
+		return nil, t.fail(ec, InvalidArguments, nil)
+	}
+	caller := ec.Principal()
+	if caller.IsAnonymous() {
+		// Approvals need to know who asked: self-approval is refused.
+		return nil, t.fail(ec, ScopeDenied, errors.New("anonymous callers cannot request writes"))
+	}
+	if err := t.sel.validator(ec, caller, args); err != nil {
+		if ec.Err() != nil {
+			return nil, ec.Err()
+		}
+		return nil, t.fail(ec, ScopeDenied, err)
+	}
+	digest, err := approval.ArgumentsDigest(args)
+	if err != nil {
+		return nil, t.fail(ec, InvalidArguments, err)
+	}
+	binding := t.approvalBinding(identity)
+	key, err := idempotencyKey(binding, caller.Issuer(), caller.ID(), digest)
+	if err != nil {
+		return nil, t.fail(ec, ApprovalUnavailable, err)
+	}
+	intent := approval.Intent{
+		Binding:         binding,
+		PrincipalID:     caller.ID(),
+		PrincipalIssuer: caller.Issuer(),
+		Arguments:       args,
+		ArgumentsDigest: digest,
+		IdempotencyKey:  key,
+		Summary:         t.entry.Title,
+	}
+	a, err := c.store.Prepare(ec, intent)
+	if err != nil {
+		return nil, t.fail(ec, ApprovalUnavailable, err)
+	}
+	switch a.State {
+	case approval.StatePending:
+		return nil, writeFailure(ApprovalPending, &a, "")
+	case approval.StateRejected:
+		return nil, writeFailure(ApprovalRejected, &a, "")
+	case approval.StateClaimed:
+		return nil, writeFailure(ApprovalInProgress, &a, approval.EffectUnknown)
+	case approval.StateCompleted:
+		return receipt(&a)
+	case approval.StateApproved:
+		return t.dispatch(ec, intent, args, a)
+	}
+	return nil, t.fail(ec, ApprovalUnavailable, errors.New("approval in state "+string(a.State)))
+}
+
+// receipt answers a repeated call from its recorded receipt.
+func receipt(a *approval.Approval) (json.RawMessage, error) {
+	r := a.Receipt
+	if r.Effect == approval.EffectCommitted {
+		return json.RawMessage(slices.Clone(r.Result)), nil
+	}
+	code := Code(r.Code)
+	if _, ok := callFailures[code]; !ok {
+		code = ProtocolError
+	}
+	return nil, writeFailure(code, a, r.Effect)
+}
+
+// dispatch claims an approved approval, checks again, sends the one
+// tools/call and records the receipt.
+func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json.RawMessage, a approval.Approval) (json.RawMessage, error) {
+	c := t.cat
+	// One write at a time per tool.
+	select {
+	case t.turn <- struct{}{}:
+		defer func() { <-t.turn }()
+	case <-ec.Done():
+		return nil, ec.Err()
+	}
+	claimed, err := c.store.Claim(ec, a.ID, intent.Binding)
+	switch {
+	case errors.Is(err, approval.ErrExpired), errors.Is(err, approval.ErrNotApproved):
+		// Expired or withdrawn since Prepare looked: ask again.
+		fresh, perr := c.store.Prepare(ec, intent)
+		if perr != nil {
+			return nil, t.fail(ec, ApprovalUnavailable, perr)
+		}
+		return nil, writeFailure(ApprovalPending, &fresh, "")
+	case errors.Is(err, approval.ErrBindingChanged):
+		return nil, writeFailure(ApprovalBindingChanged, &a, approval.EffectNotStarted)
+	case errors.Is(err, approval.ErrAlreadyClaimed):
+		return nil, writeFailure(ApprovalInProgress, &a, approval.EffectUnknown)
+	case err != nil:
+		return nil, t.fail(ec, ApprovalUnavailable, err)
+	}
+	// From here on the claim is durable: whatever happens is recorded, even
+	// if the caller goes away.
+	record := func(r approval.Receipt) {
+		ctx := context.WithoutCancel(ec)
+		if done, err := c.store.Complete(ctx, claimed.ID, r); err == nil {
+			claimed = done
+		} else {
+			c.logger.LogAttrs(ctx, slog.LevelError, "mcpimport: receipt not recorded; the claim stays held until reconciled",
+				slog.String("approval_id", claimed.ID), slog.String("effect", string(r.Effect)), slog.String("error", err.Error()))
+		}
+	}
+	// Checked again at the last moment: the catalog, and the current scope.
+	if code, ok := c.monitor.current(c.gen); !ok {
+		record(approval.Receipt{Effect: approval.EffectNotStarted, Code: string(code)})
+		return nil, writeFailure(code, &claimed, approval.EffectNotStarted)
+	}
+	if err := t.sel.validator(context.WithoutCancel(ec), ec.Principal(), args); err != nil {
+		record(approval.Receipt{Effect: approval.EffectNotStarted, Code: string(ScopeDenied)})
+		t.fail(ec, ScopeDenied, err)
+		return nil, writeFailure(ScopeDenied, &claimed, approval.EffectNotStarted)
+	}
+
+	ctx, cancel := context.WithTimeout(ec, c.limits.CallTimeout)
+	defer cancel()
+	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args})
+	code := Code("")
+	switch {
+	case ec.Err() != nil:
+		code = TransportError // the caller went away: the request was sent, the outcome is unknown
+		if errors.Is(ec.Err(), context.DeadlineExceeded) {
+			code = Timeout
+		}
+	case err != nil:
+		code = classify(ctx, err)
+	default:
+		if cur, ok := c.monitor.current(c.gen); !ok {
+			code = cur
+		}
+	}
+	var env json.RawMessage
+	if code == "" {
+		env, code = t.project(res)
+	}
+	if code != "" {
+		record(approval.Receipt{Effect: approval.EffectUnknown, Code: string(code)})
+		t.fail(ec, code, err)
+		if ec.Err() != nil {
+			return nil, ec.Err()
+		}
+		return nil, writeFailure(code, &claimed, approval.EffectUnknown)
+	}
+	record(approval.Receipt{Effect: approval.EffectCommitted, Result: env})
+	return env, nil
+}
+
+// idempotencyKey identifies "the same call": the same registration identity,
+// caller and arguments.
+func idempotencyKey(b approval.Binding, issuer, principal, argsDigest string) (string, error) {
+	doc, err := json.Marshal([]string{"agnara.write-call/v1", b.Tool, b.ID, b.Revision, b.ScopeID, b.ScopeRevision, string(b.Effect), issuer, principal, argsDigest})
+	if err != nil {
+		return "", err
+	}
+	return canonjson.Digest(doc)
+}
+
+// registerWrite registers one write tool.
+func (t *tool) registerWrite(app *agnara.App) *agnara.Capability {
+	desc := t.sel.description
+	if desc == "" {
+		desc = t.entry.Description
+	}
+	var ann agnara.Annotations
+	if t.entry.Effect == string(approval.EffectDestructive) {
+		ann = agnara.Destructive
+	}
+	identity := app.Name() + "." + t.entry.Name
+	return app.Capability(t.writeHandler(identity), &agnara.CapabilityOptions{
+		Name:         t.entry.Name,
+		Title:        t.entry.Title,
+		Description:  desc,
+		Scopes:       slices.Clone(t.sel.scopes),
+		InputSchema:  json.RawMessage(t.entry.InputSchema),
+		OutputSchema: t.outSchema,
+		Annotations:  ann,
+	})
+}
