@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/examples/internal/proctest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+func connect(t *testing.T, url string, hc *http.Client) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name, args string) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func structured(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// createUser creates a user on the upstream directly and returns its
+// structured result ({"result": user}).
+func createUser(t *testing.T, upstream *mcp.ClientSession, name string) (id, user string) {
+	t.Helper()
+	res := callTool(t, upstream, "users.create_user", `{"name":"`+name+`","email":"`+strings.ToLower(name)+`@example.com"}`)
+	if res.IsError {
+		t.Fatalf("create_user: %+v", res.Content)
+	}
+	var out struct {
+		Result struct {
+			ID string `json:"id"`
+		} `json:"result"`
+	}
+	json.Unmarshal([]byte(structured(t, res)), &out)
+	return out.Result.ID, structured(t, res)
+}
+
+// TestGatewayServesTheUsersExample starts the users example and the gateway
+// as a user would, and has the Go SDK client call the users example's tools
+// through the gateway, with the gateway importing at each protocol era.
+func TestGatewayServesTheUsersExample(t *testing.T) {
+	usersURL := proctest.Start(t, proctest.Build(t, "../users"), "-addr", "127.0.0.1:0", "-dev-scopes", "users:read users:write")
+	upstream := connect(t, usersURL, nil)
+	id, user := createUser(t, upstream, "Ada")
+	gatewayBin := proctest.Build(t, ".")
+
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			gwURL := proctest.Start(t, gatewayBin, "-addr", "127.0.0.1:0", "-upstream", usersURL, "-upstream-protocol", version)
+			gw := connect(t, gwURL, nil)
+
+			list, err := gw.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, []string{"directory.get_user", "directory.list_users"}) {
+				t.Errorf("gateway tools = %v, want only the two bound read tools", names)
+			}
+
+			res := callTool(t, gw, "directory.get_user", `{"id":"`+id+`"}`)
+			if res.IsError {
+				t.Fatalf("get_user through the gateway: %+v", res.Content[0])
+			}
+			// {"result": {"text": [...], "structured": <the upstream's structured result>}}
+			var env struct {
+				Result struct {
+					Text       []string        `json:"text"`
+					Structured json.RawMessage `json:"structured"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(structured(t, res)), &env); err != nil {
+				t.Fatal(err)
+			}
+			if !jsonEqual(t, string(env.Result.Structured), user) || len(env.Result.Text) != 1 {
+				t.Errorf("through the gateway: %s, want the users example's %s", structured(t, res), user)
+			}
+
+			res = callTool(t, gw, "directory.list_users", `{"limit":5}`)
+			if res.IsError || !strings.Contains(structured(t, res), `"name":"Ada"`) {
+				t.Errorf("list_users through the gateway: %s", structured(t, res))
+			}
+
+			// The gateway's own argument-level check.
+			res = callTool(t, gw, "directory.get_user", `{"id":"admin"}`)
+			if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"error_code":"mcp_scope_denied"`) {
+				t.Errorf("admin lookup: %+v", res.Content[0])
+			}
+			// An upstream domain failure is not passed through in the upstream's words.
+			res = callTool(t, gw, "directory.get_user", `{"id":"999"}`)
+			if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, `"error_code":"mcp_tool_error"`) || strings.Contains(text, "no user with this id") {
+				t.Errorf("missing user: %s", text)
+			}
+		})
+	}
+}
+
+func jsonEqual(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	ja, _ := json.Marshal(x)
+	jb, _ := json.Marshal(y)
+	return string(ja) == string(jb)
+}
+
+// TestGatewayUsesItsOwnCredentials puts the users example behind the
+// development issuer and a recording proxy: the gateway reaches it with its
+// own client-credentials token, never with the token its caller sent.
+func TestGatewayUsesItsOwnCredentials(t *testing.T) {
+	issuerURL := proctest.Start(t, proctest.Build(t, "../devissuer"), "-addr", "127.0.0.1:0")
+	usersURL := proctest.Start(t, proctest.Build(t, "../users"), "-addr", "127.0.0.1:0", "-issuer", issuerURL)
+
+	// The test's own writer token, to create a user upstream.
+	writer := (&clientcredentials.Config{ClientID: "demo", ClientSecret: "demo-secret", TokenURL: issuerURL + "/token",
+		Scopes: []string{"users:write"}, EndpointParams: url.Values{"resource": {usersURL}}}).Client(context.Background())
+	id, user := createUser(t, connect(t, usersURL, writer), "Grace")
+
+	// The proxy records the Authorization header of every upstream request.
+	target, _ := url.Parse(usersURL)
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	rec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(rec.Close) // after the gateway stops (cleanups run last-in first-out)
+
+	t.Setenv("GATEWAY_UPSTREAM_CLIENT_SECRET", "demo-secret")
+	gwURL := proctest.Start(t, proctest.Build(t, "."), "-addr", "127.0.0.1:0", "-upstream", rec.URL+"/mcp",
+		"-upstream-resource", usersURL, "-upstream-token-url", issuerURL+"/token", "-upstream-client-id", "demo")
+
+	const callerToken = "caller-token-that-must-stay-at-the-gateway"
+	caller := oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: callerToken}))
+	res := callTool(t, connect(t, gwURL, caller), "directory.get_user", `{"id":"`+id+`"}`)
+	if res.IsError || !strings.Contains(structured(t, res), `"name":"Grace"`) {
+		t.Fatalf("get_user through the gateway: %s (want %s)", structured(t, res), user)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("the proxy saw no upstream requests")
+	}
+	for _, h := range seen {
+		if !strings.HasPrefix(h, "Bearer ey") || strings.Contains(h, callerToken) {
+			t.Errorf("upstream request authorized with %q, want the gateway's own JWT", h)
+		}
+	}
+}
