@@ -269,13 +269,38 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	case approval.StateRejected:
 		return nil, writeFailure(ApprovalRejected, &a, "")
 	case approval.StateClaimed:
-		return nil, writeFailure(ApprovalInProgress, &a, approval.EffectUnknown)
+		return t.awaitReceipt(ec, a)
 	case approval.StateCompleted:
 		return receipt(&a)
 	case approval.StateApproved:
 		return t.dispatch(ec, intent, args, a)
 	}
 	return nil, t.fail(ec, ApprovalUnavailable, errors.New("approval in state "+string(a.State)))
+}
+
+// awaitReceipt answers a call whose approval is claimed: when this process
+// is dispatching it, the receipt follows once the dispatch gives up its
+// turn; when another process holds the claim (or died holding it), the
+// effect is unknown.
+func (t *tool) awaitReceipt(ec *execution.Context, a approval.Approval) (json.RawMessage, error) {
+	select {
+	case t.turn <- struct{}{}:
+		defer func() { <-t.turn }()
+	case <-ec.Done():
+		return nil, ec.Err()
+	}
+	return t.receiptOrInProgress(ec, a)
+}
+
+func (t *tool) receiptOrInProgress(ec *execution.Context, a approval.Approval) (json.RawMessage, error) {
+	cur, err := t.cat.store.Get(ec, a.ID)
+	if err != nil {
+		return nil, t.fail(ec, ApprovalUnavailable, err)
+	}
+	if cur.State == approval.StateCompleted {
+		return receipt(&cur)
+	}
+	return nil, writeFailure(ApprovalInProgress, &cur, approval.EffectUnknown)
 }
 
 // receipt answers a repeated call from its recorded receipt.
@@ -314,7 +339,9 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	case errors.Is(err, approval.ErrBindingChanged):
 		return nil, writeFailure(ApprovalBindingChanged, &a, approval.EffectNotStarted)
 	case errors.Is(err, approval.ErrAlreadyClaimed):
-		return nil, writeFailure(ApprovalInProgress, &a, approval.EffectUnknown)
+		// Another call claimed it while this one waited its turn; it has
+		// finished meanwhile unless another process holds the claim.
+		return t.receiptOrInProgress(ec, a)
 	case err != nil:
 		return nil, t.fail(ec, ApprovalUnavailable, err)
 	}

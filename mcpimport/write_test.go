@@ -488,3 +488,80 @@ func TestWriteThroughMCP(t *testing.T) {
 	}
 	r.close(t)
 }
+
+// TestConcurrentApprovedCallsDispatchOnce: several identical calls of an
+// approved write at once dispatch one tools/call; every caller gets the one
+// recorded result.
+func TestConcurrentApprovedCallsDispatchOnce(t *testing.T) {
+	remoteDir := t.TempDir()
+	r := startWriteServer(t, remoteDir, "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	_, plan := writePlans(t, r, store, mcpimport.Limits{}, nil)
+	_, f := invokeWrite(t, plan)
+	if _, err := store.Approve(context.Background(), f.Details["approval_id"].(string), approver, ""); err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	results := make(chan string, n)
+	for range n {
+		go func() {
+			env, f := invokeWrite(t, plan)
+			if f != nil {
+				results <- "failure " + string(mcpimport.CodeOf(f))
+				return
+			}
+			results <- string(env)
+		}()
+	}
+	first := <-results
+	for range n - 1 {
+		if got := <-results; got != first {
+			t.Errorf("callers got different outcomes: %s and %s", first, got)
+		}
+	}
+	if !strings.Contains(first, `"written":true`) {
+		t.Errorf("outcome %s", first)
+	}
+	if got := strings.Join(ledger(t, remoteDir), " "); got != "received written answered" {
+		t.Errorf("remote ledger %q: want exactly one dispatch", got)
+	}
+	r.close(t)
+}
+
+// TestClaimHeldByADeadProcess: a claim taken by a process that died before
+// recording a receipt stays held; calls report an unknown effect and never
+// dispatch, until a host reconciles it.
+func TestClaimHeldByADeadProcess(t *testing.T) {
+	remoteDir := t.TempDir()
+	db := filepath.Join(t.TempDir(), "approvals.db")
+	r := startWriteServer(t, remoteDir, "success", "2025-11-25")
+	store := openStore(t, db)
+	defer store.Close()
+	_, plan := writePlans(t, r, store, mcpimport.Limits{}, nil)
+	_, f := invokeWrite(t, plan)
+	id := f.Details["approval_id"].(string)
+	if _, err := store.Approve(context.Background(), id, approver, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Another host process claims it with the same registration identity,
+	// then dies: its store is never closed and nothing is completed.
+	a, _ := store.Get(context.Background(), id)
+	other := openStore(t, db)
+	if _, err := other.Claim(context.Background(), id, a.Intent.Binding); err != nil {
+		t.Fatal(err)
+	}
+
+	_, f = invokeWrite(t, plan)
+	if mcpimport.CodeOf(f) != mcpimport.ApprovalInProgress || f.Code != execution.Conflict || f.Details["effect"] != "unknown" {
+		t.Fatalf("call with a dead claim: %v %v", f, f.Details)
+	}
+	if got := ledger(t, remoteDir); got != nil {
+		t.Fatalf("the remote saw %v", got)
+	}
+	if _, err := store.Reconcile(context.Background(), id, approver, approval.EffectNotStarted, "the remote ledger has no entry for this call"); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	r.close(t)
+}
