@@ -122,7 +122,12 @@ func TestTraceToStdout(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	// The client's own transport, so that its idle connections can be
+	// closed: the server's graceful shutdown waits up to 5 s for a
+	// connection the client dialed but never used (net/http treats a new
+	// connection as active that long).
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +135,7 @@ func TestTraceToStdout(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs.Close()
+	hc.CloseIdleConnections()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
