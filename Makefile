@@ -78,7 +78,7 @@ vulncheck:
 
 # In-process benchmarks of this module, allocations reported.
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./execution/ ./mcpexpose/
+	$(GO) test -run '^$$' -bench . -benchmem ./execution/ ./mcpexpose/ ./mcpimport/
 
 # Each fuzz target, briefly (seed corpora also run as plain tests).
 fuzz-short:

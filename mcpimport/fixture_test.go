@@ -195,7 +195,7 @@ func (d *docs) echo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolR
 // connect connects an SDK client to srv in memory at version and returns the
 // session and its monitor, which has accepted the negotiated version. Both
 // are closed when the test ends.
-func connect(t *testing.T, srv *mcp.Server, version string) (*mcp.ClientSession, *mcpimport.Monitor) {
+func connect(t testing.TB, srv *mcp.Server, version string) (*mcp.ClientSession, *mcpimport.Monitor) {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
@@ -207,7 +207,7 @@ func connect(t *testing.T, srv *mcp.Server, version string) (*mcp.ClientSession,
 	return connectTransport(t, ct, version)
 }
 
-func connectTransport(t *testing.T, transport mcp.Transport, version string) (*mcp.ClientSession, *mcpimport.Monitor) {
+func connectTransport(t testing.TB, transport mcp.Transport, version string) (*mcp.ClientSession, *mcpimport.Monitor) {
 	t.Helper()
 	mon := mcpimport.NewMonitor()
 	client := mcp.NewClient(&mcp.Implementation{Name: "importer", Version: "1"}, &mcp.ClientOptions{ToolListChangedHandler: mon.ToolListChanged})

@@ -20,7 +20,7 @@ var reader = policy.NewPrincipal("alice", []string{"docs:read"})
 
 // imported discovers bindings on session and compiles them into plans of a
 // fresh application "gw".
-func imported(t *testing.T, cs *mcp.ClientSession, mon *mcpimport.Monitor, bindings map[string]mcpimport.Binding, opts *mcpimport.Options) (*mcpimport.Catalog, *execution.Plans) {
+func imported(t testing.TB, cs *mcp.ClientSession, mon *mcpimport.Monitor, bindings map[string]mcpimport.Binding, opts *mcpimport.Options) (*mcpimport.Catalog, *execution.Plans) {
 	t.Helper()
 	cat, err := mcpimport.Discover(context.Background(), cs, mon, "docs", bindings, opts)
 	if err != nil {
