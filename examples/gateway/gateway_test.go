@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -189,5 +191,68 @@ func TestGatewayUsesItsOwnCredentials(t *testing.T) {
 		if !strings.HasPrefix(h, "Bearer ey") || strings.Contains(h, callerToken) {
 			t.Errorf("upstream request authorized with %q, want the gateway's own JWT", h)
 		}
+	}
+}
+
+// TestGatewayWritesNeedApproval imports the users example's create_user as
+// an approval-gated write: the call is held until an approver decides it
+// with the agnara command, then creates the user once; repeats return the
+// recorded result.
+func TestGatewayWritesNeedApproval(t *testing.T) {
+	usersURL := proctest.Start(t, proctest.Build(t, "../users"), "-addr", "127.0.0.1:0", "-dev-scopes", "users:read users:write")
+	db := filepath.Join(t.TempDir(), "approvals.db")
+	gwURL := proctest.Start(t, proctest.Build(t, "."), "-addr", "127.0.0.1:0", "-upstream", usersURL, "-approvals-db", db)
+	agnaraCLI := proctest.Build(t, "../../cmd/agnara")
+	gw := connect(t, gwURL, nil)
+
+	const args = `{"name":"Edsger","email":"edsger@example.com"}`
+	res := callTool(t, gw, "directory.create_user", args)
+	var body struct {
+		Code    string `json:"code"`
+		Details struct {
+			ErrorCode  string `json:"error_code"`
+			ApprovalID string `json:"approval_id"`
+		} `json:"details"`
+	}
+	json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &body)
+	if !res.IsError || body.Code != "interaction_required" || body.Details.ErrorCode != "approval_pending" || body.Details.ApprovalID == "" {
+		t.Fatalf("first call: %s", res.Content[0].(*mcp.TextContent).Text)
+	}
+	if res := callTool(t, gw, "directory.list_users", `{}`); strings.Contains(structured(t, res), "Edsger") {
+		t.Fatal("the user exists before approval")
+	}
+
+	out, err := exec.Command(agnaraCLI, "approvals", "approve", "-db", db, body.Details.ApprovalID, "-as", "alice").CombinedOutput()
+	if err != nil {
+		t.Fatalf("agnara approvals approve: %v\n%s", err, out)
+	}
+	var first string
+	for i := range 2 {
+		res = callTool(t, gw, "directory.create_user", args)
+		if res.IsError || !strings.Contains(structured(t, res), `"name":"Edsger"`) {
+			t.Fatalf("call %d after approval: %s", i+1, res.Content[0].(*mcp.TextContent).Text)
+		}
+		if i == 0 {
+			first = structured(t, res)
+		} else if structured(t, res) != first {
+			t.Errorf("repeat returned %s, want the recorded %s", structured(t, res), first)
+		}
+	}
+	var listed struct {
+		Result struct {
+			Structured struct {
+				Result []struct {
+					Email string `json:"email"`
+				} `json:"result"`
+			} `json:"structured"`
+		} `json:"result"`
+	}
+	json.Unmarshal([]byte(structured(t, callTool(t, gw, "directory.list_users", `{}`))), &listed)
+	if users := listed.Result.Structured.Result; len(users) != 1 || users[0].Email != "edsger@example.com" {
+		t.Errorf("the upstream's users: %+v, want the one created", users)
+	}
+	out, err = exec.Command(agnaraCLI, "approvals", "list", "-db", db).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "completed") || !strings.Contains(string(out), "committed") {
+		t.Errorf("agnara approvals list: %v\n%s", err, out)
 	}
 }

@@ -12,6 +12,14 @@
 // GATEWAY_UPSTREAM_CLIENT_SECRET environment variable), asking for the
 // upstream URL as the token's resource (RFC 8707).
 //
+// With -approvals-db PATH it also imports the upstream's users.create_user as
+// a write, behind durable approvals kept in that SQLite file: a call answers
+// that an approval is pending (with its id), an approver decides it with
+//
+//	go run ./cmd/agnara approvals approve -db PATH ID -as alice
+//
+// and the same call then creates the user, once.
+//
 // Like the users example, it runs for local trial only: every caller of the
 // gateway acts as a fixed development principal whose scopes come from
 // -dev-scopes, and only loopback addresses are allowed.
@@ -37,6 +45,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/agnara-go/agnara/policy"
@@ -55,17 +64,19 @@ type config struct {
 	upstreamScopes  string
 	resource        string
 	protocolVersion string
+	approvalsDB     string
 }
 
 func main() {
 	var cfg config
 	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:8090", "address to listen on")
 	flag.StringVar(&cfg.upstream, "upstream", "http://127.0.0.1:8080/mcp", "MCP endpoint of the users example to import from")
-	flag.StringVar(&cfg.devScopes, "dev-scopes", "directory:read", "scopes of the development principal every caller acts as, space separated")
+	flag.StringVar(&cfg.devScopes, "dev-scopes", "directory:read directory:write", "scopes of the development principal every caller acts as, space separated")
 	flag.StringVar(&cfg.tokenURL, "upstream-token-url", "", "token endpoint for the gateway's own upstream credentials (client credentials grant); empty: no credentials")
 	flag.StringVar(&cfg.clientID, "upstream-client-id", "", "the gateway's client id at -upstream-token-url")
 	flag.StringVar(&cfg.upstreamScopes, "upstream-scopes", "users:read", "scopes the gateway asks the upstream's issuer for, space separated")
 	flag.StringVar(&cfg.resource, "upstream-resource", "", "resource to ask the upstream's issuer for a token for (RFC 8707; default: -upstream)")
+	flag.StringVar(&cfg.approvalsDB, "approvals-db", "", "SQLite file of durable approvals; when set, users.create_user is imported as an approval-gated write")
 	flag.StringVar(&cfg.protocolVersion, "upstream-protocol", "", "MCP protocol version to ask the upstream for (default: the newest the SDK speaks)")
 	flag.Parse()
 	cfg.clientSecret = os.Getenv("GATEWAY_UPSTREAM_CLIENT_SECRET")
@@ -98,6 +109,32 @@ func bindings() map[string]mcpimport.Binding {
 			ConcurrencySafe:  true,
 		},
 	}
+}
+
+// writeBindings are the gateway's explicit authorization of the one upstream
+// write it imports when approvals are configured.
+func writeBindings() map[string]mcpimport.WriteBinding {
+	return map[string]mcpimport.WriteBinding{
+		"users.create_user": {
+			Name:           "create_user",
+			Policy:         mcpimport.WritePolicy{Mode: mcpimport.ModeConfirm, Title: "Create user", Effect: approval.EffectWrite},
+			Effect:         approval.EffectWrite,
+			Description:    "Create a directory user. Every call needs an approval by a directory approver.",
+			Scopes:         []string{"directory:write"},
+			ScopeValidator: identifiedCallers,
+			BindingID:      "gateway-users", BindingRevision: "gateway-config-1",
+			ScopeID: "directory", ScopeRevision: "directory-1",
+		},
+	}
+}
+
+// identifiedCallers is the write's scope check: only identified callers may
+// ask for a write.
+func identifiedCallers(_ context.Context, caller policy.Principal, _ json.RawMessage) error {
+	if caller.IsAnonymous() {
+		return errors.New("anonymous callers cannot ask for writes")
+	}
+	return nil
 }
 
 // rejectAdminIDs is the gateway's argument-level scope check: callers
@@ -150,11 +187,19 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 
 	dev := policy.NewPrincipal("developer", strings.Fields(cfg.devScopes))
 	gw := &gateway{session: cs, monitor: mon, logger: logger, principal: dev}
-	cat, err := gw.load(ctx)
+	if cfg.approvalsDB != "" {
+		store, err := approval.OpenSQLite(cfg.approvalsDB, nil)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		gw.approvals = store
+	}
+	stale, err := gw.load(ctx)
 	if err != nil {
 		return err
 	}
-	go gw.follow(ctx, cat)
+	go gw.follow(ctx, stale)
 
 	r := chi.NewRouter()
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -165,8 +210,8 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)
 	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)),
-		slog.String("upstream", cfg.upstream), slog.String("upstream_protocol", cat.Snapshot().ProtocolVersion()),
-		slog.String("catalog", cat.Snapshot().Digest()))
+		slog.String("upstream", cfg.upstream), slog.String("upstream_protocol", cs.InitializeResult().ProtocolVersion),
+		slog.Bool("writes", gw.approvals != nil))
 	stopped := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
@@ -187,6 +232,7 @@ type gateway struct {
 	monitor   *mcpimport.Monitor
 	logger    *slog.Logger
 	principal policy.Principal
+	approvals approval.Store // nil: no writes imported
 	handler   atomic.Pointer[mcpexpose.Handler]
 }
 
@@ -194,16 +240,27 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.handler.Load().ServeHTTP(w, r)
 }
 
-// load discovers the bound upstream tools and builds a handler serving them.
-func (g *gateway) load(ctx context.Context) (*mcpimport.Catalog, error) {
-	cat, err := mcpimport.Discover(ctx, g.session, g.monitor, "users", bindings(), &mcpimport.Options{Logger: g.logger})
+// load discovers the bound upstream tools (and writes, when approvals are
+// configured) and builds a handler serving them. It returns a channel that
+// is closed when what it loaded goes stale.
+func (g *gateway) load(ctx context.Context) (<-chan struct{}, error) {
+	reads, err := mcpimport.Discover(ctx, g.session, g.monitor, "users", bindings(), &mcpimport.Options{Logger: g.logger})
 	if err != nil {
 		return nil, err
 	}
 	app := agnara.New("directory", &agnara.Options{Version: "0.1.0", Logger: g.logger})
 	exp := mcpexpose.New(app)
-	for _, c := range cat.Register(app) {
+	for _, c := range reads.Register(app) {
 		exp.Tool(c, nil)
+	}
+	if g.approvals != nil {
+		writes, err := mcpimport.DiscoverWrites(ctx, g.session, g.monitor, "users", writeBindings(), &mcpimport.WriteOptions{Logger: g.logger, Approvals: g.approvals})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range writes.Register(app) {
+			exp.Tool(c, nil)
+		}
 	}
 	snap, err := exp.Compile()
 	if err != nil {
@@ -218,26 +275,27 @@ func (g *gateway) load(ctx context.Context) (*mcpimport.Catalog, error) {
 		return nil, err
 	}
 	g.handler.Store(h)
-	return cat, nil
+	g.logger.Info("imported", slog.String("catalog", reads.Snapshot().Digest()), slog.Any("tools", snap.Names()))
+	return reads.Stale(), nil // read and write catalogs share the monitor: they go stale together
 }
 
-// follow rediscovers each time the catalog goes stale: an explicit host
+// follow imports again each time the catalog goes stale: an explicit host
 // decision, made here at a safe point (the new handler replaces the old one
-// whole; calls of the old catalog fail with mcp_catalog_stale meanwhile).
-func (g *gateway) follow(ctx context.Context, cat *mcpimport.Catalog) {
+// whole; calls of the old catalogs fail with mcp_catalog_stale meanwhile,
+// and approvals given for the old write catalog no longer dispatch).
+func (g *gateway) follow(ctx context.Context, stale <-chan struct{}) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-cat.Stale():
+		case <-stale:
 		}
 		next, err := g.load(ctx)
 		if err != nil {
 			g.logger.Error("the upstream catalog changed and could not be imported again; its tools stay unavailable", slog.String("error_code", string(mcpimport.CodeOf(err))))
 			return
 		}
-		g.logger.Info("upstream catalog changed; imported again", slog.String("catalog", next.Snapshot().Digest()))
-		cat = next
+		stale = next
 	}
 }
 
