@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/policy"
 )
@@ -92,4 +93,31 @@ func Example() {
 	// claimed again: true
 	// completed: completed unknown
 	// reconciled: committed receipt still unknown
+}
+
+// Approvers who work through an MCP client get the operations as tools,
+// guarded by the approver scope; approving and rejecting ask the approver's
+// user to confirm.
+func ExampleRegisterTools() {
+	dir, err := os.MkdirTemp("", "approvals")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	store, err := approval.OpenSQLite(filepath.Join(dir, "approvals.db"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+
+	app := agnara.New("host", nil)
+	for _, c := range approval.RegisterTools(app, store, nil) {
+		o := c.Options()
+		fmt.Println(c.Identity(), o.Scopes, o.Confirm != "")
+	}
+	// Output:
+	// host.approvals_list [approvals:approve] false
+	// host.approvals_show [approvals:approve] false
+	// host.approvals_approve [approvals:approve] true
+	// host.approvals_reject [approvals:approve] true
 }
