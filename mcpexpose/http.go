@@ -64,6 +64,14 @@ type HandlerOptions struct {
 	// Default: DefaultSessionTimeout. (2026-07-28 requests have no
 	// sessions.)
 	SessionTimeout time.Duration
+	// ReplayBytes bounds the memory kept, for all handshake-era sessions
+	// together, to replay SSE streams to clients that resume them with
+	// Last-Event-ID after a dropped connection: the messages of the most
+	// recently written streams and the bookkeeping of every stream kept.
+	// The least recently written streams are forgotten first; resuming one
+	// gets 400. Default: DefaultReplayBytes. (2026-07-28 streams are not
+	// resumable.)
+	ReplayBytes int64
 }
 
 // DefaultSessionTimeout is how long an idle handshake-era session is kept.
@@ -87,6 +95,7 @@ type Handler struct {
 	inner     http.Handler // route, behind the SDK's bearer middleware when tokens are used
 	stateless http.Handler
 	stateful  http.Handler
+	events    *eventStore // the stateful handler's
 	origins   []string
 	maxBody   int64
 	logger    *slog.Logger
@@ -123,6 +132,12 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.SessionTimeout == 0 {
 		o.SessionTimeout = DefaultSessionTimeout
 	}
+	if o.ReplayBytes < 0 {
+		return nil, errors.New("mcpexpose: negative ReplayBytes")
+	}
+	if o.ReplayBytes == 0 {
+		o.ReplayBytes = DefaultReplayBytes
+	}
 	origins := make([]string, 0, len(o.AllowedOrigins))
 	for _, s := range o.AllowedOrigins {
 		u, err := url.Parse(s)
@@ -139,6 +154,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		return nil, errors.New("mcpexpose: AllowAnonymous needs Tokens: without tokens every caller is anonymous already")
 	}
 	get := func(*http.Request) *mcp.Server { return srv.mcp }
+	events := newEventStore(o.ReplayBytes)
 	h := &Handler{
 		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                    true,
@@ -147,11 +163,14 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 			PropagateRequestCancellation: true,
 		}),
 		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-			EventStore:          mcp.NewMemoryEventStore(nil),
+			// Not the SDK's MemoryEventStore: it keeps an entry for every
+			// stream (every POST) of a session until the session ends.
+			EventStore:          events,
 			Logger:              srv.sdkLogger,
 			MaxRequestBodyBytes: o.MaxBodyBytes,
 			SessionTimeout:      o.SessionTimeout,
 		}),
+		events:    events,
 		origins:   origins,
 		maxBody:   o.MaxBodyBytes,
 		logger:    srv.logger,

@@ -1,0 +1,215 @@
+package mcpexpose
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultReplayBytes is the default of [HandlerOptions.ReplayBytes].
+const DefaultReplayBytes = 4 << 20
+
+// What the event store counts for its bookkeeping, besides the capacity of
+// each message: an estimate of a stream's map entry, struct and list element,
+// and of a message's slice header.
+const (
+	streamCost  = 160
+	messageCost = 24
+)
+
+// eventStore is the [mcp.EventStore] of the handshake-era handler: it keeps
+// the messages of each SSE stream so that a client whose connection dropped
+// can resume the stream with Last-Event-ID.
+//
+// It exists because the SDK's MemoryEventStore (v1.8.0) bounds only the
+// bytes of the messages it keeps, not its bookkeeping: every POST opens a new
+// stream, and its entry stays until the session ends, so a long-lived
+// session grows the heap with every call (about 160 bytes a call, plus the
+// messages up to 10 MiB). This store counts messages (by capacity) and a
+// fixed cost per stream and per message against one budget shared by all
+// sessions, and forgets the least recently written streams first. A resume
+// of a forgotten stream gets [mcp.ErrEventsPurged], which the SDK answers
+// with 400.
+//
+// Memory is bounded by the budget plus the stream being written (its last
+// message may exceed the budget on its own) plus one small entry per live
+// session for its standalone stream (id ""), whose messages are dropped but
+// whose entry is kept so that its event indices stay aligned with the SDK's.
+// The SDK calls Open for every stream before its first Append; Append to a
+// stream the store does not hold (forgotten) fails instead of recreating it
+// with wrong indices: the message is still delivered live, it just cannot
+// be replayed.
+//
+// It is safe for concurrent use.
+type eventStore struct {
+	mu       sync.Mutex
+	max      int64
+	size     int64                              // what is counted against max
+	sessions map[string]map[string]*eventStream // session ID -> stream ID -> stream
+	// lru holds the streams that can be forgotten, least recently written
+	// first. A standalone stream is in it only while it holds messages.
+	lru list.List
+}
+
+var _ mcp.EventStore = (*eventStore)(nil)
+
+type eventStream struct {
+	session, id string
+	first       int      // stream index of data[0]
+	data        [][]byte // messages; nil ones are the SDK's priming events
+	elem        *list.Element
+}
+
+func newEventStore(maxBytes int64) *eventStore {
+	return &eventStore{max: maxBytes, sessions: make(map[string]map[string]*eventStream)}
+}
+
+func (st *eventStream) fixedCost() int64 {
+	return streamCost + int64(len(st.session)+len(st.id))
+}
+
+// Open implements [mcp.EventStore].
+func (s *eventStore) Open(_ context.Context, sessionID, streamID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	streams := s.sessions[sessionID]
+	if streams == nil {
+		streams = make(map[string]*eventStream)
+		s.sessions[sessionID] = streams
+	}
+	if _, ok := streams[streamID]; ok {
+		return nil
+	}
+	st := &eventStream{session: sessionID, id: streamID}
+	streams[streamID] = st
+	s.size += st.fixedCost()
+	if streamID != "" {
+		st.elem = s.lru.PushBack(st)
+	}
+	s.evict(st)
+	return nil
+}
+
+// Append implements [mcp.EventStore]. It keeps data, which the SDK does not
+// modify afterwards, without copying it.
+func (s *eventStore) Append(_ context.Context, sessionID, streamID string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.sessions[sessionID][streamID]
+	if !ok {
+		return fmt.Errorf("mcpexpose: stream %q of session %q is not held (forgotten, or never opened): %w", streamID, sessionID, mcp.ErrEventsPurged)
+	}
+	st.data = append(st.data, data)
+	s.size += messageCost + int64(cap(data))
+	if st.elem == nil {
+		st.elem = s.lru.PushBack(st)
+	} else {
+		s.lru.MoveToBack(st.elem)
+	}
+	s.evict(st)
+	return nil
+}
+
+// After implements [mcp.EventStore]: the messages after index, or
+// [mcp.ErrEventsPurged] when the stream or any message after index has been
+// forgotten.
+func (s *eventStore) After(_ context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
+	s.mu.Lock()
+	var (
+		data [][]byte
+		err  error
+	)
+	st, ok := s.sessions[sessionID][streamID]
+	switch {
+	case !ok:
+		err = fmt.Errorf("mcpexpose: stream %q of session %q: %w", streamID, sessionID, mcp.ErrEventsPurged)
+	case index+1 < st.first:
+		err = fmt.Errorf("mcpexpose: stream %q of session %q after index %d: %w", streamID, sessionID, index, mcp.ErrEventsPurged)
+	case index+1-st.first < len(st.data):
+		data = slices.Clone(st.data[index+1-st.first:]) // evict may drop them meanwhile
+	}
+	s.mu.Unlock()
+	return func(yield func([]byte, error) bool) {
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, d := range data {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
+}
+
+// SessionClosed implements [mcp.EventStore].
+func (s *eventStore) SessionClosed(_ context.Context, sessionID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.sessions[sessionID] {
+		s.dropMessages(st)
+		s.size -= st.fixedCost()
+		if st.elem != nil {
+			s.lru.Remove(st.elem)
+			st.elem = nil
+		}
+	}
+	delete(s.sessions, sessionID)
+	return nil
+}
+
+// evict forgets the least recently written streams other than keep until
+// the store is within its budget, or only keep is left to forget.
+// Forgetting a standalone stream drops its messages and keeps its entry.
+// It must be called with s.mu held.
+func (s *eventStore) evict(keep *eventStream) {
+	for s.size > s.max {
+		e := s.lru.Front()
+		if e != nil && e.Value == keep {
+			e = e.Next()
+		}
+		if e == nil {
+			return
+		}
+		st := e.Value.(*eventStream)
+		s.lru.Remove(e)
+		st.elem = nil
+		s.dropMessages(st)
+		if st.id != "" {
+			s.size -= st.fixedCost()
+			streams := s.sessions[st.session]
+			delete(streams, st.id)
+			if len(streams) == 0 {
+				delete(s.sessions, st.session)
+			}
+		}
+	}
+}
+
+// dropMessages forgets the messages of st, keeping its indices.
+func (s *eventStore) dropMessages(st *eventStream) {
+	for _, d := range st.data {
+		s.size -= messageCost + int64(cap(d))
+	}
+	st.first += len(st.data)
+	st.data = nil
+}
+
+// retained reports what the store counts against its budget, the number of
+// streams it holds and the number of messages.
+func (s *eventStore) retained() (size int64, streams, messages int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.sessions {
+		streams += len(m)
+		for _, st := range m {
+			messages += len(st.data)
+		}
+	}
+	return s.size, streams, messages
+}
