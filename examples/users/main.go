@@ -23,9 +23,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"syscall"
 	"time"
@@ -57,7 +59,7 @@ func main() {
 	flag.StringVar(&cfg.resource, "resource", "", "canonical resource URI of the MCP endpoint (default http://<addr>/mcp)")
 	flag.StringVar(&cfg.devScopes, "dev-scopes", "users:read", "without -issuer: scopes of the development principal, space separated")
 	flag.BoolVar(&cfg.otelStdout, "otel-stdout", false, "export OpenTelemetry traces of every tools/call and tools/list to standard output")
-	flag.BoolVar(&cfg.debug, "debug-goroutines", false, "serve the goroutine count and live heap at /debug/goroutines and /debug/heap (for soak tests)")
+	flag.BoolVar(&cfg.debug, "debug-goroutines", false, "serve the goroutine count and live heap at /debug/goroutines and /debug/heap, and a heap profile at /debug/pprof/heap (for soak tests; loopback listeners only)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -137,15 +139,23 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	})
 	h.Mount(r, "/mcp")
 	if cfg.debug {
+		if !addr.IP.IsLoopback() {
+			return fmt.Errorf("-debug-goroutines serves profiles: listen on a loopback address, not %s", addr)
+		}
 		r.Get("/debug/goroutines", func(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprintln(w, runtime.NumGoroutine())
 		})
 		r.Get("/debug/heap", func(w http.ResponseWriter, _ *http.Request) {
-			runtime.GC() // live heap, not garbage awaiting collection
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			fmt.Fprintln(w, m.HeapAlloc)
+			// The bytes the forced collection marked live: unlike
+			// HeapAlloc, not what the load allocated since it ended.
+			runtime.GC()
+			live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+			metrics.Read(live)
+			fmt.Fprintln(w, live[0].Value.Uint64())
 		})
+		// Only the heap profile (?gc=1 collects first): enough to tell what
+		// holds memory under load, without the rest of net/http/pprof.
+		r.Get("/debug/pprof/heap", pprof.Handler("heap").ServeHTTP)
 	}
 
 	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}

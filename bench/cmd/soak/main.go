@@ -21,11 +21,27 @@
 // class expected for its request is UNEXPECTED.
 //
 // Every second it samples the server's VmRSS and Threads (from
-// /proc/<pid>/status) and its open file descriptors (/proc/<pid>/fd), then
-// after the load and a short idle once more. It exits non-zero when any
-// outcome was unexpected, when the descriptors after the idle exceed those
-// at the start by more than -fd-slack, or when the final RSS exceeds three
-// times the starting RSS plus 50 MiB. The server is always stopped.
+// /proc/<pid>/status), its open file descriptors (/proc/<pid>/fd), and its
+// goroutines and live heap after a forced collection (from the example's
+// -debug-goroutines endpoints), then after the load and a short idle once
+// more.
+//
+// Memory must be flat under load. Samples taken while requests are in
+// flight carry their buffers and the garbage allocated during the
+// collection (several MiB with 64 clients, varying from one second to the
+// next), so the check uses quiet checkpoints instead: from the end of the
+// warm-up (-warmup) every -quiet-every, and at the end of the load (before
+// the legacy sessions are deleted), every client pauses between two
+// requests and the live heap is read with nothing in flight. A leak grows
+// the heap with every request, in both halves of the checked load alike; a
+// bounded working set (sessions, replay buffers, caches) fills up and stays.
+// The median of the second half's checkpoints may exceed that of the first
+// half's by at most 3 MiB plus 10%.
+//
+// It exits non-zero when any outcome was unexpected, when memory is not
+// flat, when the descriptors or goroutines after the idle exceed those at the
+// start by more than a slack, or when the final RSS exceeds three times the
+// starting RSS plus 50 MiB. The server is always stopped.
 //
 //	cd bench && go run ./cmd/soak -c 64 -d 60s
 package main
@@ -43,6 +59,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +74,8 @@ type options struct {
 	clients  int
 	duration time.Duration
 	idle     time.Duration
+	warmup   time.Duration // before the first quiet checkpoint; at most a quarter of duration
+	every    time.Duration // between quiet checkpoints; 0 means 5 s
 	fdSlack  int
 	logw     io.Writer // the server's standard error
 }
@@ -66,6 +85,8 @@ func main() {
 	flag.IntVar(&o.clients, "c", 64, "concurrent clients (half modern, half legacy)")
 	flag.DurationVar(&o.duration, "d", 60*time.Second, "duration of the load")
 	flag.DurationVar(&o.idle, "idle", 3*time.Second, "idle time after the load before the final sample")
+	flag.DurationVar(&o.warmup, "warmup", 10*time.Second, "load before the first quiet heap checkpoint (at most a quarter of -d)")
+	flag.DurationVar(&o.every, "quiet-every", 5*time.Second, "time between quiet heap checkpoints (at most a sixth of the load after the warm-up)")
 	flag.IntVar(&o.fdSlack, "fd-slack", 8, "open descriptors allowed above the starting count after the idle")
 	flag.StringVar(&o.root, "root", "", "repository root (default: found from the working directory)")
 	verbose := flag.Bool("v", false, "show the server's log")
@@ -108,6 +129,19 @@ var legacyMix = []string{kList, kMissing, kInvalid, kUnknown, kCancel}
 // may have after the idle (its HTTP server's own bookkeeping).
 const goroutineSlack = 4
 
+// The flat-memory bound: the median live heap at the quiet checkpoints of
+// the second half may exceed that of the first half by heapGrowthFloor plus
+// heapGrowthFraction of it. What legitimately grows there: a bounded
+// working set still filling up in a short or slow run (the handshake-era
+// replay buffer, 4 MiB by default), and the 2026-07-28 interaction states
+// remembered for their TTL (about 140 bytes each). The SDK's
+// MemoryEventStore, which kept about 250 bytes a request, exceeded it by
+// several MiB.
+const (
+	heapGrowthFraction = 0.10
+	heapGrowthFloor    = 3 << 20
+)
+
 // sample is one reading of the server's /proc entries and goroutine count.
 type sample struct {
 	rss        int64 // bytes
@@ -120,6 +154,7 @@ type sample struct {
 type summary struct {
 	clients    int
 	duration   time.Duration
+	warmup     time.Duration
 	counts     map[string]map[string]int // era -> kind -> count
 	cutShort   int                       // cancelled requests that did not complete
 	unexpected int
@@ -130,6 +165,15 @@ type summary struct {
 	maxFDs     int
 	maxGo      int
 	series     []sample // one per second while the load runs
+	// The quiet checkpoints: from the end of the warm-up, every -quiet-every,
+	// and at the end of the load.
+	quiet []checkpoint
+}
+
+// checkpoint is the live heap read with no request in flight.
+type checkpoint struct {
+	at   time.Duration // since the load started
+	heap int64         // bytes; 0 when the reading failed
 }
 
 func (s *summary) String() string {
@@ -151,7 +195,6 @@ func (s *summary) String() string {
 	for _, e := range s.examples {
 		fmt.Fprintf(&b, "    %s\n", e)
 	}
-	mib := func(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 	fmt.Fprintf(&b, "  RSS start/max/end: %s / %s / %s\n", mib(s.start.rss), mib(s.maxRSS), mib(s.end.rss))
 	fmt.Fprintf(&b, "  threads start/max/end: %d / %d / %d\n", s.start.threads, s.maxThreads, s.end.threads)
 	fmt.Fprintf(&b, "  fds start/max/end: %d / %d / %d\n", s.start.fds, s.maxFDs, s.end.fds)
@@ -172,7 +215,62 @@ func (s *summary) String() string {
 		}
 		b.WriteString("\n")
 	}
+	if len(s.quiet) > 0 {
+		b.WriteString("  live heap MiB, quiet:")
+		for _, c := range s.quiet {
+			fmt.Fprintf(&b, " %s %.1f", secs(c.at), float64(c.heap)/(1<<20))
+		}
+		b.WriteString("\n")
+		if h, ok := s.heapHalves(); ok {
+			fmt.Fprintf(&b, "  live heap median, quiet: %s from %s to %s, %s after; limit %s\n",
+				mib(h.first), secs(s.warmup), secs(s.middle()), mib(h.second), mib(h.limit))
+		}
+	}
 	return b.String()
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+func secs(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
+
+// middle is where the second half of the checked load starts.
+func (s *summary) middle() time.Duration { return s.warmup + (s.duration-s.warmup)/2 }
+
+// halves is the flat-memory check's view of the quiet checkpoints.
+type halves struct {
+	first, second int64 // medians, bytes
+	limit         int64 // the most second may be
+}
+
+// heapHalves returns the medians of the checkpoints up to the middle and
+// after it; ok is false when either half has no reading.
+func (s *summary) heapHalves() (h halves, ok bool) {
+	var a, b []int64
+	for _, c := range s.quiet {
+		switch {
+		case c.heap <= 0:
+		case c.at <= s.middle():
+			a = append(a, c.heap)
+		default:
+			b = append(b, c.heap)
+		}
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return h, false
+	}
+	h.first, h.second = median(a), median(b)
+	h.limit = h.first + heapGrowthFloor + int64(heapGrowthFraction*float64(h.first))
+	return h, true
+}
+
+func median(xs []int64) int64 {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // failures lists the reasons the soak failed.
@@ -189,6 +287,13 @@ func (s *summary) failures(fdSlack int) []string {
 	}
 	if s.end.rss > 3*s.start.rss+50<<20 {
 		f = append(f, fmt.Sprintf("RSS grew from %d to %d bytes", s.start.rss, s.end.rss))
+	}
+	switch h, ok := s.heapHalves(); {
+	case !ok:
+		f = append(f, "no live heap reading at the quiet checkpoints of a half")
+	case h.second > h.limit:
+		f = append(f, fmt.Sprintf("memory not flat under load: median live heap %s in the second half, %s in the first (limit %s)",
+			mib(h.second), mib(h.first), mib(h.limit)))
 	}
 	return f
 }
@@ -215,6 +320,15 @@ func run(ctx context.Context, o options) (*summary, error) {
 	}
 	if o.duration <= 0 || o.duration > 24*time.Hour {
 		return nil, fmt.Errorf("-d %s: want more than 0, at most 24h", o.duration)
+	}
+	if o.warmup < 0 {
+		return nil, fmt.Errorf("-warmup %s: want at least 0", o.warmup)
+	}
+	if o.every < 0 {
+		return nil, fmt.Errorf("-quiet-every %s: want more than 0", o.every)
+	}
+	if o.every == 0 {
+		o.every = 5 * time.Second
 	}
 	if o.logw == nil {
 		o.logw = io.Discard
@@ -244,7 +358,8 @@ func run(ctx context.Context, o options) (*summary, error) {
 	}
 	defer srv.stop()
 
-	s := &summary{clients: o.clients, duration: o.duration, counts: map[string]map[string]int{}}
+	s := &summary{clients: o.clients, duration: o.duration, warmup: min(o.warmup, o.duration/4), counts: map[string]map[string]int{}}
+	every := max(min(o.every, (s.duration-s.warmup)/6), 100*time.Millisecond)
 	goroutinesURL = strings.TrimSuffix(srv.url, "/mcp") + "/debug/goroutines"
 	if s.start, err = readProc(srv.pid); err != nil {
 		return nil, err
@@ -264,6 +379,7 @@ func run(ctx context.Context, o options) (*summary, error) {
 	}
 	samplerDone := make(chan struct{})
 	stopSampler := make(chan struct{})
+	loadStart := time.Now()
 	go func() {
 		defer close(samplerDone)
 		t := time.NewTicker(time.Second)
@@ -289,7 +405,9 @@ func run(ctx context.Context, o options) (*summary, error) {
 	}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 
-	deadline := time.Now().Add(o.duration)
+	deadline := loadStart.Add(o.duration)
+	p := &pacer{release: make(chan struct{})}
+	p.loaded.Add(o.clients)
 	ws := make([]*worker, o.clients)
 	var wg sync.WaitGroup
 	for i := range ws {
@@ -300,8 +418,25 @@ func run(ctx context.Context, o options) (*summary, error) {
 		ws[i] = &worker{client: client, url: srv.url, era: era, counts: map[string]int{},
 			rng: rand.New(rand.NewPCG(uint64(i), 0x50a4)), next: i}
 		w := ws[i]
-		wg.Go(func() { w.loop(ctx, deadline) })
+		wg.Go(func() { w.loop(ctx, deadline, p) })
 	}
+	// The quiet checkpoints: while the load runs, and once every client is
+	// done, before the legacy sessions are deleted.
+	heapURL := strings.TrimSuffix(srv.url, "/mcp") + "/debug/heap"
+	for at := s.warmup; at < o.duration && ctx.Err() == nil; at += every {
+		select {
+		case <-time.After(time.Until(loadStart.Add(at))):
+		case <-ctx.Done():
+		}
+		p.gate.Lock()
+		h, _ := readHeap(heapURL)
+		p.gate.Unlock()
+		s.quiet = append(s.quiet, checkpoint{at: at, heap: h})
+	}
+	p.loaded.Wait()
+	h, _ := readHeap(heapURL)
+	s.quiet = append(s.quiet, checkpoint{at: o.duration, heap: h})
+	close(p.release)
 	wg.Wait()
 	close(stopSampler)
 	<-samplerDone
@@ -345,6 +480,17 @@ func run(ctx context.Context, o options) (*summary, error) {
 	return s, nil
 }
 
+// pacer pauses the workers for the quiet checkpoints.
+type pacer struct {
+	// gate is held for reading by a worker during each request, and for
+	// writing by a checkpoint.
+	gate sync.RWMutex
+	// loaded is done when every worker has finished its load; release is
+	// closed when they may delete their sessions and exit.
+	loaded  sync.WaitGroup
+	release chan struct{}
+}
+
 // worker is one client: a modern one sends every call on its own, a legacy
 // one within its session.
 type worker struct {
@@ -368,7 +514,19 @@ func (w *worker) bad(kind, format string, args ...any) {
 	}
 }
 
-func (w *worker) loop(ctx context.Context, deadline time.Time) {
+func (w *worker) loop(ctx context.Context, deadline time.Time, p *pacer) {
+	parked := false
+	park := func() { // until the last checkpoint is taken
+		if !parked {
+			parked = true
+			p.loaded.Done()
+			select {
+			case <-p.release:
+			case <-ctx.Done():
+			}
+		}
+	}
+	defer park()
 	mix := modernMix
 	if w.era == load.Legacy {
 		mix = legacyMix
@@ -376,14 +534,17 @@ func (w *worker) loop(ctx context.Context, deadline time.Time) {
 			w.bad("session", "%v", err)
 			return
 		}
-		defer w.closeSession()
+		defer w.closeSession() // after park
 	}
 	for ctx.Err() == nil && time.Now().Before(deadline) {
 		kind := mix[w.next%len(mix)]
 		w.next++
 		w.counts[kind]++
+		p.gate.RLock()
 		w.op(kind)
+		p.gate.RUnlock()
 	}
+	park()
 }
 
 // op runs one operation of the mix and classifies its outcome. In-flight

@@ -172,10 +172,17 @@ func parseStatus(status string) (sample, error) {
 	return p, nil
 }
 
+// readHeap reads the server's live heap (bytes) from its /debug/heap.
+func readHeap(url string) (int64, error) {
+	n, err := readGoroutines(url)
+	return int64(n), err
+}
+
 // goroutinesURL is the users example's /debug/goroutines, once started.
 var goroutinesURL string
 
-// readGoroutines reads the server's goroutine count.
+// readGoroutines reads the server's goroutine count, or another number
+// the example serves on a line.
 func readGoroutines(url string) (int, error) {
 	resp, err := http.Get(url)
 	if err != nil {
