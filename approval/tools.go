@@ -94,20 +94,20 @@ type DecisionInput struct {
 
 // View is an approval as the tools show it.
 type View struct {
-	ID              string          `json:"id"`
-	State           State           `json:"state"`
-	Tool            string          `json:"tool"`
-	Summary         string          `json:"summary"`
-	Effect          Effect          `json:"effect"`
-	Requester       string          `json:"requester"`
-	Arguments       json.RawMessage `json:"arguments,omitempty"`
-	CreatedAt       time.Time       `json:"created_at"`
-	ExpiresAt       time.Time       `json:"expires_at"`
-	DecidedBy       string          `json:"decided_by,omitempty"`
-	Note            string          `json:"note,omitempty"`
-	ReceiptEffect   EffectState     `json:"receipt_effect,omitempty"`
-	ReconciledAs    EffectState     `json:"reconciled_as,omitempty"`
-	ReconciledBy string          `json:"reconciled_by,omitempty"`
+	ID            string          `json:"id"`
+	State         State           `json:"state"`
+	Tool          string          `json:"tool"`
+	Summary       string          `json:"summary"`
+	Effect        Effect          `json:"effect"`
+	Requester     string          `json:"requester"`
+	Arguments     json.RawMessage `json:"arguments,omitempty"`
+	CreatedAt     time.Time       `json:"created_at"`
+	ExpiresAt     time.Time       `json:"expires_at"`
+	DecidedBy     string          `json:"decided_by,omitempty"`
+	Note          string          `json:"note,omitempty"`
+	ReceiptEffect EffectState     `json:"receipt_effect,omitempty"`
+	ReconciledAs  EffectState     `json:"reconciled_as,omitempty"`
+	ReconciledBy  string          `json:"reconciled_by,omitempty"`
 }
 
 func view(a Approval, withArgs bool) View {
