@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"strings"
 	"testing"
 	"time"
@@ -492,5 +493,151 @@ func TestEveryMistakeReportedAtOnce(t *testing.T) {
 	}, nil)
 	if err == nil || !strings.Contains(err.Error(), string(mcpimport.ToolMissing)) || !strings.Contains(err.Error(), string(mcpimport.SchemaUnsupported)) {
 		t.Fatalf("err = %v, want both the missing tool and the unsupported schema", err)
+	}
+}
+
+// TestListChangedDuringCallDiscardsTheAnswer: a tools/list_changed that
+// arrives while a call is out makes its answer stale; the answer is
+// discarded, not passed on.
+func TestListChangedDuringCallDiscardsTheAnswer(t *testing.T) {
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2025-11-25")
+	cat, plans := imported(t, cs, mon, readBindings(), nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(t, plans, "search_docs", `{"q":"x","mode":"wait"}`)
+		done <- err
+	}()
+	<-d.started
+	d.server.AddTool(&mcp.Tool{Name: "fetch", Description: "Fetch one document.", InputSchema: json.RawMessage(echoInput)}, d.echo)
+	select {
+	case <-cat.Stale():
+	case <-time.After(10 * time.Second):
+		t.Fatal("tools/list_changed did not make the catalog stale")
+	}
+	d.mu.Lock()
+	close(d.release)
+	d.mu.Unlock()
+	select {
+	case err := <-done:
+		wantCode(t, err, mcpimport.CatalogStale)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not return")
+	}
+}
+
+// TestCloseMakesCatalogStale: closing the monitor closes Stale(), so hosts
+// selecting on it learn that the session is gone.
+func TestCloseMakesCatalogStale(t *testing.T) {
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2025-11-25")
+	cat, _ := imported(t, cs, mon, readBindings(), nil)
+	select {
+	case <-cat.Stale():
+		t.Fatal("a fresh catalog is stale")
+	default:
+	}
+	mon.Close()
+	select {
+	case <-cat.Stale():
+	case <-time.After(time.Second):
+		t.Fatal("closing the monitor did not close Stale()")
+	}
+}
+
+// TestDuplicateToolNameRefused: a catalog that lists a tool name twice is
+// refused, whichever definition would have won.
+func TestDuplicateToolNameRefused(t *testing.T) {
+	d := newDocs(nil)
+	d.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				for _, tl := range r.Tools {
+					if tl.Name == "search" {
+						dup := *tl
+						dup.Description = "A different search."
+						r.Tools = append(r.Tools, &dup)
+						break
+					}
+				}
+			}
+			return res, err
+		}
+	})
+	cs, mon := connect(t, d.server, "2025-11-25")
+	cat, err := mcpimport.Discover(context.Background(), cs, mon, "docs", readBindings(), nil)
+	if cat != nil || mcpimport.CodeOf(err) != mcpimport.ToolDuplicate {
+		t.Fatalf("err = %v, want %s", err, mcpimport.ToolDuplicate)
+	}
+}
+
+// TestRemoteInvalidParams: a JSON-RPC -32602 answer is mcp_invalid_arguments
+// (invalid_input), other JSON-RPC errors are mcp_protocol_error; neither
+// message reaches the caller.
+func TestRemoteInvalidParams(t *testing.T) {
+	d := newDocs(nil)
+	d.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" {
+				switch {
+				case strings.Contains(string(r.Params.Arguments), "refuse"):
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "remote secret: q is wrong"}
+				case strings.Contains(string(r.Params.Arguments), "fault"):
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "remote secret: stack trace"}
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	cs, mon := connect(t, d.server, "2025-11-25")
+	_, plans := imported(t, cs, mon, readBindings(), nil)
+	_, err := call(t, plans, "search_docs", `{"q":"refuse"}`)
+	wantCode(t, err, mcpimport.InvalidArguments)
+	_, err = call(t, plans, "search_docs", `{"q":"fault"}`)
+	wantCode(t, err, mcpimport.ProtocolError)
+}
+
+// TestServerHangsUp: when the remote side closes the connection before the
+// host has noticed (the monitor is still open), calls fail with
+// mcp_connection_closed.
+func TestServerHangsUp(t *testing.T) {
+	d := newDocs(nil)
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := d.server.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, mon := connectTransport(t, ct, "2025-11-25")
+	_, plans := imported(t, cs, mon, readBindings(), nil)
+	if _, err := call(t, plans, "search_docs", `{"q":"x"}`); err != nil {
+		t.Fatal(err)
+	}
+	ss.Close()
+	cs.Wait()
+	_, err = call(t, plans, "search_docs", `{"q":"x"}`)
+	wantCode(t, err, mcpimport.ConnectionClosed)
+}
+
+// TestBindingDescriptionIsPublished: a binding's Description is published
+// instead of the remote one; without it, the remote description is.
+func TestBindingDescriptionIsPublished(t *testing.T) {
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2025-11-25")
+	bindings := readBindings()
+	b := bindings["search"]
+	b.Description = "Local words."
+	bindings["search"] = b
+	cat, plans := imported(t, cs, mon, bindings, nil)
+	if p, _ := plans.Lookup("gw.search_docs"); p.Description() != "Local words." {
+		t.Errorf("published description %q, want the binding's", p.Description())
+	}
+	if p, _ := plans.Lookup("gw.echo_text"); p.Description() != "Echo the text back." {
+		t.Errorf("published description %q, want the remote one", p.Description())
+	}
+	for _, e := range cat.Snapshot().Entries() {
+		if e.RemoteName == "search" && e.Description != "Search the documents." {
+			t.Errorf("snapshot description %q, want the remote one", e.Description)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"github.com/agnara-go/agnara/agnara"
 	"os"
 	"strings"
 	"testing"
@@ -143,5 +144,31 @@ func TestSnapshotIsDetached(t *testing.T) {
 	es[0].Name = "changed"
 	if again := snap.Entries(); again[0].InputSchema[0] != '{' || again[0].Name == "changed" {
 		t.Error("changing what Entries returned changed the snapshot")
+	}
+}
+
+// TestEntriesSortedByLocalName: entries (and registrations) are in local
+// name order, even when that differs from the remote names' order.
+func TestEntriesSortedByLocalName(t *testing.T) {
+	bindings := map[string]mcpimport.Binding{
+		"echo":   {Name: "z_echo", Title: "Echo text", NoScopeValidator: true},
+		"search": {Name: "a_search", Title: "Search documents", NoScopeValidator: true},
+	}
+	d := newDocs(nil)
+	cs, mon := connect(t, d.server, "2025-11-25")
+	cat, _ := imported(t, cs, mon, bindings, nil)
+	var names []string
+	for _, e := range cat.Snapshot().Entries() {
+		names = append(names, e.Name)
+	}
+	if diff := cmp.Diff([]string{"a_search", "z_echo"}, names); diff != "" {
+		t.Errorf("entries not sorted by local name (-want +got):\n%s", diff)
+	}
+	var registered []string
+	for _, c := range cat.Register(agnara.New("gw2", nil)) {
+		registered = append(registered, c.Name())
+	}
+	if diff := cmp.Diff([]string{"a_search", "z_echo"}, registered); diff != "" {
+		t.Errorf("registration order (-want +got):\n%s", diff)
 	}
 }

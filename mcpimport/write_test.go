@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -563,5 +564,261 @@ func TestClaimHeldByADeadProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Close()
+	r.close(t)
+}
+
+// afterClaim is an approval store that runs a hook once a claim succeeds,
+// so that tests can change the world between the claim and the dispatch.
+type afterClaim struct {
+	approval.Store
+	hook func()
+}
+
+func (s afterClaim) Claim(ctx context.Context, id string, current approval.Binding) (approval.Approval, error) {
+	a, err := s.Store.Claim(ctx, id, current)
+	if err == nil {
+		s.hook()
+	}
+	return a, err
+}
+
+// approveFirstCall makes the first call of p (pending) and approves it.
+func approveFirstCall(t *testing.T, store approval.Store, p *execution.Plan) string {
+	t.Helper()
+	_, f := invokeWrite(t, p)
+	if f == nil || mcpimport.CodeOf(f) != mcpimport.ApprovalPending {
+		t.Fatalf("first call: %v, want %s", f, mcpimport.ApprovalPending)
+	}
+	id := f.Details["approval_id"].(string)
+	if _, err := store.Approve(context.Background(), id, approver, ""); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// wantNotStarted checks a refused dispatch: the failure, a not_started
+// receipt, and nothing on the remote side.
+func wantNotStarted(t *testing.T, store approval.Store, f *execution.Failure, id string, code mcpimport.Code, remoteDir string) {
+	t.Helper()
+	if f == nil || mcpimport.CodeOf(f) != code || f.Code != code.Canonical() || f.Details["effect"] != string(approval.EffectNotStarted) {
+		t.Fatalf("approved call: %v (details %v), want %s with effect not_started", f, f.Details, code)
+	}
+	a, err := store.Get(context.Background(), id)
+	if err != nil || a.State != approval.StateCompleted || a.Receipt == nil || a.Receipt.Effect != approval.EffectNotStarted || a.Receipt.Code != string(code) {
+		t.Fatalf("recorded %+v (receipt %+v), %v; want completed, not_started, %s", a, a.Receipt, err, code)
+	}
+	if got := ledger(t, remoteDir); got != nil {
+		t.Fatalf("the remote saw %v", got)
+	}
+}
+
+// TestScopeRevokedAfterClaim: the scope validator runs again after the
+// claim, just before dispatch; a scope revoked between the claim and the
+// send refuses the write, recorded as not started.
+func TestScopeRevokedAfterClaim(t *testing.T) {
+	remoteDir := t.TempDir()
+	r := startWriteServer(t, remoteDir, "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	var revoked sync.Map
+	validator := func(_ context.Context, caller policy.Principal, _ json.RawMessage) error {
+		if _, ok := revoked.Load(caller.ID()); ok {
+			return errors.New("scope revoked")
+		}
+		return nil
+	}
+	hooked := afterClaim{Store: store, hook: func() { revoked.Store(requester.ID(), true) }}
+	_, plan := writePlans(t, r, hooked, mcpimport.Limits{}, validator)
+	id := approveFirstCall(t, store, plan)
+	_, f := invokeWrite(t, plan)
+	wantNotStarted(t, store, f, id, mcpimport.ScopeDenied, remoteDir)
+	r.close(t)
+}
+
+// TestCatalogStaleAfterClaim: a catalog change between the claim and the
+// send refuses the write, recorded as not started.
+func TestCatalogStaleAfterClaim(t *testing.T) {
+	remoteDir := t.TempDir()
+	r := startWriteServer(t, remoteDir, "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	hooked := afterClaim{Store: store, hook: func() { r.mon.ToolListChanged(context.Background(), nil) }}
+	_, plan := writePlans(t, r, hooked, mcpimport.Limits{}, nil)
+	id := approveFirstCall(t, store, plan)
+	_, f := invokeWrite(t, plan)
+	wantNotStarted(t, store, f, id, mcpimport.CatalogStale, remoteDir)
+	r.close(t)
+}
+
+// TestStaleWriteCatalogPreparesNothing: a call of a stale write catalog
+// fails at once; no approval is prepared.
+func TestStaleWriteCatalogPreparesNothing(t *testing.T) {
+	r := startWriteServer(t, t.TempDir(), "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	_, plan := writePlans(t, r, store, mcpimport.Limits{}, nil)
+	r.mon.ToolListChanged(context.Background(), nil)
+	_, f := invokeWrite(t, plan)
+	if f == nil || mcpimport.CodeOf(f) != mcpimport.CatalogStale {
+		t.Fatalf("call of a stale catalog: %v, want %s", f, mcpimport.CatalogStale)
+	}
+	if all, err := store.List(context.Background(), approval.Filter{}); err != nil || len(all) != 0 {
+		t.Fatalf("recorded %d approvals (%v), want none", len(all), err)
+	}
+	r.close(t)
+}
+
+// TestAnonymousWriteRefused: a write tool without local scopes still refuses
+// anonymous callers (approvals need to know who asked), with scope_denied
+// and nothing recorded.
+func TestAnonymousWriteRefused(t *testing.T) {
+	r := startWriteServer(t, t.TempDir(), "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	var validated atomic.Bool
+	bindings := writeBindings(func(context.Context, policy.Principal, json.RawMessage) error { validated.Store(true); return nil })
+	b := bindings["record_value"]
+	b.Scopes = nil // no local scope guard in front of the handler
+	bindings["record_value"] = b
+	cat, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", bindings, &mcpimport.WriteOptions{Approvals: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := agnara.New("host", nil)
+	cat.Register(app)
+	plans, err := execution.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := plans.Lookup("host.record_value")
+	out, err := p.Invoke(context.Background(), &execution.Invocation{Principal: policy.Anonymous(), Arguments: json.RawMessage(`{"value":"` + syntheticValue + `"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := out.(*execution.Failure)
+	if f == nil || mcpimport.CodeOf(f) != mcpimport.ScopeDenied || f.Code != execution.Forbidden {
+		t.Fatalf("anonymous call: %v, want %s", out, mcpimport.ScopeDenied)
+	}
+	if validated.Load() {
+		t.Error("the scope validator ran for an anonymous caller")
+	}
+	if all, err := store.List(context.Background(), approval.Filter{}); err != nil || len(all) != 0 {
+		t.Fatalf("recorded %d approvals (%v), want none", len(all), err)
+	}
+	r.close(t)
+}
+
+// TestApprovalBoundToCatalogDigest: an approval's binding revision is the
+// write catalog's digest, not the host's binding revision; so a rediscovery
+// that changes only the catalog (here the policy title) needs a new
+// approval, and nothing is dispatched on the old one.
+func TestApprovalBoundToCatalogDigest(t *testing.T) {
+	remoteDir := t.TempDir()
+	r := startWriteServer(t, remoteDir, "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	old, plan := writePlans(t, r, store, mcpimport.Limits{}, nil)
+	id := approveFirstCall(t, store, plan)
+	a, err := store.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Intent.Binding.Revision != old.Snapshot().Digest() {
+		t.Fatalf("approval binding revision %q, want the catalog digest %s", a.Intent.Binding.Revision, old.Snapshot().Digest())
+	}
+
+	bindings := writeBindings(nil)
+	b := bindings["record_value"]
+	b.Policy.Title = "Record the value (reworded)" // same host and scope revisions
+	bindings["record_value"] = b
+	fresh, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", bindings, &mcpimport.WriteOptions{Approvals: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := agnara.New("host", nil)
+	fresh.Register(app)
+	plans, _ := execution.Compile(app)
+	p2, _ := plans.Lookup("host.record_value")
+	_, f := invokeWrite(t, p2)
+	if f == nil || mcpimport.CodeOf(f) != mcpimport.ApprovalPending || f.Details["approval_id"] == id {
+		t.Fatalf("call on the new catalog: %v, want a new pending approval", f)
+	}
+	if got := ledger(t, remoteDir); got != nil {
+		t.Fatalf("the remote saw %v", got)
+	}
+	r.close(t)
+}
+
+// TestRejectedWriteIsRefused: after an approver rejects a call, the same
+// call is refused with approval_rejected (forbidden), again on every
+// repeat, and nothing is dispatched.
+func TestRejectedWriteIsRefused(t *testing.T) {
+	remoteDir := t.TempDir()
+	r := startWriteServer(t, remoteDir, "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	_, plan := writePlans(t, r, store, mcpimport.Limits{}, nil)
+	_, f := invokeWrite(t, plan)
+	id := f.Details["approval_id"].(string)
+	if _, err := store.Reject(context.Background(), id, approver, "not today"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, f = invokeWrite(t, plan)
+		if f == nil || mcpimport.CodeOf(f) != mcpimport.ApprovalRejected || f.Code != execution.Forbidden ||
+			f.Details["approval_id"] != id || f.Details["approval_state"] != string(approval.StateRejected) {
+			t.Fatalf("rejected call: %v (details %v), want %s", f, f.Details, mcpimport.ApprovalRejected)
+		}
+	}
+	if got := ledger(t, remoteDir); got != nil {
+		t.Fatalf("the remote saw %v", got)
+	}
+	r.close(t)
+}
+
+// TestWriteArgumentsOverLimit: write arguments over the object limit are
+// refused before anything is prepared.
+func TestWriteArgumentsOverLimit(t *testing.T) {
+	r := startWriteServer(t, t.TempDir(), "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	args := `{"value":"` + syntheticValue + `"}`
+	_, plan := writePlans(t, r, store, mcpimport.Limits{ObjectBytes: len(args) - 1}, nil)
+	_, f := invokeWrite(t, plan)
+	if f == nil || mcpimport.CodeOf(f) != mcpimport.InvalidArguments || f.Code != execution.InvalidInput {
+		t.Fatalf("arguments over the limit: %v, want %s", f, mcpimport.InvalidArguments)
+	}
+	if all, err := store.List(context.Background(), approval.Filter{}); err != nil || len(all) != 0 {
+		t.Fatalf("recorded %d approvals (%v), want none", len(all), err)
+	}
+	r.close(t)
+}
+
+// bindingChanged is an approval store whose claims are refused because the
+// registration changed (as a shared store may report).
+type bindingChanged struct{ approval.Store }
+
+func (bindingChanged) Claim(context.Context, string, approval.Binding) (approval.Approval, error) {
+	return approval.Approval{}, approval.ErrBindingChanged
+}
+
+// TestClaimRefusedForChangedBinding: a claim refused with ErrBindingChanged
+// is reported as approval_binding_changed (conflict), not started, and
+// nothing is dispatched.
+func TestClaimRefusedForChangedBinding(t *testing.T) {
+	remoteDir := t.TempDir()
+	r := startWriteServer(t, remoteDir, "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	_, plan := writePlans(t, r, bindingChanged{store}, mcpimport.Limits{}, nil)
+	id := approveFirstCall(t, store, plan)
+	_, f := invokeWrite(t, plan)
+	if f == nil || mcpimport.CodeOf(f) != mcpimport.ApprovalBindingChanged || f.Code != execution.Conflict ||
+		f.Details["effect"] != string(approval.EffectNotStarted) || f.Details["approval_id"] != id {
+		t.Fatalf("refused claim: %v (details %v), want %s, not started", f, f.Details, mcpimport.ApprovalBindingChanged)
+	}
+	if got := ledger(t, remoteDir); got != nil {
+		t.Fatalf("the remote saw %v", got)
+	}
 	r.close(t)
 }

@@ -1,0 +1,47 @@
+package mcpimport
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestInputRequiredIsUnsupported: a result that asks for input (a host that
+// disabled the SDK's multi-round-trip handling sees these) is never passed
+// on as an envelope, with or without an output schema.
+func TestInputRequiredIsUnsupported(t *testing.T) {
+	limits, _ := Limits{}.resolve()
+	c := &Catalog{limits: limits}
+	def := &mcp.Tool{
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"],"additionalProperties":false}`),
+	}
+	b := Binding{Name: "t", Title: "T", NoScopeValidator: true}
+	withSchema, errs := newTool(c, b.selection("t"), def, limits)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	def.OutputSchema = nil
+	without, errs := newTool(c, b.selection("u"), def, limits)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, wire := range []string{
+		`{"resultType":"input_required","inputRequests":{"r1":{"method":"elicitation/create","params":{"message":"Which one?","requestedSchema":{"type":"object","properties":{}}}}}}`,
+		`{"resultType":"input_required","inputRequests":{}}`,
+	} {
+		var res mcp.CallToolResult
+		if err := json.Unmarshal([]byte(wire), &res); err != nil {
+			t.Fatal(err)
+		}
+		if !res.NeedsInput() {
+			t.Fatalf("%s: the SDK does not report NeedsInput", wire)
+		}
+		for _, tl := range []*tool{withSchema, without} {
+			if out, code := tl.project(&res); code != ResultUnsupported {
+				t.Errorf("%s (output schema %v): %s %q, want %s", wire, tl.output != nil, out, code, ResultUnsupported)
+			}
+		}
+	}
+}
