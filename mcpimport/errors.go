@@ -78,10 +78,14 @@ const (
 	ResultTooLarge Code = "mcp_result_too_large"
 )
 
-var callFailures = map[Code]struct {
+// callFailure is what a call failure code stands for: its canonical code
+// and the fixed message a caller sees.
+type callFailure struct {
 	canonical execution.Code
 	message   string
-}{
+}
+
+var callFailures = map[Code]callFailure{
 	InvalidArguments:  {execution.InvalidInput, "the remote tool did not accept these arguments"},
 	ScopeDenied:       {execution.Forbidden, "this call is outside the caller's scope"},
 	CatalogStale:      {execution.Unavailable, "the remote tool catalog changed; the tool is unavailable until it is discovered again"},
@@ -93,6 +97,13 @@ var callFailures = map[Code]struct {
 	ResultInvalid:     {execution.Unavailable, "the remote tool's result does not match its declared output"},
 	ResultUnsupported: {execution.Unavailable, "the remote tool returned content that cannot be passed on"},
 	ResultTooLarge:    {execution.Unavailable, "the remote tool's result is too large"},
+
+	// Write calls (write.go).
+	ApprovalPending:        {execution.InteractionRequired, "this call needs an approval by an authorized approver; call again with the same arguments once it is approved"},
+	ApprovalRejected:       {execution.Forbidden, "an approver rejected this call"},
+	ApprovalInProgress:     {execution.Conflict, "this approved call is already being dispatched, or its outcome is unknown"},
+	ApprovalBindingChanged: {execution.Conflict, "the tool changed after this call was approved; it was not dispatched"},
+	ApprovalUnavailable:    {execution.Unavailable, "the approval store is unavailable; nothing was dispatched"},
 }
 
 // Canonical returns the canonical failure code a call failure with code c

@@ -183,29 +183,6 @@ const (
 	ApprovalUnavailable Code = "approval_unavailable"
 )
 
-func init() {
-	callFailures[ApprovalPending] = struct {
-		canonical execution.Code
-		message   string
-	}{execution.InteractionRequired, "this call needs an approval by an authorized approver; call again with the same arguments once it is approved"}
-	callFailures[ApprovalRejected] = struct {
-		canonical execution.Code
-		message   string
-	}{execution.Forbidden, "an approver rejected this call"}
-	callFailures[ApprovalInProgress] = struct {
-		canonical execution.Code
-		message   string
-	}{execution.Conflict, "this approved call is already being dispatched, or its outcome is unknown"}
-	callFailures[ApprovalBindingChanged] = struct {
-		canonical execution.Code
-		message   string
-	}{execution.Conflict, "the tool changed after this call was approved; it was not dispatched"}
-	callFailures[ApprovalUnavailable] = struct {
-		canonical execution.Code
-		message   string
-	}{execution.Unavailable, "the approval store is unavailable; nothing was dispatched"}
-}
-
 // writeFailure is failure(code) with the approval's id and, when known, the
 // effect state.
 func writeFailure(code Code, a *approval.Approval, effect approval.EffectState) *execution.Failure {
