@@ -306,13 +306,9 @@ func TestScopeRevokedBeforeDispatch(t *testing.T) {
 		return nil
 	}
 	_, plan := writePlans(t, r, store, mcpimport.Limits{}, validator)
-	_, f := invokeWrite(t, plan)
-	id := f.Details["approval_id"].(string)
-	if _, err := store.Approve(context.Background(), id, approver, ""); err != nil {
-		t.Fatal(err)
-	}
+	id := approveFirstCall(t, store, plan)
 	revoked.Store(requester.ID(), true)
-	_, f = invokeWrite(t, plan)
+	_, f := invokeWrite(t, plan)
 	if mcpimport.CodeOf(f) != mcpimport.ScopeDenied || f.Code != execution.Forbidden {
 		t.Fatalf("revoked scope: %v", f)
 	}
@@ -337,11 +333,7 @@ func TestRediscoveryInvalidatesApprovals(t *testing.T) {
 	store := openStore(t, db)
 	defer store.Close()
 	old, plan := writePlans(t, r, store, mcpimport.Limits{}, nil)
-	_, f := invokeWrite(t, plan)
-	id := f.Details["approval_id"].(string)
-	if _, err := store.Approve(context.Background(), id, approver, ""); err != nil {
-		t.Fatal(err)
-	}
+	id := approveFirstCall(t, store, plan)
 
 	// The host re-declares the scope (a new scope revision) and rediscovers.
 	bindings := writeBindings(nil)
@@ -359,7 +351,7 @@ func TestRediscoveryInvalidatesApprovals(t *testing.T) {
 	fresh.Register(app)
 	plans, _ := execution.Compile(app)
 	p2, _ := plans.Lookup("host.record_value")
-	_, f = invokeWrite(t, p2)
+	_, f := invokeWrite(t, p2)
 	if mcpimport.CodeOf(f) != mcpimport.ApprovalPending || f.Details["approval_id"] == id {
 		t.Fatalf("call on the new catalog: %v (details %v), want a new pending approval", f, f.Details)
 	}
@@ -540,11 +532,7 @@ func TestClaimHeldByADeadProcess(t *testing.T) {
 	store := openStore(t, db)
 	defer store.Close()
 	_, plan := writePlans(t, r, store, mcpimport.Limits{}, nil)
-	_, f := invokeWrite(t, plan)
-	id := f.Details["approval_id"].(string)
-	if _, err := store.Approve(context.Background(), id, approver, ""); err != nil {
-		t.Fatal(err)
-	}
+	id := approveFirstCall(t, store, plan)
 	// Another host process claims it with the same registration identity,
 	// then dies: its store is never closed and nothing is completed.
 	a, _ := store.Get(context.Background(), id)
@@ -553,7 +541,7 @@ func TestClaimHeldByADeadProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, f = invokeWrite(t, plan)
+	_, f := invokeWrite(t, plan)
 	if mcpimport.CodeOf(f) != mcpimport.ApprovalInProgress || f.Code != execution.Conflict || f.Details["effect"] != "unknown" {
 		t.Fatalf("call with a dead claim: %v %v", f, f.Details)
 	}
