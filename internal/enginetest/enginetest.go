@@ -1,0 +1,134 @@
+// Package enginetest starts the real engines agnara-go's tests run against
+// (redis-server, PostgreSQL and HAProxy from Debian's packages), each on a
+// free loopback port in a temporary directory, stopped when the test ends.
+//
+// An engine that is not installed fails the test with the command that
+// installs it (make engines, or apt-get install); nothing is skipped. Only
+// 127.0.0.1 is ever bound or dialled.
+package enginetest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("enginetest: free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// lookPath finds program on PATH or in the extra directories (which may be
+// glob patterns), or fails the test saying which Debian package to install.
+func lookPath(t testing.TB, program, pkg string, extra ...string) string {
+	t.Helper()
+	if p, err := exec.LookPath(program); err == nil {
+		return p
+	}
+	for _, pattern := range extra {
+		matches, _ := filepath.Glob(filepath.Join(pattern, program))
+		if len(matches) > 0 {
+			return matches[len(matches)-1] // the newest version sorts last
+		}
+	}
+	t.Fatalf("enginetest: %s is not installed: run `make engines` (or `apt-get install -y %s`)", program, pkg)
+	return ""
+}
+
+// process is a started engine: its command and where its output goes.
+type process struct {
+	cmd  *exec.Cmd
+	out  *syncWriter // both output streams
+	done chan struct{}
+}
+
+// start runs cmd in its own process group with its output captured, and
+// stops it (SIGTERM, then SIGKILL after 10 s) when the test ends.
+func start(t testing.TB, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{cmd: cmd, out: &syncWriter{b: &bytes.Buffer{}}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("enginetest: start %s: %v", cmd.Path, err)
+	}
+	go func() { cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.stop)
+	return p
+}
+
+// stop ends the process and waits for it; stopping twice is harmless.
+func (p *process) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// exited reports whether the process has ended.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitDial waits until 127.0.0.1:port accepts connections, or fails the
+// test with the engine's output after 20 s or when the process exits.
+func waitDial(t testing.TB, p *process, name string, port int) {
+	t.Helper()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if p != nil && p.exited() {
+			t.Fatalf("enginetest: %s exited before listening on %s:\n%s", name, addr, p.output())
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("enginetest: %s did not listen on %s within 20s:\n%s", name, addr, p.output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (p *process) output() string {
+	if p == nil {
+		return ""
+	}
+	p.out.mu.Lock()
+	defer p.out.mu.Unlock()
+	return p.out.b.String()
+}
+
+// isRoot reports whether the tests run as root (CI does): PostgreSQL then
+// runs as the postgres user.
+func isRoot() bool { return os.Geteuid() == 0 }
+
+func errorf(format string, args ...any) error { return fmt.Errorf("enginetest: "+format, args...) }
