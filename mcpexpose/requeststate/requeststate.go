@@ -36,6 +36,27 @@
 // the longest TTL has passed, the old key can be dropped. Nonces are random
 // (96 bits), so a key should seal fewer than 2^32 states; rotate well before.
 //
+// # Key files
+//
+// A key file holds the key ring that every instance of a server shares, so
+// that a state sealed by one instance opens on any other. It is a text file,
+// one key a line, the current key first:
+//
+//	# agnara request-state keys (format 1): keep this file secret (mode 0600).
+//	k20261201T090000Z 9pQ3...(43 characters)...
+//	k20261130T090000Z Xv0a...(43 characters)... retired=2026-12-01T09:00:00Z
+//
+// Each key line is the key id ([Key.ID]: 1 to 32 of A-Z a-z 0-9 _ -), one
+// or more spaces or tabs, and the 32-byte secret in unpadded base64url
+// (RFC 4648 §5; 43 characters). A key other than the first may end with
+// retired=TIME (RFC 3339), when it stopped sealing: it still opens states,
+// and [RotateKeyFile] drops it once its states have all expired. Blank lines
+// and lines starting with '#' are ignored. The first key seals new states
+// and must not be retired; every key opens them.
+//
+// Secrets never appear on a command line or in an error message: errors
+// name the line and the key id only.
+//
 // # Format
 //
 // A sealed state is base64url without padding (RFC 4648 §5) of
