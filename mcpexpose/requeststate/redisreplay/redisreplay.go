@@ -1,0 +1,165 @@
+// Package redisreplay is a [requeststate.ReplayStore] on Redis, so that
+// several server instances behind a load balancer enforce single use of a
+// requestState together: a state opened once on any instance is refused on
+// every instance.
+//
+// Each use is one atomic command,
+//
+//	SET <prefix><id> 1 NX PXAT <expiry in unix milliseconds>
+//
+// which records the state's single-use id only if it is absent, and lets
+// Redis forget it when the state expires (a state is refused after its
+// expiry anyway). Nothing else is stored; there is no read-then-write race
+// and no Lua script.
+//
+// When Redis cannot answer (down, unreachable, timing out, refusing writes),
+// Use returns an error and [requeststate.Sealer.Open] fails closed: no
+// state is accepted until Redis answers again. The client reconnects by
+// itself, so the store recovers without a restart.
+//
+// Redis must keep its keys for their TTL: use a Redis whose eviction policy
+// cannot drop keys with an expiry before it (noeviction, the default, or an
+// allkeys-/volatile- policy on an instance that never fills up). A restart
+// of a Redis without persistence forgets which states were used; they could
+// then be replayed until they expire (at most the state TTL, five minutes by
+// default). See docs/scaling.md.
+package redisreplay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agnara-go/agnara/mcpexpose/requeststate"
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultPrefix is the key prefix when [Options.Prefix] is empty.
+const DefaultPrefix = "agnara:requeststate:used:"
+
+// Options configures a [Store]. A nil *Options and every zero field mean
+// the documented default.
+type Options struct {
+	// Prefix namespaces the store's keys, so that several applications can
+	// share one Redis database: every key is Prefix followed by the
+	// state's 32-character hex id. Default: DefaultPrefix. Servers that
+	// accept each other's states must use the same prefix.
+	Prefix string
+	// Timeout bounds each Use, in addition to the caller's context.
+	// Default: one second. A Redis that does not answer in time counts as
+	// unavailable.
+	Timeout time.Duration
+}
+
+// Store is a [requeststate.ReplayStore] on a Redis client. It is safe for
+// concurrent use.
+type Store struct {
+	client  redis.UniversalClient
+	prefix  string
+	timeout time.Duration
+}
+
+var _ requeststate.ReplayStore = (*Store)(nil)
+
+// New returns a store on client, which it uses but does not own: closing
+// the client is the caller's job.
+func New(client redis.UniversalClient, opts *Options) (*Store, error) {
+	if client == nil {
+		return nil, errors.New("redisreplay: New needs a Redis client")
+	}
+	s := &Store{client: client, prefix: DefaultPrefix, timeout: time.Second}
+	if opts != nil {
+		if opts.Prefix != "" {
+			s.prefix = opts.Prefix
+		}
+		switch {
+		case opts.Timeout < 0:
+			return nil, fmt.Errorf("redisreplay: negative Timeout %v", opts.Timeout)
+		case opts.Timeout > 0:
+			s.timeout = opts.Timeout
+		}
+	}
+	return s, nil
+}
+
+// Open connects to the Redis at url (redis://[[user]:password@]host:port/db,
+// or rediss:// for TLS; the format of [redis.ParseURL]) and returns a store
+// on it and a function that closes the connection. It fails when the URL is
+// malformed or the server does not answer a PING within the store's
+// timeout, so that a misconfigured instance does not start; once running,
+// the store rides out outages. Error messages never contain the URL's
+// password.
+func Open(ctx context.Context, url string, opts *Options) (*Store, func() error, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("redisreplay: Redis URL %q: %v", redactURL(url), redactErr(err, url))
+	}
+	client := redis.NewClient(o)
+	s, err := New(client, opts)
+	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, max(s.timeout, 2*time.Second))
+	defer cancel()
+	if err := client.Ping(pctx).Err(); err != nil {
+		client.Close()
+		return nil, nil, fmt.Errorf("redisreplay: Redis at %s does not answer: %v", o.Addr, redactErr(err, url))
+	}
+	return s, client.Close, nil
+}
+
+// Use records id as used until expires, in one SET NX PXAT. It returns
+// false when id was already recorded, or when expires has passed by this
+// host's clock. It returns an error when Redis does not answer, or answers
+// with an error, within the timeout.
+func (s *Store) Use(ctx context.Context, id string, expires time.Time) (bool, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !time.Now().Before(expires) {
+		return false, nil // cannot be proven unused; Redis would refuse a past PXAT
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	err := s.client.Do(ctx, "SET", s.prefix+id, "1", "NX", "PXAT", expires.UnixMilli()).Err()
+	switch {
+	case err == nil:
+		return true, nil // OK: recorded now
+	case errors.Is(err, redis.Nil):
+		return false, nil // nil reply: already recorded
+	default:
+		return false, fmt.Errorf("redisreplay: SET NX: %w", err)
+	}
+}
+
+// redactURL returns url with any password replaced by "xxxxx".
+func redactURL(url string) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return "(malformed URL)"
+	}
+	userinfo, host, ok := strings.Cut(rest, "@")
+	if !ok {
+		return url
+	}
+	if user, _, hasPass := strings.Cut(userinfo, ":"); hasPass {
+		return scheme + "://" + user + ":xxxxx@" + host
+	}
+	return url
+}
+
+// redactErr returns err's text with url's password, if any, removed.
+func redactErr(err error, url string) string {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(url, "://"); ok {
+		if userinfo, _, ok := strings.Cut(rest, "@"); ok {
+			if _, pass, ok := strings.Cut(userinfo, ":"); ok && pass != "" {
+				msg = strings.ReplaceAll(msg, pass, "xxxxx")
+			}
+		}
+	}
+	return msg
+}
