@@ -253,4 +253,3 @@ func newRing(t testing.TB) *requeststate.KeyRing {
 	}
 	return ring
 }
-
