@@ -69,14 +69,14 @@ func intentDiff(a, b Intent) []string {
 }
 
 // Prepare implements [Store.Prepare].
-func (s *SQLiteStore) Prepare(ctx context.Context, in Intent) (Approval, error) {
+func (s *sqlStore) Prepare(ctx context.Context, in Intent) (Approval, error) {
 	in, err := checkIntent(in)
 	if err != nil {
 		return Approval{}, err
 	}
 	var out Approval
-	err = s.update(ctx, "prepare", func(tx *sql.Tx, now time.Time) error {
-		latest, ok, err := s.latest(ctx, tx, in.IdempotencyKey)
+	prepare := func(tx *sql.Tx, now time.Time) error {
+		latest, ok, err := s.latest(ctx, tx, in.IdempotencyKey, s.dialect.lockRows)
 		if err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ func (s *SQLiteStore) Prepare(ctx context.Context, in Intent) (Approval, error) 
 		_, err = tx.ExecContext(ctx, `INSERT INTO approvals (id, idempotency_key, state, tool, binding_id,
 			binding_revision, scope_id, scope_revision, effect, principal_id, principal_issuer,
 			arguments, arguments_digest, summary, created_at, expires_at)
-			VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			id, in.IdempotencyKey, b.Tool, b.ID, b.Revision, b.ScopeID, b.ScopeRevision, b.Effect,
 			in.PrincipalID, in.PrincipalIssuer, []byte(in.Arguments), in.ArgumentsDigest, in.Summary,
 			nanos(now), nanos(now.Add(s.opts.PendingTTL)))
@@ -114,16 +114,28 @@ func (s *SQLiteStore) Prepare(ctx context.Context, in Intent) (Approval, error) 
 		}
 		out, err = s.load(ctx, tx, id)
 		return err
-	})
+	}
+	// Two transactions that both found no live approval under the key both
+	// insert one: the partial unique index refuses the second insert (on
+	// PostgreSQL; SQLite's write lock never lets them overlap), and the
+	// next attempt finds the first one's approval.
+	for attempt := 1; ; attempt++ {
+		err = s.update(ctx, "prepare", prepare)
+		if attempt == 3 || !s.dialect.uniqueViolation(err) {
+			break
+		}
+	}
 	if err != nil {
 		return Approval{}, err
 	}
 	return out, nil
 }
 
-func (s *SQLiteStore) latest(ctx context.Context, q queryer, key string) (Approval, bool, error) {
+// latest reads the newest approval under key; lock is "" or
+// dialect.lockRows.
+func (s *sqlStore) latest(ctx context.Context, q queryer, key, lock string) (Approval, bool, error) {
 	a, err := scanApproval(q.QueryRowContext(ctx,
-		"SELECT "+approvalColumns+" FROM approvals WHERE idempotency_key = ? ORDER BY n DESC LIMIT 1", key))
+		"SELECT "+approvalColumns+" FROM approvals WHERE idempotency_key = $1 ORDER BY n DESC LIMIT 1"+lock, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Approval{}, false, nil
 	}
@@ -135,7 +147,7 @@ func (s *SQLiteStore) latest(ctx context.Context, q queryer, key string) (Approv
 
 // Get implements [Store.Get]. A pending or approved approval found past its
 // deadline is recorded as expired before it is returned.
-func (s *SQLiteStore) Get(ctx context.Context, id string) (Approval, error) {
+func (s *sqlStore) Get(ctx context.Context, id string) (Approval, error) {
 	if s.closed.Load() {
 		return Approval{}, fmt.Errorf("get: %w", ErrClosed)
 	}
@@ -147,11 +159,11 @@ func (s *SQLiteStore) Get(ctx context.Context, id string) (Approval, error) {
 }
 
 // Latest implements [Store.Latest], recording an observed expiry like Get.
-func (s *SQLiteStore) Latest(ctx context.Context, idempotencyKey string) (Approval, bool, error) {
+func (s *sqlStore) Latest(ctx context.Context, idempotencyKey string) (Approval, bool, error) {
 	if s.closed.Load() {
 		return Approval{}, false, fmt.Errorf("latest: %w", ErrClosed)
 	}
-	a, ok, err := s.latest(ctx, s.db, idempotencyKey)
+	a, ok, err := s.latest(ctx, s.db, idempotencyKey, "")
 	if err != nil || !ok {
 		return Approval{}, false, err
 	}
@@ -164,7 +176,7 @@ func (s *SQLiteStore) Latest(ctx context.Context, idempotencyKey string) (Approv
 
 // List implements [Store.List]. Approvals past their deadline are recorded
 // as expired first, so the states listed are current.
-func (s *SQLiteStore) List(ctx context.Context, f Filter) ([]Approval, error) {
+func (s *sqlStore) List(ctx context.Context, f Filter) ([]Approval, error) {
 	if s.closed.Load() {
 		return nil, fmt.Errorf("list: %w", ErrClosed)
 	}
@@ -174,19 +186,17 @@ func (s *SQLiteStore) List(ctx context.Context, f Filter) ([]Approval, error) {
 	if err := s.expireDue(ctx); err != nil {
 		return nil, err
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = -1 // SQLite: no limit
+	q, args := "SELECT "+approvalColumns+" FROM approvals", []any{}
+	if f.State != "" {
+		args = append(args, f.State)
+		q += " WHERE state = $1"
 	}
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if f.State == "" {
-		rows, err = s.db.QueryContext(ctx, "SELECT "+approvalColumns+" FROM approvals ORDER BY n DESC LIMIT ?", limit)
-	} else {
-		rows, err = s.db.QueryContext(ctx, "SELECT "+approvalColumns+" FROM approvals WHERE state = ? ORDER BY n DESC LIMIT ?", f.State, limit)
+	q += " ORDER BY n DESC"
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+		q += fmt.Sprintf(" LIMIT $%d", len(args))
 	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, s.fail("list", err)
 	}
@@ -206,8 +216,8 @@ func (s *SQLiteStore) List(ctx context.Context, f Filter) ([]Approval, error) {
 }
 
 // expireDue records every approval past its deadline as expired.
-func (s *SQLiteStore) expireDue(ctx context.Context) error {
-	const dueWhere = " FROM approvals WHERE state IN ('pending','approved') AND expires_at <= ?"
+func (s *sqlStore) expireDue(ctx context.Context) error {
+	const dueWhere = " FROM approvals WHERE state IN ('pending','approved') AND expires_at <= $1"
 	var n int
 	if err := s.db.QueryRowContext(ctx, "SELECT count(*)"+dueWhere, nanos(s.now())).Scan(&n); err != nil {
 		return s.fail("list", err)
@@ -216,7 +226,9 @@ func (s *SQLiteStore) expireDue(ctx context.Context) error {
 		return nil
 	}
 	return s.update(ctx, "expire", func(tx *sql.Tx, now time.Time) error {
-		rows, err := tx.QueryContext(ctx, "SELECT "+approvalColumns+dueWhere, nanos(now))
+		// In insertion order, so that two of these lock rows in the same
+		// order and cannot deadlock.
+		rows, err := tx.QueryContext(ctx, "SELECT "+approvalColumns+dueWhere+" ORDER BY n"+s.dialect.lockRows, nanos(now))
 		if err != nil {
 			return s.fail("expire", err)
 		}
@@ -243,7 +255,7 @@ func (s *SQLiteStore) expireDue(ctx context.Context) error {
 }
 
 // authorize checks that p may act as an approver.
-func (s *SQLiteStore) authorize(p policy.Principal, action string) error {
+func (s *sqlStore) authorize(p policy.Principal, action string) error {
 	if p.IsAnonymous() {
 		return fmt.Errorf("%w: an anonymous principal cannot %s approvals", ErrNotAuthorized, action)
 	}
@@ -255,8 +267,8 @@ func (s *SQLiteStore) authorize(p policy.Principal, action string) error {
 
 // open loads approval id inside tx and records its expiry if due; an
 // expired approval is ErrExpired (the expiry is still committed).
-func (s *SQLiteStore) open(ctx context.Context, tx *sql.Tx, id string, now time.Time) (Approval, error) {
-	a, err := s.load(ctx, tx, id)
+func (s *sqlStore) open(ctx context.Context, tx *sql.Tx, id string, now time.Time) (Approval, error) {
+	a, err := s.lock(ctx, tx, id)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -272,16 +284,16 @@ func (s *SQLiteStore) open(ctx context.Context, tx *sql.Tx, id string, now time.
 }
 
 // Approve implements [Store.Approve].
-func (s *SQLiteStore) Approve(ctx context.Context, id string, approver policy.Principal, note string) (Approval, error) {
+func (s *sqlStore) Approve(ctx context.Context, id string, approver policy.Principal, note string) (Approval, error) {
 	return s.decide(ctx, id, approver, note, StateApproved)
 }
 
 // Reject implements [Store.Reject].
-func (s *SQLiteStore) Reject(ctx context.Context, id string, approver policy.Principal, note string) (Approval, error) {
+func (s *sqlStore) Reject(ctx context.Context, id string, approver policy.Principal, note string) (Approval, error) {
 	return s.decide(ctx, id, approver, note, StateRejected)
 }
 
-func (s *SQLiteStore) decide(ctx context.Context, id string, p policy.Principal, note string, to State) (Approval, error) {
+func (s *sqlStore) decide(ctx context.Context, id string, p policy.Principal, note string, to State) (Approval, error) {
 	verb := map[State]string{StateApproved: "approve", StateRejected: "reject"}[to]
 	if err := s.authorize(p, verb); err != nil {
 		return Approval{}, err
@@ -302,8 +314,8 @@ func (s *SQLiteStore) decide(ctx context.Context, id string, p policy.Principal,
 		if to == StateApproved {
 			expires = now.Add(s.opts.ApprovedTTL)
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = ?, decided_by = ?, decided_at = ?, note = ?, expires_at = ?
-			WHERE id = ? AND state = 'pending'`, to, p.ID(), nanos(now), note, nanos(expires), id)
+		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = $1, decided_by = $2, decided_at = $3, note = $4, expires_at = $5
+			WHERE id = $6 AND state = 'pending'`, to, p.ID(), nanos(now), note, nanos(expires), id)
 		if err != nil {
 			return s.fail(verb, err)
 		}
@@ -323,10 +335,10 @@ func (s *SQLiteStore) decide(ctx context.Context, id string, p policy.Principal,
 }
 
 // Cancel implements [Store.Cancel].
-func (s *SQLiteStore) Cancel(ctx context.Context, id string, by policy.Principal, note string) (Approval, error) {
+func (s *sqlStore) Cancel(ctx context.Context, id string, by policy.Principal, note string) (Approval, error) {
 	var out Approval
 	err := s.update(ctx, "cancel", func(tx *sql.Tx, now time.Time) error {
-		a, err := s.load(ctx, tx, id)
+		a, err := s.lock(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -342,8 +354,8 @@ func (s *SQLiteStore) Cancel(ctx context.Context, id string, by policy.Principal
 		if a.State != StatePending && a.State != StateApproved {
 			return fmt.Errorf("%w: approval %s is %s; only pending or approved approvals can be canceled", ErrNotPending, id, a.State)
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = 'canceled', decided_by = ?, decided_at = ?, note = ?
-			WHERE id = ? AND state IN ('pending','approved')`, by.ID(), nanos(now), note, id)
+		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = 'canceled', decided_by = $1, decided_at = $2, note = $3
+			WHERE id = $4 AND state IN ('pending','approved')`, by.ID(), nanos(now), note, id)
 		if err != nil {
 			return s.fail("cancel", err)
 		}
@@ -367,7 +379,7 @@ func (s *SQLiteStore) Cancel(ctx context.Context, id string, by policy.Principal
 // approval approved: the difference may be transient (a rediscovery in
 // progress), the approval still expires at its dispatch deadline, and a host
 // that knows better cancels it.
-func (s *SQLiteStore) Claim(ctx context.Context, id string, current Binding) (Approval, error) {
+func (s *sqlStore) Claim(ctx context.Context, id string, current Binding) (Approval, error) {
 	var out Approval
 	err := s.update(ctx, "claim", func(tx *sql.Tx, now time.Time) error {
 		a, err := s.open(ctx, tx, id, now)
@@ -389,7 +401,7 @@ func (s *SQLiteStore) Claim(ctx context.Context, id string, current Binding) (Ap
 			}
 			return fmt.Errorf("%w: approval %s: %s differ from the approved binding", ErrBindingChanged, id, strings.Join(d, ", "))
 		}
-		res, err := tx.ExecContext(ctx, "UPDATE approvals SET state = 'claimed', claimed_at = ? WHERE id = ? AND state = 'approved'", nanos(now), id)
+		res, err := tx.ExecContext(ctx, "UPDATE approvals SET state = 'claimed', claimed_at = $1 WHERE id = $2 AND state = 'approved'", nanos(now), id)
 		if err != nil {
 			return s.fail("claim", err)
 		}
@@ -416,7 +428,7 @@ func bindingDetail(b Binding) map[string]any {
 }
 
 // Complete implements [Store.Complete].
-func (s *SQLiteStore) Complete(ctx context.Context, id string, r Receipt) (Approval, error) {
+func (s *sqlStore) Complete(ctx context.Context, id string, r Receipt) (Approval, error) {
 	if !r.Effect.valid() {
 		return Approval{}, fmt.Errorf("%w: receipt effect %q: want %q, %q or %q", ErrInvalid, r.Effect, EffectCommitted, EffectNotStarted, EffectUnknown)
 	}
@@ -425,7 +437,7 @@ func (s *SQLiteStore) Complete(ctx context.Context, id string, r Receipt) (Appro
 	}
 	var out Approval
 	err := s.update(ctx, "complete", func(tx *sql.Tx, now time.Time) error {
-		a, err := s.load(ctx, tx, id)
+		a, err := s.lock(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -440,8 +452,8 @@ func (s *SQLiteStore) Complete(ctx context.Context, id string, r Receipt) (Appro
 		if r.Result != nil {
 			result = []byte(r.Result)
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = 'completed', receipt_effect = ?, receipt_code = ?,
-			receipt_result = ?, receipt_at = ? WHERE id = ? AND state = 'claimed'`, r.Effect, r.Code, result, nanos(at), id)
+		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = 'completed', receipt_effect = $1, receipt_code = $2,
+			receipt_result = $3, receipt_at = $4 WHERE id = $5 AND state = 'claimed'`, r.Effect, r.Code, result, nanos(at), id)
 		if err != nil {
 			return s.fail("complete", err)
 		}
@@ -463,7 +475,7 @@ func (s *SQLiteStore) Complete(ctx context.Context, id string, r Receipt) (Appro
 }
 
 // Reconcile implements [Store.Reconcile].
-func (s *SQLiteStore) Reconcile(ctx context.Context, id string, approver policy.Principal, effect EffectState, evidence string) (Approval, error) {
+func (s *sqlStore) Reconcile(ctx context.Context, id string, approver policy.Principal, effect EffectState, evidence string) (Approval, error) {
 	if err := s.authorize(approver, "reconcile"); err != nil {
 		return Approval{}, err
 	}
@@ -475,7 +487,7 @@ func (s *SQLiteStore) Reconcile(ctx context.Context, id string, approver policy.
 	}
 	var out Approval
 	err := s.update(ctx, "reconcile", func(tx *sql.Tx, now time.Time) error {
-		a, err := s.load(ctx, tx, id)
+		a, err := s.lock(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -487,8 +499,8 @@ func (s *SQLiteStore) Reconcile(ctx context.Context, id string, approver policy.
 		case a.Receipt != nil && a.Receipt.Effect != EffectUnknown:
 			return fmt.Errorf("%w: approval %s has a known effect (%s); there is nothing to reconcile", ErrConflict, id, a.Receipt.Effect)
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE approvals SET recon_by = ?, recon_effect = ?, recon_evidence = ?, recon_at = ?
-			WHERE id = ? AND recon_effect IS NULL AND state IN ('claimed','completed')`, approver.ID(), effect, evidence, nanos(now), id)
+		res, err := tx.ExecContext(ctx, `UPDATE approvals SET recon_by = $1, recon_effect = $2, recon_evidence = $3, recon_at = $4
+			WHERE id = $5 AND recon_effect IS NULL AND state IN ('claimed','completed')`, approver.ID(), effect, evidence, nanos(now), id)
 		if err != nil {
 			return s.fail("reconcile", err)
 		}

@@ -2,20 +2,16 @@ package approval
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/base32"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver: pure Go, no cgo
+	"modernc.org/sqlite" // the "sqlite" database/sql driver: pure Go, no cgo
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // SQLiteStore is a [Store] on one SQLite database file.
@@ -29,17 +25,23 @@ import (
 // SQLiteStore, changes queue in Go (bounded by each call's context); across
 // stores and processes, a change waits up to five seconds for the database
 // lock before it fails as busy.
+//
+// Its methods are the lifecycle it shares with [PostgresStore]: the same
+// transitions, checks and errors, written once.
 type SQLiteStore struct {
-	db   *sql.DB
-	opts Options
-	// writing (capacity 1) queues this store's own transactions in Go,
-	// so that they do not poll SQLite's busy handler against each other;
-	// other stores and processes on the file meet at the database lock.
-	writing chan struct{}
-	closed  atomic.Bool
+	sqlStore
 }
 
 var _ Store = (*SQLiteStore)(nil)
+
+// sqliteDialect is SQLite through modernc.org/sqlite.
+var sqliteDialect = &dialect{
+	lockRows: "", // BEGIN IMMEDIATE holds the write lock already
+	uniqueViolation: func(err error) bool {
+		var e *sqlite.Error
+		return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+	},
+}
 
 // OpenSQLite opens (creating if needed) the approval database at path, a
 // file-system path, and brings its schema up to date. It refuses an
@@ -87,7 +89,7 @@ func OpenSQLite(path string, opts *Options) (*SQLiteStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("approval: open %s: %w", abs, err)
 	}
-	s := &SQLiteStore{db: db, opts: o, writing: make(chan struct{}, 1)}
+	s := &SQLiteStore{sqlStore{db: db, opts: o, dialect: sqliteDialect, writing: make(chan struct{}, 1)}}
 	ctx := context.Background()
 	if err := s.checkDurable(ctx, abs); err != nil {
 		db.Close()
@@ -122,245 +124,3 @@ func (s *SQLiteStore) checkDurable(ctx context.Context, path string) error {
 	return nil
 }
 
-// Close closes the database. It does not wait for calls in flight to
-// finish beyond what database/sql does. Calls after Close return ErrClosed.
-func (s *SQLiteStore) Close() error {
-	if s.closed.Swap(true) {
-		return nil
-	}
-	return s.db.Close()
-}
-
-// storageError marks a failure of the database itself, as opposed to a
-// refused transition. A transaction that fails with one is rolled back.
-type storageError struct {
-	op  string
-	err error
-}
-
-func (e *storageError) Error() string { return "approval: " + e.op + ": " + e.err.Error() }
-func (e *storageError) Unwrap() error { return e.err }
-
-func (s *SQLiteStore) fail(op string, err error) error {
-	if s.closed.Load() || errors.Is(err, sql.ErrConnDone) {
-		err = ErrClosed
-	}
-	return &storageError{op: op, err: err}
-}
-
-// update runs fn in one BEGIN IMMEDIATE transaction. It commits when fn
-// returns nil or a refusal (a sentinel such as ErrExpired: whatever fn
-// recorded on the way — an observed expiry, a refused claim — is kept), and
-// rolls back when fn returns a storage error.
-func (s *SQLiteStore) update(ctx context.Context, op string, fn func(tx *sql.Tx, now time.Time) error) error {
-	if s.closed.Load() {
-		return fmt.Errorf("%s: %w", op, ErrClosed)
-	}
-	select {
-	case s.writing <- struct{}{}:
-		defer func() { <-s.writing }()
-	case <-ctx.Done():
-		return s.fail(op, ctx.Err())
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.fail(op, err)
-	}
-	ferr := fn(tx, s.now())
-	var se *storageError
-	if errors.As(ferr, &se) {
-		tx.Rollback() // the storage error is the one to report
-		return ferr
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail(op+": commit", err)
-	}
-	return ferr
-}
-
-func (s *SQLiteStore) now() time.Time { return s.opts.Clock().UTC() }
-
-// queryer is what reads need: a *sql.DB or a *sql.Tx.
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-const approvalColumns = `id, idempotency_key, state, tool, binding_id, binding_revision,
-	scope_id, scope_revision, effect, principal_id, principal_issuer, arguments,
-	arguments_digest, summary, created_at, expires_at, decided_by, decided_at, note,
-	claimed_at, receipt_effect, receipt_code, receipt_result, receipt_at,
-	recon_by, recon_effect, recon_evidence, recon_at`
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanApproval(row scanner) (Approval, error) {
-	var (
-		a                                                Approval
-		args                                             []byte
-		created, expires, decided, claimed, rAt, reconAt int64
-		rEffect, reconEffect                             sql.NullString
-		rCode, reconBy, reconEvidence                    string
-		rResult                                          []byte
-		in                                               = &a.Intent
-	)
-	err := row.Scan(&a.ID, &in.IdempotencyKey, &a.State, &in.Binding.Tool, &in.Binding.ID,
-		&in.Binding.Revision, &in.Binding.ScopeID, &in.Binding.ScopeRevision, &in.Binding.Effect,
-		&in.PrincipalID, &in.PrincipalIssuer, &args, &in.ArgumentsDigest, &in.Summary,
-		&created, &expires, &a.DecidedBy, &decided, &a.Note, &claimed,
-		&rEffect, &rCode, &rResult, &rAt, &reconBy, &reconEffect, &reconEvidence, &reconAt)
-	if err != nil {
-		return Approval{}, err
-	}
-	in.Arguments = json.RawMessage(args)
-	a.CreatedAt, a.ExpiresAt = fromNanos(created), fromNanos(expires)
-	a.DecidedAt, a.ClaimedAt = fromNanos(decided), fromNanos(claimed)
-	if rEffect.Valid {
-		a.Receipt = &Receipt{Effect: EffectState(rEffect.String), Code: rCode, At: fromNanos(rAt)}
-		if rResult != nil {
-			a.Receipt.Result = json.RawMessage(rResult)
-		}
-	}
-	if reconEffect.Valid {
-		a.Reconciliation = &Reconciliation{By: reconBy, Effect: EffectState(reconEffect.String), Evidence: reconEvidence, At: fromNanos(reconAt)}
-	}
-	return a, nil
-}
-
-// load reads one approval; ErrNotFound when there is none.
-func (s *SQLiteStore) load(ctx context.Context, q queryer, id string) (Approval, error) {
-	a, err := scanApproval(q.QueryRowContext(ctx, "SELECT "+approvalColumns+" FROM approvals WHERE id = ?", id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Approval{}, fmt.Errorf("approval %q: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return Approval{}, s.fail("read approval "+id, err)
-	}
-	return a, nil
-}
-
-// due reports whether a is pending or approved at or past its deadline.
-func due(a Approval, now time.Time) bool {
-	return (a.State == StatePending || a.State == StateApproved) && !now.Before(a.ExpiresAt)
-}
-
-// expire records that a, found due at now, expired. a is updated in place.
-func (s *SQLiteStore) expire(ctx context.Context, tx *sql.Tx, a *Approval, now time.Time) error {
-	res, err := tx.ExecContext(ctx, "UPDATE approvals SET state = 'expired' WHERE id = ? AND state = ?", a.ID, a.State)
-	if err != nil {
-		return s.fail("expire "+a.ID, err)
-	}
-	if err := oneRow(res); err != nil {
-		return s.fail("expire "+a.ID, err)
-	}
-	if err := s.event(ctx, tx, a.ID, now, "expired", "", map[string]any{"from": a.State, "deadline": a.ExpiresAt}); err != nil {
-		return err
-	}
-	a.State = StateExpired
-	return nil
-}
-
-// refresh returns a, first recording its expiry if it is due. Reads that
-// find nothing due take no write lock.
-func (s *SQLiteStore) refresh(ctx context.Context, a Approval) (Approval, error) {
-	if !due(a, s.now()) {
-		return a, nil
-	}
-	err := s.update(ctx, "expire", func(tx *sql.Tx, now time.Time) error {
-		cur, err := s.load(ctx, tx, a.ID)
-		if err != nil {
-			return err
-		}
-		if due(cur, now) {
-			if err := s.expire(ctx, tx, &cur, now); err != nil {
-				return err
-			}
-		}
-		a = cur
-		return nil
-	})
-	return a, err
-}
-
-// event appends one entry to id's audit trail.
-func (s *SQLiteStore) event(ctx context.Context, tx *sql.Tx, id string, at time.Time, kind, actor string, detail map[string]any) error {
-	d, err := json.Marshal(detail)
-	if err != nil {
-		return s.fail("event "+kind, err)
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO events (approval_id, seq, at, kind, actor, detail)
-		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE approval_id = ?), ?, ?, ?, ?)`,
-		id, id, nanos(at), kind, actor, string(d))
-	if err != nil {
-		return s.fail("event "+kind, err)
-	}
-	return nil
-}
-
-// Events returns the audit trail of approval id, oldest first, or
-// ErrNotFound.
-func (s *SQLiteStore) Events(ctx context.Context, id string) ([]Event, error) {
-	if s.closed.Load() {
-		return nil, fmt.Errorf("events: %w", ErrClosed)
-	}
-	if _, err := s.load(ctx, s.db, id); err != nil {
-		return nil, err
-	}
-	rows, err := s.db.QueryContext(ctx, "SELECT approval_id, seq, at, kind, actor, detail FROM events WHERE approval_id = ? ORDER BY seq", id)
-	if err != nil {
-		return nil, s.fail("read events", err)
-	}
-	defer rows.Close()
-	var evs []Event
-	for rows.Next() {
-		var (
-			e      Event
-			at     int64
-			detail string
-		)
-		if err := rows.Scan(&e.ApprovalID, &e.Seq, &at, &e.Kind, &e.Actor, &detail); err != nil {
-			return nil, s.fail("read events", err)
-		}
-		e.At, e.Detail = fromNanos(at), json.RawMessage(detail)
-		evs = append(evs, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail("read events", err)
-	}
-	return evs, nil
-}
-
-func oneRow(res sql.Result) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n != 1 {
-		return fmt.Errorf("%d rows changed, want 1", n)
-	}
-	return nil
-}
-
-// nanos stores t as UTC unix nanoseconds; the zero time is 0.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-var idEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
-
-// newID returns "apv_" and 20 lowercase base32 characters (100 random bits).
-func newID() string {
-	var b [13]byte
-	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
-	return "apv_" + strings.ToLower(idEncoding.EncodeToString(b[:]))[:20]
-}
