@@ -1,6 +1,14 @@
-// Command agnara is the operator's tool for an agnara host. Today it has one
-// command group, approvals, which reads and decides the durable approvals
-// that gate imported remote write tools (package approval):
+// Command agnara is the operator's tool for an agnara host. It has two
+// command groups. keys writes and rotates the key file that every instance
+// of a server shares to seal request state (package
+// mcpexpose/requeststate; see docs/scaling.md):
+//
+//	agnara keys generate -o FILE [-force]
+//	agnara keys rotate   FILE [-keep 1h]
+//	agnara keys list     FILE
+//
+// approvals reads and decides the durable approvals that gate imported
+// remote write tools (package approval):
 //
 //	agnara approvals list      -db PATH [-state pending] [-limit 50]
 //	agnara approvals show      -db PATH ID
@@ -15,8 +23,40 @@
 // See docs/approvals.md.
 package main
 
-import "os"
+import (
+	"fmt"
+	"os"
+)
 
 func main() {
-	os.Exit((&cli{stdout: os.Stdout, stderr: os.Stderr}).run(os.Args[1:]))
+	os.Exit((&cli{stdout: os.Stdout, stderr: os.Stderr}).main(os.Args[1:]))
+}
+
+const mainUsage = `usage: agnara <group> <command> [flags]
+
+Groups:
+  keys       the request-state key file shared by a server's instances
+  approvals  the durable approvals of imported write tools
+
+Run 'agnara keys help' or 'agnara approvals help' for their commands.
+`
+
+// main runs one invocation (args without the program name) and returns the
+// exit code.
+func (c *cli) main(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, mainUsage)
+		return 1
+	}
+	switch args[0] {
+	case "keys":
+		return c.keys(args[1:])
+	case "approvals":
+		return c.run(args)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stdout, mainUsage)
+		return 0
+	}
+	fmt.Fprintf(c.stderr, "agnara: unknown command group %q\n\n%s", args[0], mainUsage)
+	return 1
 }
