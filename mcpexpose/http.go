@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -137,6 +138,9 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	}
 	if o.ReplayBytes == 0 {
 		o.ReplayBytes = DefaultReplayBytes
+	}
+	if o.Server.StateTTL < 0 || o.Server.StateTTL > requeststate.MaxTTL {
+		return nil, fmt.Errorf("mcpexpose: StateTTL %v must be positive and at most %v", o.Server.StateTTL, requeststate.MaxTTL)
 	}
 	origins := make([]string, 0, len(o.AllowedOrigins))
 	for _, s := range o.AllowedOrigins {

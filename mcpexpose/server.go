@@ -159,6 +159,11 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 			panic(fmt.Sprintf("mcpexpose: cannot generate a request state key: %v", err))
 		}
 	}
+	if s.opts.StateKeys != nil && s.opts.StateReplay == nil {
+		// A shared ring with a per-process replay store is how several
+		// instances end up accepting one state once each.
+		s.logger.Warn("request state keys are shared but single use is enforced in this process only: run one instance, or set StateReplay to a shared store (see docs/scaling.md)")
+	}
 	sealer, err := requeststate.NewSealer(ring, &requeststate.Options{TTL: s.opts.StateTTL, Replay: s.opts.StateReplay})
 	if err != nil {
 		panic(fmt.Sprintf("mcpexpose: %v", err))

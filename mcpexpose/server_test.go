@@ -17,6 +17,7 @@ import (
 
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/go-chi/chi/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -542,5 +543,43 @@ func TestBearerEdgeCases(t *testing.T) {
 	}
 	if _, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{SessionTimeout: -1}); err == nil {
 		t.Error("a negative SessionTimeout was accepted")
+	}
+}
+
+func TestSharedStateOptions(t *testing.T) {
+	f := newFixture(t)
+	for _, ttl := range []time.Duration{-time.Second, requeststate.MaxTTL + time.Second} {
+		if _, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{StateTTL: ttl}}); err == nil || !strings.Contains(err.Error(), "StateTTL") {
+			t.Errorf("StateTTL %v: %v, want an error naming StateTTL", ttl, err)
+		}
+	}
+	key, err := requeststate.GenerateKey("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := requeststate.NewKeyRing(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		replay requeststate.ReplayStore
+		warn   bool
+	}{
+		{"shared keys, per-process replay", nil, true},
+		{"shared keys, shared replay", requeststate.NewMemoryReplayStore(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			_, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
+				StateKeys: ring, StateReplay: tc.replay, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(logs.String(), "single use is enforced in this process only"); got != tc.warn {
+				t.Errorf("warned = %v, want %v: %q", got, tc.warn, logs.String())
+			}
+		})
 	}
 }
