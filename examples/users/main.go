@@ -6,6 +6,8 @@
 //	go run ./examples/users                       # local trial, no tokens
 //	go run ./examples/users -issuer http://127.0.0.1:9000   # OAuth, see examples/devissuer
 //	go run ./examples/users -otel-stdout                    # print a trace of every call
+//	go run ./examples/users -state-keys FILE -replay-redis redis://127.0.0.1:6379/0 -addr 127.0.0.1:8081
+//	                                          # one of several instances; see docs/scaling.md
 //
 // Without -issuer it runs for local trial only: every caller acts as a fixed
 // development principal whose scopes come from -dev-scopes, and only
@@ -15,6 +17,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -37,6 +40,8 @@ import (
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/oidc"
 	"github.com/agnara-go/agnara/mcpexpose/otelmcp"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate/redisreplay"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/go-chi/chi/v5"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
@@ -50,6 +55,10 @@ type config struct {
 	devScopes  string
 	otelStdout bool
 	debug      bool
+	// Shared request state, for running several instances.
+	stateKeys   string
+	replayRedis string
+	stateTTL    time.Duration
 }
 
 func main() {
@@ -60,6 +69,9 @@ func main() {
 	flag.StringVar(&cfg.devScopes, "dev-scopes", "users:read", "without -issuer: scopes of the development principal, space separated")
 	flag.BoolVar(&cfg.otelStdout, "otel-stdout", false, "export OpenTelemetry traces of every tools/call and tools/list to standard output")
 	flag.BoolVar(&cfg.debug, "debug-goroutines", false, "serve the goroutine count and live heap at /debug/goroutines and /debug/heap, and a heap profile at /debug/pprof/heap (for soak tests; loopback listeners only)")
+	flag.StringVar(&cfg.stateKeys, "state-keys", "", "key file sealing request state, shared by every instance (agnara keys generate -o FILE); default: a key per process")
+	flag.StringVar(&cfg.replayRedis, "replay-redis", "", "Redis URL (redis://HOST:PORT/DB) recording used request states for every instance; default: in this process")
+	flag.DurationVar(&cfg.stateTTL, "state-ttl", 0, "how long a client may take to answer a confirmation (default 5m, at most 1h)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -115,7 +127,23 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		return err
 	}
 
-	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger, Observer: requests}}
+	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger, Observer: requests, StateTTL: cfg.stateTTL}}
+	if cfg.stateKeys != "" {
+		if opts.Server.StateKeys, err = requeststate.LoadKeyRing(cfg.stateKeys); err != nil {
+			return err
+		}
+	}
+	if cfg.replayRedis != "" {
+		if cfg.stateKeys == "" {
+			return errors.New("-replay-redis needs -state-keys: without a shared key file no other instance can open this one's states")
+		}
+		store, closeRedis, err := redisreplay.Open(ctx, cfg.replayRedis, nil)
+		if err != nil {
+			return err
+		}
+		defer closeRedis()
+		opts.Server.StateReplay = store
+	}
 	if cfg.issuer != "" {
 		v, err := oidc.NewVerifier(ctx, cfg.issuer, cfg.resource, nil)
 		if err != nil {
@@ -161,7 +189,8 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)
 	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)),
-		slog.String("resource", cfg.resource), slog.Bool("oauth", cfg.issuer != ""), slog.Any("tools", snap.Names()))
+		slog.String("resource", cfg.resource), slog.Bool("oauth", cfg.issuer != ""), slog.Any("tools", snap.Names()),
+		slog.String("state_keys", cmp.Or(cfg.stateKeys, "per process")), slog.Bool("replay_redis", cfg.replayRedis != ""))
 	stopped := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
