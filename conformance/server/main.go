@@ -3,6 +3,11 @@
 // the suite's tool scenarios call, at /mcp, for both protocol eras.
 //
 //	go run ./conformance/server -addr 127.0.0.1:0
+//	go run ./conformance/server -state-keys FILE -replay-redis redis://127.0.0.1:6379/0
+//
+// With -state-keys (a key file from 'agnara keys generate') and
+// -replay-redis, several instances accept each other's request state, as
+// behind a load balancer (docs/scaling.md).
 //
 // It prints the URL it serves on its first line of output. The interaction
 // fixtures (elicitation, sampling, roots) ask through execution.Ask,
@@ -32,21 +37,59 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate/redisreplay"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on (loopback)")
+	var st sharedState
+	flag.StringVar(&st.keys, "state-keys", "", "key file sealing request state, shared by every instance; default: a key per process")
+	flag.StringVar(&st.redis, "replay-redis", "", "Redis URL recording used request states for every instance; default: in this process")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *addr); err != nil {
+	if err := run(ctx, *addr, st); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance server:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, addr string) error {
-	h, err := newHandler(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+// sharedState is where request state is sealed and recorded as used.
+type sharedState struct{ keys, redis string }
+
+// options returns the server options for st, and a function that releases
+// what they hold.
+func (st sharedState) options(ctx context.Context) (mcpexpose.ServerOptions, func() error, error) {
+	var o mcpexpose.ServerOptions
+	var err error
+	if st.keys != "" {
+		if o.StateKeys, err = requeststate.LoadKeyRing(st.keys); err != nil {
+			return o, nil, err
+		}
+	}
+	if st.redis == "" {
+		return o, func() error { return nil }, nil
+	}
+	if st.keys == "" {
+		return o, nil, errors.New("-replay-redis needs -state-keys: without a shared key file no other instance can open this one's states")
+	}
+	store, closeRedis, err := redisreplay.Open(ctx, st.redis, nil)
+	if err != nil {
+		return o, nil, err
+	}
+	o.StateReplay = store
+	return o, closeRedis, nil
+}
+
+func run(ctx context.Context, addr string, st sharedState) error {
+	opts, release, err := st.options(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	h, err := newHandler(opts)
 	if err != nil {
 		return err
 	}
@@ -359,8 +402,9 @@ func fixtures() []fixture {
 }
 
 // newHandler builds the fixture application and its MCP handler.
-func newHandler(logger *slog.Logger) (*mcpexpose.Handler, error) {
-	app := agnara.New("conformance", &agnara.Options{Version: "1.0.0", Logger: logger})
+// The server options' Logger is also the application's.
+func newHandler(server mcpexpose.ServerOptions) (*mcpexpose.Handler, error) {
+	app := agnara.New("conformance", &agnara.Options{Version: "1.0.0", Logger: server.Logger})
 	exp := mcpexpose.New(app)
 	for _, f := range fixtures() {
 		opts := f.opts
@@ -372,9 +416,8 @@ func newHandler(logger *slog.Logger) (*mcpexpose.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{
-		Server: mcpexpose.ServerOptions{ForwardLogs: true, Logger: logger},
-	})
+	server.ForwardLogs = true
+	return mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: server})
 }
 
 // capabilityName is the capability behind the fixture tool name: the suite's
