@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -34,7 +35,7 @@ func instance(t *testing.T, st sharedState) string {
 
 // roundTrip sends round 1 of the request-state fixture to first and its
 // retry to second, and returns the retry's response.
-func roundTrip(t *testing.T, first, second string) (state string, retry map[string]any) {
+func roundTrip(t testing.TB, first, second string) (state string, retry map[string]any) {
 	t.Helper()
 	const tool = "test_input_required_result_request_state"
 	meta := mcptest.Meta(map[string]any{"elicitation": map[string]any{}})
@@ -47,7 +48,7 @@ func roundTrip(t *testing.T, first, second string) (state string, retry map[stri
 	return state, retryOn(t, second, state)
 }
 
-func retryOn(t *testing.T, url, state string) map[string]any {
+func retryOn(t testing.TB, url, state string) map[string]any {
 	t.Helper()
 	yes := map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}
 	_, _, msg := mcptest.Do(t, mcptest.Request(t, url, "tools/call", map[string]any{
@@ -102,4 +103,52 @@ func TestReplicasShareRequestState(t *testing.T) {
 			t.Errorf("options = %v, want the -state-keys error", err)
 		}
 	})
+}
+
+// BenchmarkConfirmationRound measures one whole confirmation (round 1 and
+// its retry, over loopback HTTP) with request state single-use in this
+// process and in Redis, in one run, so docs/scaling.md can give the cost of
+// Redis as a ratio.
+func BenchmarkConfirmationRound(b *testing.B) {
+	keys, err := requeststate.NewKeyFile(time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	file := filepath.Join(b.TempDir(), "state.keys")
+	if err := requeststate.WriteKeyFile(file, keys); err != nil {
+		b.Fatal(err)
+	}
+	redis := enginetest.Redis(b)
+	for _, bc := range []struct {
+		name string
+		st   sharedState
+	}{
+		{"store=memory", sharedState{keys: file}},
+		{"store=redis", sharedState{keys: file, redis: redis.URL()}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			opts, release, err := bc.st.options(b.Context())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer release()
+			opts.Logger = slog.New(slog.DiscardHandler)
+			h, err := newHandler(opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", h)
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			url := srv.URL + "/mcp"
+			b.ReportAllocs()
+			for b.Loop() {
+				_, retry := roundTrip(b, url, url)
+				if retry["result"] == nil {
+					b.Fatalf("retry = %v", retry)
+				}
+			}
+		})
+	}
 }

@@ -253,3 +253,43 @@ func newRing(t testing.TB) *requeststate.KeyRing {
 	}
 	return ring
 }
+
+// BenchmarkOpen measures Sealer.Open of a fresh state (decrypt, verify,
+// record its single use) with the in-process store and with Redis on
+// loopback, in one run.
+func BenchmarkOpen(b *testing.B) {
+	r := enginetest.Redis(b)
+	ring := newRing(b)
+	s, closeFn, err := redisreplay.Open(b.Context(), r.URL(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closeFn()
+	bind := requeststate.Binding{Method: "tools/call", Target: "delete_user", PrincipalID: "alice"}
+	for _, bc := range []struct {
+		name  string
+		store requeststate.ReplayStore
+	}{
+		{"store=memory", requeststate.NewMemoryReplayStore()},
+		{"store=redis", s},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			sealer, err := requeststate.NewSealer(ring, &requeststate.Options{Replay: bc.store})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				state, err := sealer.Seal(bind, []byte(`{"asked":["agnara.confirm"]}`))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if _, err := sealer.Open(b.Context(), state, bind); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
