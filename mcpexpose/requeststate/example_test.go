@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 )
@@ -73,4 +74,36 @@ func ExampleNewKeyRing() {
 	fmt.Println(after.CurrentID(), string(data), err)
 	// Output:
 	// 2026-02 pending <nil>
+}
+
+// Every instance of a server loads the same key file, so that a state
+// sealed by one opens on any other. Rotating adds a current key and keeps
+// the old one, retired, for opening states sealed before the rotation,
+// until they have all expired.
+func ExampleRotateKeyFile() {
+	created := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	keys, err := requeststate.NewKeyFile(created) // agnara keys generate -o FILE
+	if err != nil {
+		panic(err)
+	}
+	// agnara keys rotate FILE, a day later, and again an hour after that
+	// (-keep 1h: the first key's states have all expired by then).
+	keys, _ = requeststate.RotateKeyFile(keys, created.Add(24*time.Hour), time.Hour)
+	keys, _ = requeststate.RotateKeyFile(keys, created.Add(25*time.Hour), time.Hour)
+	for i, k := range keys {
+		role := "opens, retired " + k.Retired.Format(time.RFC3339)
+		if i == 0 {
+			role = "seals"
+		}
+		fmt.Println(k.ID, role)
+	}
+	ring, err := requeststate.KeyRingOf(keys) // or LoadKeyRing(FILE)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("ring seals with", ring.CurrentID())
+	// Output:
+	// k20261202T100000Z seals
+	// k20261202T090000Z opens, retired 2026-12-02T10:00:00Z
+	// ring seals with k20261202T100000Z
 }

@@ -17,12 +17,15 @@
 // state is accepted until Redis answers again. The client reconnects by
 // itself, so the store recovers without a restart.
 //
-// Redis must keep its keys for their TTL: use a Redis whose eviction policy
-// cannot drop keys with an expiry before it (noeviction, the default, or an
-// allkeys-/volatile- policy on an instance that never fills up). A restart
-// of a Redis without persistence forgets which states were used; they could
-// then be replayed until they expire (at most the state TTL, five minutes by
-// default). See docs/scaling.md.
+// Redis must keep its keys for their TTL: run it with maxmemory-policy
+// noeviction (Redis's default), under which a full Redis refuses the write
+// and Open fails closed; every eviction policy, volatile-* ones first, may
+// drop a used id early and let its state be used again. PXAT needs Redis
+// 6.2 or later. A restart of a Redis without persistence forgets which
+// states were used; they could then be used again until they expire (at
+// most the state TTL, five minutes by default): give it persistence
+// (appendonly yes), or rotate the key file with -keep 0 after such a
+// restart. See docs/scaling.md.
 package redisreplay
 
 import (

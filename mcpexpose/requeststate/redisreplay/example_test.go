@@ -1,0 +1,37 @@
+package redisreplay_test
+
+import (
+	"context"
+	"log"
+	"net/http"
+
+	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate/redisreplay"
+)
+
+// One instance of several behind a load balancer: the key file and Redis
+// are what the instances share, so a confirmation asked by one completes on
+// any other, once. (Not run: it needs the key file and a Redis.)
+func ExampleOpen() {
+	ctx := context.Background()
+	ring, err := requeststate.LoadKeyRing("/etc/agnara/state.keys") // agnara keys generate -o FILE
+	if err != nil {
+		log.Fatal(err)
+	}
+	replay, closeRedis, err := redisreplay.Open(ctx, "redis://127.0.0.1:6379/0", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer closeRedis()
+
+	var snap *mcpexpose.Snapshot // from mcpexpose.New(app)...Compile()
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
+		StateKeys:   ring,
+		StateReplay: replay,
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Fatal(http.ListenAndServe("127.0.0.1:8080", h))
+}
