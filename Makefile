@@ -2,9 +2,14 @@
 
 GO ?= go
 
-.PHONY: test deps vet lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go soak soak-short fuzz run
+.PHONY: test check deps engines vet lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go soak soak-short fuzz run
 
-test: deps fmt-check vet lint vulncheck unit fuzz-short conformance bench-check soak-short
+test: deps engines fmt-check vet lint vulncheck unit fuzz-short conformance bench-check soak-short
+
+# The quick loop for contributors: formatting, vet and every test once,
+# without the race detector, fuzzing, linters or the conformance suite.
+check: deps engines fmt-check vet
+	$(GO) test -count=1 ./...
 
 # Pinned MCP peers (official conformance suite on Node 22, TypeScript SDK
 # client) from conformance/package-lock.json; installed once, again when the
@@ -14,6 +19,25 @@ deps: conformance/node_modules/.installed
 conformance/node_modules/.installed: conformance/package-lock.json
 	cd conformance && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+# The engines the tests start on loopback (internal/enginetest): Redis,
+# PostgreSQL and HAProxy, from Debian's packages. Installed when missing (as
+# root: apt-get; otherwise it says what to install). Their system services
+# are not used; each test starts its own server on a free port.
+ENGINE_PACKAGES = redis-server postgresql haproxy
+engines:
+	@missing=""; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	[ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null 2>&1 || missing="$$missing haproxy"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends$$missing >/dev/null; \
+		else \
+			echo "the tests need$$missing: run sudo apt-get install -y$$missing"; exit 1; \
+		fi; \
+	fi
 
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
