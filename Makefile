@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test check deps engines vet lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go soak soak-short fuzz run
+.PHONY: test check deps engines vet lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go bench-scaling soak soak-short fuzz run
 
 test: deps engines fmt-check vet lint vulncheck unit fuzz-short conformance bench-check soak-short
 
@@ -103,6 +103,15 @@ vulncheck:
 # In-process benchmarks of this module, allocations reported.
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./execution/ ./mcpexpose/ ./mcpimport/
+
+# What sharing state between instances costs (docs/scaling.md): the same
+# operation with the in-process store and with Redis or PostgreSQL, side by
+# side in one run each.
+BENCH_COUNT ?= 10
+bench-scaling: engines
+	$(GO) test -run '^$$' -bench '^BenchmarkOpen$$' -count $(BENCH_COUNT) ./mcpexpose/requeststate/redisreplay/
+	$(GO) test -run '^$$' -bench '^BenchmarkConfirmationRound$$' -count $(BENCH_COUNT) ./conformance/server/
+	$(GO) test -run '^$$' -bench '^BenchmarkClaim$$' -count $(BENCH_COUNT) ./approval/
 
 # Each fuzz target, briefly (seed corpora also run as plain tests). A count,
 # not a duration: with a duration the Go fuzzing coordinator can fail a
