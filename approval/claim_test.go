@@ -7,7 +7,7 @@ import (
 	"github.com/agnara-go/agnara/approval"
 )
 
-func TestClaimChecksTheCurrentBinding(t *testing.T) {
+func testClaimChecksTheCurrentBinding(t *testing.T, b backend) {
 	ctx := context.Background()
 	changes := map[string]func(*approval.Binding){
 		"tool":       func(b *approval.Binding) { b.Tool = "gw.delete_document" },
@@ -23,7 +23,7 @@ func TestClaimChecksTheCurrentBinding(t *testing.T) {
 	for name, change := range changes {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s := open(t, dbPath(t), newClock())
+			s := b.fresh(t, newClock())
 			a, err := s.Prepare(ctx, testIntent(t, "k", `{"id":1}`))
 			if err != nil {
 				t.Fatal(err)

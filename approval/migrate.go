@@ -6,12 +6,20 @@ import (
 	"fmt"
 )
 
-// migrations are the schema steps, in order; the database's PRAGMA
-// user_version is the number applied. Steps are append-only: a released step
-// is never edited, a change is a new step.
-var migrations = []string{
+// migration is one schema step, in each database's SQL. The two are the
+// same schema: the same tables, columns, constraints and indexes, so that
+// the lifecycle's queries mean the same on both.
+type migration struct {
+	sqlite, postgres string
+}
+
+// migrations are the schema steps, in order; a database's schema version is
+// the number applied (SQLite: PRAGMA user_version; PostgreSQL: the rows of
+// approval_schema). Steps are append-only: a released step is never edited,
+// a change is a new step, for both databases at once.
+var migrations = []migration{
 	// 1: approvals and their audit trail.
-	`
+	{sqlite: `
 CREATE TABLE approvals (
 	n                INTEGER PRIMARY KEY AUTOINCREMENT, -- insertion order: newest first
 	id               TEXT    NOT NULL UNIQUE,
@@ -62,14 +70,65 @@ CREATE TABLE events (
 	detail      TEXT    NOT NULL,
 	PRIMARY KEY (approval_id, seq)
 );
-`,
+`, postgres: `
+CREATE TABLE approvals (
+	n                BIGINT  GENERATED ALWAYS AS IDENTITY PRIMARY KEY, -- insertion order: newest first
+	id               TEXT    NOT NULL UNIQUE,
+	idempotency_key  TEXT    NOT NULL,
+	state            TEXT    NOT NULL CHECK (state IN ('pending','approved','rejected','expired','canceled','claimed','completed')),
+	tool             TEXT    NOT NULL,
+	binding_id       TEXT    NOT NULL,
+	binding_revision TEXT    NOT NULL,
+	scope_id         TEXT    NOT NULL,
+	scope_revision   TEXT    NOT NULL,
+	effect           TEXT    NOT NULL CHECK (effect IN ('write','destructive')),
+	principal_id     TEXT    NOT NULL,
+	principal_issuer TEXT    NOT NULL,
+	arguments        BYTEA   NOT NULL,
+	arguments_digest TEXT    NOT NULL,
+	summary          TEXT    NOT NULL,
+	created_at       BIGINT  NOT NULL, -- unix nanoseconds, UTC; 0 = unset
+	expires_at       BIGINT  NOT NULL,
+	decided_by       TEXT    NOT NULL DEFAULT '',
+	decided_at       BIGINT  NOT NULL DEFAULT 0,
+	note             TEXT    NOT NULL DEFAULT '',
+	claimed_at       BIGINT  NOT NULL DEFAULT 0,
+	receipt_effect   TEXT    CHECK (receipt_effect IN ('not_started','committed','unknown')),
+	receipt_code     TEXT    NOT NULL DEFAULT '',
+	receipt_result   BYTEA,
+	receipt_at       BIGINT  NOT NULL DEFAULT 0,
+	recon_by         TEXT    NOT NULL DEFAULT '',
+	recon_effect     TEXT    CHECK (recon_effect IN ('not_started','committed')),
+	recon_evidence   TEXT    NOT NULL DEFAULT '',
+	recon_at         BIGINT  NOT NULL DEFAULT 0,
+	CHECK ((state = 'completed') = (receipt_effect IS NOT NULL)),
+	CHECK (state NOT IN ('claimed','completed') OR claimed_at <> 0)
+);
+CREATE UNIQUE INDEX approvals_live_key ON approvals (idempotency_key)
+	WHERE state NOT IN ('expired','canceled');
+CREATE INDEX approvals_key ON approvals (idempotency_key, n);
+CREATE INDEX approvals_state ON approvals (state, n);
+CREATE INDEX approvals_due ON approvals (expires_at) WHERE state IN ('pending','approved');
+
+CREATE TABLE events (
+	approval_id TEXT    NOT NULL REFERENCES approvals (id),
+	seq         INTEGER NOT NULL,
+	at          BIGINT  NOT NULL,
+	kind        TEXT    NOT NULL,
+	actor       TEXT    NOT NULL,
+	detail      TEXT    NOT NULL,
+	PRIMARY KEY (approval_id, seq)
+);
+`},
 }
 
-// SchemaVersion is the schema version (PRAGMA user_version) this build
-// writes and understands. OpenSQLite refuses a database with a higher one.
+// SchemaVersion is the schema version this build writes and understands,
+// on SQLite (PRAGMA user_version) and on PostgreSQL (table approval_schema)
+// alike. OpenSQLite and OpenPostgres refuse a database with a higher one;
+// OpenPostgres also one with a lower one.
 const SchemaVersion = 1
 
-// migrate brings the database to SchemaVersion in one transaction, or
+// migrate brings the SQLite database to SchemaVersion in one transaction, or
 // refuses a database written by a newer build.
 func migrate(ctx context.Context, db *sql.DB) error {
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: one migrator at a time
@@ -88,7 +147,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return nil
 	}
 	for i := v; i < len(migrations); i++ {
-		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+		if _, err := tx.ExecContext(ctx, migrations[i].sqlite); err != nil {
 			return fmt.Errorf("approval: migrate to schema version %d: %w", i+1, err)
 		}
 	}

@@ -10,10 +10,10 @@ import (
 	"github.com/agnara-go/agnara/approval"
 )
 
-func TestPrepare(t *testing.T) {
+func testPrepare(t *testing.T, b backend) {
 	ctx := context.Background()
 	t.Run("same key same intent returns the same approval", func(t *testing.T) {
-		s := open(t, dbPath(t), newClock())
+		s := b.fresh(t, newClock())
 		a, err := s.Prepare(ctx, testIntent(t, "k", `{"id":1,"title":"x"}`))
 		if err != nil {
 			t.Fatal(err)
@@ -36,7 +36,7 @@ func TestPrepare(t *testing.T) {
 		}
 	})
 	t.Run("same key, approved and claimed, returns it unchanged", func(t *testing.T) {
-		s := open(t, dbPath(t), newClock())
+		s := b.fresh(t, newClock())
 		in := testIntent(t, "k", `{}`)
 		a, _ := s.Prepare(ctx, in)
 		if _, err := s.Approve(ctx, a.ID, approver, ""); err != nil {
@@ -65,7 +65,7 @@ func TestPrepare(t *testing.T) {
 	for name, change := range conflicts {
 		t.Run("same key different "+name+" conflicts", func(t *testing.T) {
 			t.Parallel()
-			s := open(t, dbPath(t), newClock())
+			s := b.fresh(t, newClock())
 			in := testIntent(t, "k", `{"id":1}`)
 			if _, err := s.Prepare(ctx, in); err != nil {
 				t.Fatal(err)
@@ -76,7 +76,7 @@ func TestPrepare(t *testing.T) {
 		})
 	}
 	t.Run("summary is not identity", func(t *testing.T) {
-		s := open(t, dbPath(t), newClock())
+		s := b.fresh(t, newClock())
 		in := testIntent(t, "k", `{}`)
 		a, _ := s.Prepare(ctx, in)
 		in.Summary = "something else"
@@ -88,7 +88,7 @@ func TestPrepare(t *testing.T) {
 	for _, final := range []string{"expired", "canceled", "expired after approval"} {
 		t.Run("after "+final+" a new approval", func(t *testing.T) {
 			c := newClock()
-			s := open(t, dbPath(t), c)
+			s := b.fresh(t, c)
 			in := testIntent(t, "k", `{}`)
 			a, _ := s.Prepare(ctx, in)
 			switch final {
@@ -119,7 +119,7 @@ func TestPrepare(t *testing.T) {
 		})
 	}
 	t.Run("after rejection the rejected one", func(t *testing.T) {
-		s := open(t, dbPath(t), newClock())
+		s := b.fresh(t, newClock())
 		in := testIntent(t, "k", `{}`)
 		a, _ := s.Prepare(ctx, in)
 		if _, err := s.Reject(ctx, a.ID, approver, "no"); err != nil {
@@ -131,14 +131,14 @@ func TestPrepare(t *testing.T) {
 		}
 	})
 	t.Run("latest of an unknown key", func(t *testing.T) {
-		s := open(t, dbPath(t), newClock())
+		s := b.fresh(t, newClock())
 		if _, ok, err := s.Latest(ctx, "nope"); ok || err != nil {
 			t.Fatalf("= %v, %v", ok, err)
 		}
 	})
 	t.Run("concurrent prepares of one key make one approval", func(t *testing.T) {
-		path := dbPath(t)
-		s1, s2 := open(t, path, nil), open(t, path, nil)
+		db := b.newDB(t)
+		s1, s2 := b.open(t, db, nil), b.open(t, db, nil)
 		in := testIntent(t, "k", `{"id":7}`)
 		ids := make([]string, 16)
 		var wg sync.WaitGroup
@@ -164,8 +164,8 @@ func TestPrepare(t *testing.T) {
 	})
 }
 
-func TestPrepareRefusesInvalidIntents(t *testing.T) {
-	s := open(t, dbPath(t), newClock())
+func testPrepareRefusesInvalidIntents(t *testing.T, b backend) {
+	s := b.fresh(t, newClock())
 	big := make([]byte, 0, approval.MaxArguments+16)
 	big = append(big, `{"s":"`...)
 	for len(big) < approval.MaxArguments {

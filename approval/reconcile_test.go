@@ -9,12 +9,12 @@ import (
 	"github.com/agnara-go/agnara/policy"
 )
 
-func TestReconcile(t *testing.T) {
+func testReconcile(t *testing.T, b backend) {
 	ctx := context.Background()
 	// setup brings a fresh approval to a state and returns its id.
-	type setup func(t *testing.T, s *approval.SQLiteStore) string
+	type setup func(t *testing.T, s store) string
 	at := func(steps ...string) setup {
-		return func(t *testing.T, s *approval.SQLiteStore) string {
+		return func(t *testing.T, s store) string {
 			a, err := s.Prepare(ctx, testIntent(t, "k", `{"id":1}`))
 			if err != nil {
 				t.Fatal(err)
@@ -63,7 +63,7 @@ func TestReconcile(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := open(t, dbPath(t), newClock())
+			s := b.fresh(t, newClock())
 			id := tc.setup(t, s)
 			before := mustState(t, s, id, tc.state)
 			a, err := s.Reconcile(ctx, id, tc.by, tc.effect, tc.evidence)

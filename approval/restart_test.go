@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agnara-go/agnara/approval"
@@ -21,17 +19,23 @@ const (
 	childStepEnv = "AGNARA_APPROVAL_CRASH_STEP"
 	childDBEnv   = "AGNARA_APPROVAL_CRASH_DB"
 	childIDEnv   = "AGNARA_APPROVAL_CRASH_ID"
+	childBackend = "AGNARA_APPROVAL_CRASH_BACKEND"
 )
 
 func TestMain(m *testing.M) {
 	if step := os.Getenv(childStepEnv); step != "" {
-		os.Exit(crashChild(step, os.Getenv(childDBEnv), os.Getenv(childIDEnv)))
+		os.Exit(crashChild(os.Getenv(childBackend), step, os.Getenv(childDBEnv), os.Getenv(childIDEnv)))
 	}
 	os.Exit(m.Run())
 }
 
-func crashChild(step, path, id string) int {
-	s, err := approval.OpenSQLite(path, nil)
+func crashChild(backendName, step, db, id string) int {
+	b, ok := backendNamed(backendName)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "unknown backend %q\n", backendName)
+		return 3
+	}
+	s, err := b.connect(db, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
@@ -56,10 +60,10 @@ func crashChild(step, path, id string) int {
 }
 
 // crash runs step on approval id in a child process that dies right after it.
-func crash(t *testing.T, path, step, id string) {
+func crash(t *testing.T, b backend, db, step, id string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childStepEnv+"="+step, childDBEnv+"="+path, childIDEnv+"="+id)
+	cmd.Env = append(os.Environ(), childBackend+"="+b.name, childStepEnv+"="+step, childDBEnv+"="+db, childIDEnv+"="+id)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), step+" done") {
@@ -67,10 +71,10 @@ func crash(t *testing.T, path, step, id string) {
 	}
 }
 
-func TestRestart(t *testing.T) {
+func testRestart(t *testing.T, b backend) {
 	ctx := context.Background()
-	prepare := func(t *testing.T, path string) string {
-		s, err := approval.OpenSQLite(path, nil)
+	prepare := func(t *testing.T, db string) string {
+		s, err := b.connect(db, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,9 +88,9 @@ func TestRestart(t *testing.T) {
 
 	t.Run("approve, close, reopen, claim, complete", func(t *testing.T) {
 		t.Parallel()
-		path := dbPath(t)
-		id := prepare(t, path)
-		s, err := approval.OpenSQLite(path, nil)
+		db := b.newDB(t)
+		id := prepare(t, db)
+		s, err := b.connect(db, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +100,7 @@ func TestRestart(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		s = open(t, path, nil)
+		s = b.open(t, db, nil)
 		if _, err := s.Claim(ctx, id, testBinding()); err != nil {
 			t.Fatal(err)
 		}
@@ -108,9 +112,9 @@ func TestRestart(t *testing.T) {
 
 	t.Run("a claim survives close without complete", func(t *testing.T) {
 		t.Parallel()
-		path := dbPath(t)
-		id := prepare(t, path)
-		s, err := approval.OpenSQLite(path, nil)
+		db := b.newDB(t)
+		id := prepare(t, db)
+		s, err := b.connect(db, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +127,7 @@ func TestRestart(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		s = open(t, path, nil)
+		s = b.open(t, db, nil)
 		_, err = s.Claim(ctx, id, testBinding())
 		wantErr(t, err, approval.ErrAlreadyClaimed)
 		mustState(t, s, id, approval.StateClaimed)
@@ -131,10 +135,10 @@ func TestRestart(t *testing.T) {
 
 	t.Run("an approval survives a crash", func(t *testing.T) {
 		t.Parallel()
-		path := dbPath(t)
-		id := prepare(t, path)
-		crash(t, path, "approve", id)
-		s := open(t, path, nil)
+		db := b.newDB(t)
+		id := prepare(t, db)
+		crash(t, b, db, "approve", id)
+		s := b.open(t, db, nil)
 		a := mustState(t, s, id, approval.StateApproved)
 		if a.DecidedBy != approver.ID() || a.Note != "approved in the child" {
 			t.Fatalf("decision lost: %+v", a)
@@ -146,11 +150,11 @@ func TestRestart(t *testing.T) {
 
 	t.Run("a claim survives a crash", func(t *testing.T) {
 		t.Parallel()
-		path := dbPath(t)
-		id := prepare(t, path)
-		crash(t, path, "approve", id)
-		crash(t, path, "claim", id)
-		s := open(t, path, nil)
+		db := b.newDB(t)
+		id := prepare(t, db)
+		crash(t, b, db, "approve", id)
+		crash(t, b, db, "claim", id)
+		s := b.open(t, db, nil)
 		a := mustState(t, s, id, approval.StateClaimed)
 		if a.ClaimedAt.IsZero() || a.Receipt != nil {
 			t.Fatalf("after crash: %+v", a)
@@ -165,66 +169,8 @@ func TestRestart(t *testing.T) {
 	})
 }
 
-func TestClaimExactlyOnce(t *testing.T) {
-	ctx := context.Background()
-	for _, stores := range []int{1, 2} {
-		t.Run(fmt.Sprintf("%d stores", stores), func(t *testing.T) {
-			t.Parallel()
-			path := dbPath(t)
-			var ss []*approval.SQLiteStore
-			for range stores {
-				ss = append(ss, open(t, path, nil))
-			}
-			for round := range 5 {
-				a, err := ss[0].Prepare(ctx, testIntent(t, fmt.Sprint("k", round), `{"id":1}`))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := ss[len(ss)-1].Approve(ctx, a.ID, approver, ""); err != nil {
-					t.Fatal(err)
-				}
-				var won, lost atomic.Int32
-				var wg sync.WaitGroup
-				start := make(chan struct{})
-				for g := range 8 {
-					wg.Go(func() {
-						<-start
-						_, err := ss[g%len(ss)].Claim(ctx, a.ID, testBinding())
-						switch {
-						case err == nil:
-							won.Add(1)
-						case errors.Is(err, approval.ErrAlreadyClaimed):
-							lost.Add(1)
-						default:
-							t.Errorf("claim: %v", err)
-						}
-					})
-				}
-				close(start)
-				wg.Wait()
-				if won.Load() != 1 || lost.Load() != 7 {
-					t.Fatalf("round %d: %d claims won, %d lost; want 1 and 7", round, won.Load(), lost.Load())
-				}
-				evs, err := ss[0].Events(ctx, a.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				claims := 0
-				for _, e := range evs {
-					if e.Kind == "claimed" {
-						claims++
-					}
-				}
-				if claims != 1 {
-					t.Fatalf("round %d: %d claimed events", round, claims)
-				}
-			}
-		})
-	}
-}
-
-func TestClosedStore(t *testing.T) {
-	s, err := approval.OpenSQLite(dbPath(t), nil)
+func testClosedStore(t *testing.T, b backend) {
+	s, err := b.connect(b.newDB(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,4 +123,3 @@ func (s *SQLiteStore) checkDurable(ctx context.Context, path string) error {
 	}
 	return nil
 }
-

@@ -51,7 +51,6 @@ func (s *sqlStore) Close() error {
 	return s.db.Close()
 }
 
-
 // storageError marks a failure of the database itself, as opposed to a
 // refused transition. A transaction that fails with one is rolled back.
 type storageError struct {

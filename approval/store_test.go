@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -67,15 +68,82 @@ func testIntent(t testing.TB, key, args string) approval.Intent {
 	}
 }
 
-func dbPath(t testing.TB) string { return filepath.Join(t.TempDir(), "approvals.db") }
+// store is what the suite tests: the Store interface and the audit trail.
+type store interface {
+	approval.Store
+	Events(ctx context.Context, id string) ([]approval.Event, error)
+}
 
-func open(t testing.TB, path string, c *clock) *approval.SQLiteStore {
+// backend is one database the suite runs on.
+type backend struct {
+	name string
+	// newDB returns a fresh database, ready to open: a file path, or the
+	// DSN of a migrated PostgreSQL database.
+	newDB func(t testing.TB) string
+	// connect opens a store on db.
+	connect func(db string, opts *approval.Options) (store, error)
+	// hold keeps what newDB needs (a PostgreSQL server) for t's subtests.
+	hold func(t testing.TB)
+}
+
+func backends() []backend {
+	return []backend{
+		{
+			name:  "sqlite",
+			newDB: dbPath,
+			connect: func(db string, opts *approval.Options) (store, error) {
+				s, err := approval.OpenSQLite(db, opts)
+				if err != nil {
+					return nil, err
+				}
+				return s, nil
+			},
+			hold: func(testing.TB) {},
+		},
+		{
+			name:  "postgres",
+			newDB: postgresDB,
+			connect: func(db string, opts *approval.Options) (store, error) {
+				s, err := approval.OpenPostgres(context.Background(), db, opts)
+				if err != nil {
+					return nil, err
+				}
+				return s, nil
+			},
+			hold: func(t testing.TB) { enginetest.Postgres(t) },
+		},
+	}
+}
+
+// backendNamed returns the backend called name.
+func backendNamed(name string) (backend, bool) {
+	for _, b := range backends() {
+		if b.name == name {
+			return b, true
+		}
+	}
+	return backend{}, false
+}
+
+// postgresDB returns a fresh PostgreSQL database, migrated as a host would.
+func postgresDB(t testing.TB) string {
+	t.Helper()
+	dsn := enginetest.Postgres(t)
+	if err := approval.MigratePostgres(context.Background(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+// open opens a store on db with clock c (nil: the real one), closed when
+// the test ends.
+func (b backend) open(t testing.TB, db string, c *clock) store {
 	t.Helper()
 	var opts approval.Options
 	if c != nil {
 		opts.Clock = c.Now
 	}
-	s, err := approval.OpenSQLite(path, &opts)
+	s, err := b.connect(db, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +153,59 @@ func open(t testing.TB, path string, c *clock) *approval.SQLiteStore {
 		}
 	})
 	return s
+}
+
+// fresh opens a store on a fresh database.
+func (b backend) fresh(t testing.TB, c *clock) store {
+	t.Helper()
+	return b.open(t, b.newDB(t), c)
+}
+
+// behaviours are the Store semantics, one suite for every backend so that
+// the databases cannot drift apart.
+var behaviours = []struct {
+	name string
+	run  func(t *testing.T, b backend)
+}{
+	{"Lifecycle", testLifecycle},
+	{"CompleteRecordsReceipt", testCompleteRecordsReceipt},
+	{"EventsAreTheAuditTrail", testEventsAreTheAuditTrail},
+	{"ListAndFilter", testListAndFilter},
+	{"ClaimChecksTheCurrentBinding", testClaimChecksTheCurrentBinding},
+	{"Prepare", testPrepare},
+	{"PrepareRefusesInvalidIntents", testPrepareRefusesInvalidIntents},
+	{"Reconcile", testReconcile},
+	{"Restart", testRestart},
+	{"ClaimExactlyOnce", testClaimExactlyOnce},
+	{"CompleteExactlyOnce", testCompleteExactlyOnce},
+	{"DecideExactlyOnce", testDecideExactlyOnce},
+	{"PrepareExactlyOnce", testPrepareExactlyOnce},
+	{"ClosedStore", testClosedStore},
+}
+
+func TestStore(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			b.hold(t)
+			for _, bh := range behaviours {
+				t.Run(bh.name, func(t *testing.T) {
+					t.Parallel()
+					bh.run(t, b)
+				})
+			}
+		})
+	}
+}
+
+// dbPath is a new SQLite database path.
+func dbPath(t testing.TB) string { return filepath.Join(t.TempDir(), "approvals.db") }
+
+// open opens a SQLite store, for the SQLite-only tests.
+func open(t testing.TB, path string, c *clock) *approval.SQLiteStore {
+	t.Helper()
+	b, _ := backendNamed("sqlite")
+	return b.open(t, path, c).(*approval.SQLiteStore)
 }
 
 func mustState(t testing.TB, s approval.Store, id string, want approval.State) approval.Approval {
@@ -112,11 +233,11 @@ func wantErr(t testing.TB, err, want error) {
 	}
 }
 
-func TestLifecycle(t *testing.T) {
+func testLifecycle(t *testing.T, b backend) {
 	ctx := context.Background()
 	receipt := approval.Receipt{Effect: approval.EffectCommitted, Result: json.RawMessage(`{"result":{"ok":true}}`)}
 	type env struct {
-		s  *approval.SQLiteStore
+		s  store
 		c  *clock
 		id string
 	}
@@ -233,7 +354,7 @@ func TestLifecycle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := newClock()
-			s := open(t, dbPath(t), c)
+			s := b.fresh(t, c)
 			a, err := s.Prepare(ctx, testIntent(t, "key-1", `{"id":42,"title":"New"}`))
 			if err != nil {
 				t.Fatal(err)
@@ -250,10 +371,10 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
-func TestCompleteRecordsReceipt(t *testing.T) {
+func testCompleteRecordsReceipt(t *testing.T, b backend) {
 	ctx := context.Background()
 	c := newClock()
-	s := open(t, dbPath(t), c)
+	s := b.fresh(t, c)
 	a, err := s.Prepare(ctx, testIntent(t, "k", `{"id":1}`))
 	if err != nil {
 		t.Fatal(err)
@@ -292,9 +413,9 @@ func TestCompleteRecordsReceipt(t *testing.T) {
 	}
 }
 
-func TestEventsAreTheAuditTrail(t *testing.T) {
+func testEventsAreTheAuditTrail(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := open(t, dbPath(t), newClock())
+	s := b.fresh(t, newClock())
 	a, err := s.Prepare(ctx, testIntent(t, "k", `{}`))
 	if err != nil {
 		t.Fatal(err)
@@ -351,10 +472,10 @@ func equalReceipt(a, b *approval.Receipt) bool {
 	return a.Effect == b.Effect && a.Code == b.Code && string(a.Result) == string(b.Result) && a.At.Equal(b.At)
 }
 
-func TestListAndFilter(t *testing.T) {
+func testListAndFilter(t *testing.T, b backend) {
 	ctx := context.Background()
 	c := newClock()
-	s := open(t, dbPath(t), c)
+	s := b.fresh(t, c)
 	var ids []string
 	for _, k := range []string{"a", "b", "c", "d"} {
 		a, err := s.Prepare(ctx, testIntent(t, k, `{}`))

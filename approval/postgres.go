@@ -1,0 +1,244 @@
+package approval
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// PostgresStore is a [Store] on a PostgreSQL database, for several hosts
+// sharing their approvals.
+//
+// Every state change is one READ COMMITTED transaction that first locks the
+// approval's row (SELECT ... FOR UPDATE): two changes to one approval queue
+// on the row, in any number of processes, and the second sees what the
+// first committed — so exactly one Claim wins and the others get
+// ErrAlreadyClaimed, and a receipt is recorded once. Prepare's idempotency
+// holds across processes through a partial unique index on the live
+// approval of each key. A change returns once PostgreSQL has committed it;
+// OpenPostgres refuses a connection on which commits are not made durable
+// (fsync or synchronous_commit off).
+//
+// OpenPostgres never changes the schema: the host runs [MigratePostgres]
+// first. A PostgresStore is safe for concurrent use; it holds a pool of
+// connections (database/sql's defaults). When the server is unreachable,
+// calls fail with the driver's error and change nothing — except that a
+// commit whose answer was lost with the connection may have happened: a
+// Claim that failed so may hold its claim, which then shows as claimed with
+// no receipt and is reconciled like a dispatcher that died.
+//
+// Its methods are the lifecycle it shares with [SQLiteStore]: the same
+// transitions, checks and errors, written once.
+type PostgresStore struct {
+	sqlStore
+}
+
+var _ Store = (*PostgresStore)(nil)
+
+// postgresDialect is PostgreSQL through pgx (postgresdriver.go).
+var postgresDialect = &dialect{
+	lockRows: " FOR UPDATE",
+	uniqueViolation: func(err error) bool {
+		var e *pgconn.PgError
+		return errors.As(err, &e) && e.Code == "23505" // unique_violation
+	},
+}
+
+// OpenPostgres connects to the approval database dsn names (a URL such as
+// postgres://user@host:5432/db?sslmode=verify-full, or keyword=value pairs;
+// see pgx.ParseConfig and libpq's PG* environment variables) and checks
+// that its schema is this build's [SchemaVersion]. It does not migrate: a
+// database without the schema, or with an older or newer one, is refused
+// with what to do. A DSN without connect_timeout gets 10 seconds. Errors
+// never quote the DSN's password.
+//
+// ctx bounds the connection and the checks, not the store's life.
+func OpenPostgres(ctx context.Context, dsn string, opts *Options) (*PostgresStore, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	db, where, err := connectPostgres(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPostgres(ctx, db, where); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &PostgresStore{sqlStore{db: db, opts: o, dialect: postgresDialect}}, nil
+}
+
+// connectPostgres opens a pool on dsn and checks that the server answers.
+// where names the database for messages: host, port and database, never
+// the user's password.
+func connectPostgres(ctx context.Context, dsn string) (db *sql.DB, where string, err error) {
+	redact := redactor(dsn)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		// pgx's message is best-effort redacted; ours is redacted by
+		// construction, and does not wrap the original, which holds the DSN.
+		return nil, "", fmt.Errorf("%w: PostgreSQL DSN: %s", ErrInvalid, redact(errors.Unwrap(err)))
+	}
+	redact = redactor(dsn, cfg.Password)
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	where = fmt.Sprintf("postgres://%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+	db = openPostgresDB(cfg)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, "", &redactedError{msg: fmt.Sprintf("approval: connect to %s: %s", where, redact(err)), err: err}
+	}
+	return db, where, nil
+}
+
+// checkPostgres refuses a database whose schema is not this build's, or on
+// which a commit is not durable when it returns.
+func checkPostgres(ctx context.Context, db *sql.DB, where string) error {
+	v, err := postgresVersion(ctx, db)
+	if err != nil {
+		return fmt.Errorf("approval: %s: read schema version: %w", where, err)
+	}
+	switch {
+	case v < 0:
+		return fmt.Errorf("approval: %s has no approval schema: the host creates it by running approval.MigratePostgres before OpenPostgres (agnara approvals never migrates)", where)
+	case v < len(migrations):
+		return fmt.Errorf("approval: %s has approval schema version %d, older than this build's %d: the host upgrades it by running approval.MigratePostgres with this build (agnara approvals never migrates)", where, v, len(migrations))
+	case v > len(migrations):
+		return fmt.Errorf("approval: %s has approval schema version %d, newer than this build understands (%d): use a newer agnara build", where, v, len(migrations))
+	}
+	for _, setting := range []string{"fsync", "synchronous_commit"} {
+		var value string
+		if err := db.QueryRowContext(ctx, "SELECT current_setting($1)", setting).Scan(&value); err != nil {
+			return fmt.Errorf("approval: %s: read %s: %w", where, setting, err)
+		}
+		if value == "off" {
+			return fmt.Errorf("approval: %s: %s is off, so a commit is not durable when it returns; approvals must be: turn it on for this connection", where, setting)
+		}
+	}
+	return nil
+}
+
+// postgresVersion returns the schema version, or -1 when there is no
+// version table.
+func postgresVersion(ctx context.Context, q queryer) (int, error) {
+	var exists bool
+	if err := q.QueryRowContext(ctx, "SELECT to_regclass('approval_schema') IS NOT NULL").Scan(&exists); err != nil {
+		return 0, err
+	}
+	if !exists {
+		return -1, nil
+	}
+	var v int
+	err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM approval_schema").Scan(&v)
+	return v, err
+}
+
+// migrateLock is the advisory lock MigratePostgres holds, so that hosts
+// starting at once migrate one after the other.
+const migrateLock int64 = 0x61676e617261_01 // "agnara", 1
+
+// MigratePostgres brings the approval schema of the database dsn names up
+// to this build's [SchemaVersion], in one transaction, or refuses a database
+// whose schema is newer. The host runs it at start, before OpenPostgres;
+// several hosts may run it at once (they take turns on an advisory lock,
+// and the later ones find nothing to do). It creates the tables approvals,
+// events and approval_schema in the connection's current schema
+// (search_path). Errors never quote the DSN's password.
+func MigratePostgres(ctx context.Context, dsn string) error {
+	db, where, err := connectPostgres(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("approval: migrate %s: %w", where, err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", migrateLock); err != nil {
+		return fmt.Errorf("approval: migrate %s: lock: %w", where, err)
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS approval_schema (
+		version    INTEGER     PRIMARY KEY,
+		applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+	)`); err != nil {
+		return fmt.Errorf("approval: migrate %s: version table: %w", where, err)
+	}
+	v, err := postgresVersion(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("approval: migrate %s: read schema version: %w", where, err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("approval: %s has approval schema version %d, newer than this build understands (%d): use a newer agnara build", where, v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i].postgres); err != nil {
+			return fmt.Errorf("approval: migrate %s to schema version %d: %w", where, i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO approval_schema (version) VALUES ($1)", i+1); err != nil {
+			return fmt.Errorf("approval: migrate %s: record schema version %d: %w", where, i+1, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("approval: migrate %s: commit: %w", where, err)
+	}
+	return nil
+}
+
+// redactedError is a connection failure whose message has the DSN's
+// password removed.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+var (
+	// kvPassword finds password=... in a keyword=value DSN.
+	kvPassword = regexp.MustCompile(`password\s*=\s*(?:'((?:[^'\\]|\\.)*)'|(\S+))`)
+)
+
+// redactor returns a function that renders an error with every password
+// dsn may hold replaced by xxxxx: the parsed one (known), the one in a URL's
+// user information, and any password= setting, raw and as written.
+func redactor(dsn string, known ...string) func(error) string {
+	secrets := known
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		rest := dsn[i+3:]
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
+				secrets = append(secrets, pw)
+				if u, err := url.PathUnescape(pw); err == nil {
+					secrets = append(secrets, u)
+				}
+			}
+		}
+	}
+	for _, m := range kvPassword.FindAllStringSubmatch(dsn, -1) {
+		secrets = append(secrets, m[1], m[2])
+	}
+	return func(err error) string {
+		if err == nil {
+			return "invalid"
+		}
+		msg := err.Error()
+		for _, s := range secrets {
+			if s != "" {
+				msg = strings.ReplaceAll(msg, s, "xxxxx")
+			}
+		}
+		return msg
+	}
+}
