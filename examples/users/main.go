@@ -44,6 +44,7 @@ import (
 	"github.com/agnara-go/agnara/mcpexpose/requeststate/redisreplay"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/go-chi/chi/v5"
+	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -137,6 +138,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		if cfg.stateKeys == "" {
 			return errors.New("-replay-redis needs -state-keys: without a shared key file no other instance can open this one's states")
 		}
+		redis.SetLogger(redisLog{logger}) // the client's reconnect notes, as warnings
 		store, closeRedis, err := redisreplay.Open(ctx, cfg.replayRedis, nil)
 		if err != nil {
 			return err
@@ -202,4 +204,12 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		return err
 	}
 	return <-stopped
+}
+
+// redisLog sends the Redis client's own notes (failed dials while Redis is
+// down) to the server's log as warnings, instead of the standard logger.
+type redisLog struct{ l *slog.Logger }
+
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.l.WarnContext(ctx, "redis client", slog.String("note", fmt.Sprintf(format, v...)))
 }
