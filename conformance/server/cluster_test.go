@@ -15,13 +15,14 @@ import (
 )
 
 // instance serves the fixture handler with st, as one replica would.
-func instance(t *testing.T, st sharedState) string {
+func instance(t testing.TB, st sharedState) string {
 	t.Helper()
 	opts, release, err := st.options(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { release() })
+	opts.Logger = slog.New(slog.DiscardHandler)
 	h, err := newHandler(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -127,21 +128,7 @@ func BenchmarkConfirmationRound(b *testing.B) {
 		{"store=redis", sharedState{keys: file, redis: redis.URL()}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			opts, release, err := bc.st.options(b.Context())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer release()
-			opts.Logger = slog.New(slog.DiscardHandler)
-			h, err := newHandler(opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			mux := http.NewServeMux()
-			mux.Handle("/mcp", h)
-			srv := httptest.NewServer(mux)
-			defer srv.Close()
-			url := srv.URL + "/mcp"
+			url := instance(b, bc.st)
 			b.ReportAllocs()
 			for b.Loop() {
 				_, retry := roundTrip(b, url, url)
