@@ -164,12 +164,19 @@ func TestCluster(t *testing.T) {
 		// Redis back on the same port (empty): no instance restarted, a
 		// fresh confirmation completes.
 		own.Start()
-		fresh := ask(t, a.url, id)
-		wantDeleted(t, confirm(t, b.url, id, fresh))
-		if got := holders(t, c.instances, id); !slices.Equal(got, []string{a.name}) {
-			t.Errorf("after Redis returned, user %s is on %v, want deleted on %s", id, got, b.name)
+		other := seedAll(t, c.instances)
+		fresh := ask(t, a.url, other)
+		wantDeleted(t, confirm(t, b.url, other, fresh))
+		if got := holders(t, c.instances, other); !slices.Equal(got, []string{a.name}) {
+			t.Errorf("after Redis returned, user %s is on %v, want deleted on %s", other, got, b.name)
 		}
-		wantRPCError(t, confirm(t, a.url, id, fresh), codeInvalidParams, "invalid requestState")
+		wantRPCError(t, confirm(t, a.url, other, fresh), codeInvalidParams, "invalid requestState")
+		// The retry refused during the outage did not use its state up:
+		// the client may send it again.
+		wantDeleted(t, confirm(t, a.url, id, state))
+		if got := holders(t, c.instances, id); !slices.Equal(got, []string{b.name}) {
+			t.Errorf("the refused retry, sent again, left user %s on %v, want deleted on %s", id, got, a.name)
+		}
 	})
 
 	t.Run("SDK clients through the proxy", func(t *testing.T) {
