@@ -23,7 +23,12 @@ type cli struct {
 	clock          func() time.Time // nil: time.Now; tests fix it
 }
 
-const usage = `usage: agnara approvals <command> -db PATH [flags] [ID]
+const usage = `usage: agnara approvals <command> (-db PATH | -postgres DSN) [flags] [ID]
+
+The approvals are the host's: -db names its SQLite file, -postgres its
+PostgreSQL database (e.g. postgres://approver@db.internal/agnara; keep the
+password out of the command line: PGPASSWORD or ~/.pgpass). This command
+never creates or migrates a database; the host does.
 
 Commands:
   list       list approvals, newest first
@@ -140,24 +145,63 @@ func (c *cli) parse(fs *flag.FlagSet, synopsis string, args []string) ([]string,
 	return pos, nil
 }
 
-// openStore opens an existing database; it never creates one, so that a
-// mistyped -db fails instead of showing an empty store.
-func (c *cli) openStore(path string) (*approval.SQLiteStore, error) {
-	if path == "" {
-		return nil, errors.New("-db is required: the path of the host's approval database")
-	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no approval database at %s: check -db (the host creates the database; this command does not): %w", path, err)
-	}
-	return approval.OpenSQLite(path, &approval.Options{Clock: c.clock})
+// store is what the commands use of a store.
+type store interface {
+	approval.Store
+	Events(ctx context.Context, id string) ([]approval.Event, error)
 }
+
+// storeFlags name the host's approval database: exactly one of them.
+type storeFlags struct {
+	db, postgres *string
+}
+
+func newStoreFlags(fs *flag.FlagSet) storeFlags {
+	return storeFlags{
+		db:       fs.String("db", "", "the host's SQLite approval database `path`; this or -postgres is required"),
+		postgres: fs.String("postgres", "", "the host's PostgreSQL approval database `DSN`, migrated by the host; this or -db is required"),
+	}
+}
+
+// open opens an existing store; it never creates or migrates one, so that
+// a mistyped -db or -postgres fails instead of showing an empty store.
+func (f storeFlags) open(c *cli) (store, error) {
+	opts := &approval.Options{Clock: c.clock}
+	switch {
+	case *f.db != "" && *f.postgres != "":
+		return nil, errors.New("-db and -postgres: give one of them, the host's approval database")
+	case *f.postgres != "":
+		// OpenPostgres refuses a schema the host has not migrated, and
+		// says so; this command leaves migrating to the host.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := approval.OpenPostgres(ctx, *f.postgres, opts)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	case *f.db == "":
+		return nil, errors.New("-db is required (or -postgres): the path of the host's approval database, or the DSN of its PostgreSQL database")
+	}
+	if _, err := os.Stat(*f.db); err != nil {
+		return nil, fmt.Errorf("no approval database at %s: check -db (the host creates the database; this command does not): %w", *f.db, err)
+	}
+	s, err := approval.OpenSQLite(*f.db, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// where is how the synopses name the database.
+const where = "-db PATH|-postgres DSN"
 
 func (c *cli) list(name string, args []string) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	db := fs.String("db", "", "approval database `path` (required)")
+	sf := newStoreFlags(fs)
 	state := fs.String("state", "", "only approvals in this `state`: "+statesList())
 	limit := fs.Int("limit", 50, "at most `n` approvals; 0 for all")
-	pos, err := c.parse(fs, "list -db PATH [-state STATE] [-limit N]", args)
+	pos, err := c.parse(fs, "list "+where+" [-state STATE] [-limit N]", args)
 	if err != nil {
 		return err
 	}
@@ -167,7 +211,7 @@ func (c *cli) list(name string, args []string) error {
 	if *state != "" && !validState(*state) {
 		return fmt.Errorf("-state %q: want one of %s", *state, statesList())
 	}
-	s, err := c.openStore(*db)
+	s, err := sf.open(c)
 	if err != nil {
 		return err
 	}
@@ -215,8 +259,8 @@ func stamp(t time.Time) string {
 
 func (c *cli) show(name string, args []string) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	db := fs.String("db", "", "approval database `path` (required)")
-	pos, err := c.parse(fs, "show -db PATH ID", args)
+	sf := newStoreFlags(fs)
+	pos, err := c.parse(fs, "show "+where+" ID", args)
 	if err != nil {
 		return err
 	}
@@ -224,7 +268,7 @@ func (c *cli) show(name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := c.openStore(*db)
+	s, err := sf.open(c)
 	if err != nil {
 		return err
 	}
@@ -321,12 +365,13 @@ func orDash(s string) string {
 
 // actorFlags are the flags of every command that acts as a principal.
 type actorFlags struct {
-	db, as, issuer, note *string
+	store            storeFlags
+	as, issuer, note *string
 }
 
 func newActorFlags(fs *flag.FlagSet) actorFlags {
 	return actorFlags{
-		db:     fs.String("db", "", "approval database `path` (required)"),
+		store:  newStoreFlags(fs),
 		as:     fs.String("as", "", "act as approver `id` (required); you are trusted to be who you name"),
 		issuer: fs.String("issuer", "", "the approver's identity `issuer`; give the one your identity provider uses so that deciding your own request is recognized"),
 		note:   fs.String("note", "", "a `note` recorded with the decision"),
@@ -343,7 +388,7 @@ func (f actorFlags) principal() (policy.Principal, error) {
 func (c *cli) decide(name string, args []string) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	af := newActorFlags(fs)
-	pos, err := c.parse(fs, name+" -db PATH ID -as APPROVER [-issuer ISSUER] [-note TEXT]", args)
+	pos, err := c.parse(fs, name+" "+where+" ID -as APPROVER [-issuer ISSUER] [-note TEXT]", args)
 	if err != nil {
 		return err
 	}
@@ -355,7 +400,7 @@ func (c *cli) decide(name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := c.openStore(*af.db)
+	s, err := af.store.open(c)
 	if err != nil {
 		return err
 	}
@@ -386,7 +431,7 @@ func (c *cli) reconcile(name string, args []string) error {
 	af := newActorFlags(fs)
 	effect := fs.String("effect", "", "what happened: `committed` or not_started (required)")
 	evidence := fs.String("evidence", "", "how you know, independently of the dispatcher (required), e.g. a read-back of the remote record")
-	pos, err := c.parse(fs, "reconcile -db PATH ID -as APPROVER [-issuer ISSUER] -effect committed|not_started -evidence TEXT", args)
+	pos, err := c.parse(fs, "reconcile "+where+" ID -as APPROVER [-issuer ISSUER] -effect committed|not_started -evidence TEXT", args)
 	if err != nil {
 		return err
 	}
@@ -408,7 +453,7 @@ func (c *cli) reconcile(name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := c.openStore(*af.db)
+	s, err := af.store.open(c)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +12,10 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 )
 
 var now = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -36,16 +39,66 @@ func intent(t *testing.T, key, tool, requester, args string) approval.Intent {
 
 var bob = policy.NewPrincipal("bob", []string{approval.DefaultApproverScope}).WithIssuer("https://idp.example")
 
-// fixture writes a database with one approval in each of three states, the
-// oldest first, an hour apart, and returns its path and the ids.
-func fixture(t *testing.T) (path string, pending, approved, completed string) {
+// database is a host's approval database for the commands: a new SQLite
+// file, or a new PostgreSQL database the test migrated as a host would.
+type database struct {
+	flag, loc string // -db PATH or -postgres DSN
+}
+
+func sqliteDB(t *testing.T) database {
+	return database{"-db", filepath.Join(t.TempDir(), "approvals.db")}
+}
+
+func postgresDB(t *testing.T) database {
 	t.Helper()
-	path = filepath.Join(t.TempDir(), "approvals.db")
-	at := now
-	s, err := approval.OpenSQLite(path, &approval.Options{Clock: func() time.Time { return at }})
+	dsn := enginetest.Postgres(t)
+	if err := approval.MigratePostgres(context.Background(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	return database{"-postgres", dsn}
+}
+
+// open opens the database as the host does.
+func (d database) open(t *testing.T, opts *approval.Options) store {
+	t.Helper()
+	var (
+		s   store
+		err error
+	)
+	if d.flag == "-db" {
+		s, err = approval.OpenSQLite(d.loc, opts)
+	} else {
+		s, err = approval.OpenPostgres(context.Background(), d.loc, opts)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// TestCommands runs the commands on each kind of database.
+func TestCommands(t *testing.T) {
+	enginetest.Postgres(t) // one PostgreSQL server for all the subtests
+	for _, kind := range []struct {
+		name string
+		new  func(*testing.T) database
+	}{{"sqlite", sqliteDB}, {"postgres", postgresDB}} {
+		t.Run(kind.name, func(t *testing.T) {
+			for name, test := range map[string]func(*testing.T, database){
+				"list": testList, "show": testShow, "decide": testDecide, "reconcile": testReconcileCommand,
+			} {
+				t.Run(name, func(t *testing.T) { test(t, kind.new(t)) })
+			}
+		})
+	}
+}
+
+// fixture writes d with one approval in each of three states, the oldest
+// first, an hour apart, and returns the ids.
+func fixture(t *testing.T, d database) (pending, approved, completed string) {
+	t.Helper()
+	at := now
+	s := d.open(t, &approval.Options{Clock: func() time.Time { return at }})
 	defer s.Close()
 	ctx := context.Background()
 	c, err := s.Prepare(ctx, intent(t, "k1", "gw.update_document", "alice", `{"id":42,"title":"Q3 plan"}`))
@@ -79,7 +132,7 @@ func fixture(t *testing.T) (path string, pending, approved, completed string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return path, p.ID, a.ID, c.ID
+	return p.ID, a.ID, c.ID
 }
 
 // run runs the command line at time at and returns the exit code and output.
@@ -89,10 +142,10 @@ func run(at time.Time, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-func TestList(t *testing.T) {
-	path, pending, approved, completed := fixture(t)
+func testList(t *testing.T, d database) {
+	pending, approved, completed := fixture(t, d)
 	at := now.Add(2*time.Hour + time.Minute)
-	code, out, errOut := run(at, "approvals", "list", "-db", path)
+	code, out, errOut := run(at, "approvals", "list", d.flag, d.loc)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -108,23 +161,23 @@ func TestList(t *testing.T) {
 	}
 
 	// Later the approved one is past its dispatch deadline.
-	code, out, _ = run(at.Add(30*time.Minute), "approvals", "list", "-db", path, "-state", "expired")
+	code, out, _ = run(at.Add(30*time.Minute), "approvals", "list", d.flag, d.loc, "-state", "expired")
 	if code != 0 || !strings.Contains(out, approved+"  expired") || strings.Count(out, "\n") != 2 {
 		t.Fatalf("list -state expired = %d:\n%s", code, out)
 	}
-	code, out, _ = run(at, "approvals", "list", "-state", "pending", "-db", path)
+	code, out, _ = run(at, "approvals", "list", "-state", "pending", d.flag, d.loc)
 	if code != 0 || !strings.Contains(out, pending) || strings.Contains(out, completed) {
 		t.Fatalf("list -state pending = %d:\n%s", code, out)
 	}
-	code, out, _ = run(at, "approvals", "list", "-db", path, "-limit", "1")
+	code, out, _ = run(at, "approvals", "list", d.flag, d.loc, "-limit", "1")
 	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, pending) {
 		t.Fatalf("list -limit 1 = %d:\n%s", code, out)
 	}
 }
 
-func TestShow(t *testing.T) {
-	path, _, _, completed := fixture(t)
-	code, out, errOut := run(now.Add(3*time.Hour), "approvals", "show", "-db", path, completed)
+func testShow(t *testing.T, d database) {
+	_, _, completed := fixture(t, d)
+	code, out, errOut := run(now.Add(3*time.Hour), "approvals", "show", d.flag, d.loc, completed)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -154,35 +207,32 @@ func TestShow(t *testing.T) {
 	}
 }
 
-func TestDecide(t *testing.T) {
-	path, pending, approved, _ := fixture(t)
+func testDecide(t *testing.T, d database) {
+	pending, approved, _ := fixture(t, d)
 	at := now.Add(2*time.Hour + time.Minute)
 
-	code, _, errOut := run(at, "approvals", "approve", pending, "-db", path, "-as", "alice", "-issuer", "https://idp.example")
+	code, _, errOut := run(at, "approvals", "approve", pending, d.flag, d.loc, "-as", "alice", "-issuer", "https://idp.example")
 	if code != 1 || !strings.Contains(errOut, "cannot decide their own") || !strings.Contains(errOut, "different approver") {
 		t.Fatalf("self approval = %d: %s", code, errOut)
 	}
-	code, _, errOut = run(at, "approvals", "approve", pending, "-db", path)
+	code, _, errOut = run(at, "approvals", "approve", pending, d.flag, d.loc)
 	if code != 1 || !strings.Contains(errOut, "-as is required") {
 		t.Fatalf("approve without -as = %d: %s", code, errOut)
 	}
-	code, out, errOut := run(at, "approvals", "approve", "-db", path, "-as", "dave", pending, "-note", "fine")
+	code, out, errOut := run(at, "approvals", "approve", d.flag, d.loc, "-as", "dave", pending, "-note", "fine")
 	if code != 0 || !strings.Contains(out, pending+" approved: gw.update_document") || !strings.Contains(out, "until 2026-12-01T12:01:00Z") {
 		t.Fatalf("approve = %d: %s %s", code, out, errOut)
 	}
-	code, _, errOut = run(at, "approvals", "reject", pending, "-db", path, "-as", "erin")
+	code, _, errOut = run(at, "approvals", "reject", pending, d.flag, d.loc, "-as", "erin")
 	if code != 1 || !strings.Contains(errOut, "not pending") {
 		t.Fatalf("reject after approve = %d: %s", code, errOut)
 	}
-	code, out, _ = run(at, "approvals", "cancel", approved, "-db", path, "-as", "erin", "-note", "wrong document")
+	code, out, _ = run(at, "approvals", "cancel", approved, d.flag, d.loc, "-as", "erin", "-note", "wrong document")
 	if code != 0 || !strings.Contains(out, approved+" canceled") {
 		t.Fatalf("cancel = %d: %s", code, out)
 	}
 
-	s, err := approval.OpenSQLite(path, &approval.Options{Clock: clockAt(at)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := d.open(t, &approval.Options{Clock: clockAt(at)})
 	defer s.Close()
 	a, err := s.Get(context.Background(), pending)
 	if err != nil || a.State != approval.StateApproved || a.DecidedBy != "dave" || a.Note != "fine" {
@@ -193,14 +243,14 @@ func TestDecide(t *testing.T) {
 		t.Fatalf("stored = %+v, %v", a, err)
 	}
 
-	code, _, errOut = run(at, "approvals", "approve", "apv_missing", "-db", path, "-as", "dave")
+	code, _, errOut = run(at, "approvals", "approve", "apv_missing", d.flag, d.loc, "-as", "dave")
 	if code != 1 || !strings.Contains(errOut, "not found") || !strings.Contains(errOut, "approvals list") {
 		t.Fatalf("unknown id = %d: %s", code, errOut)
 	}
 }
 
-func TestReconcileCommand(t *testing.T) {
-	path, _, _, completed := fixture(t)
+func testReconcileCommand(t *testing.T, d database) {
+	_, _, completed := fixture(t, d)
 	at := now.Add(3 * time.Hour)
 	for _, tc := range []struct {
 		args []string
@@ -211,21 +261,21 @@ func TestReconcileCommand(t *testing.T) {
 		{[]string{"-effect", "committed", "-evidence", "x"}, "-as is required"},
 		{[]string{"-as", "bob", "-effect", "committed", "-evidence", "x", "-note", "n"}, "-note is not used"},
 	} {
-		args := append([]string{"approvals", "reconcile", completed, "-db", path}, tc.args...)
+		args := append([]string{"approvals", "reconcile", completed, d.flag, d.loc}, tc.args...)
 		code, _, errOut := run(at, args...)
 		if code != 1 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v = %d: %s; want %q", tc.args, code, errOut, tc.want)
 		}
 	}
-	code, out, errOut := run(at, "approvals", "reconcile", completed, "-db", path, "-as", "bob", "-effect", "committed", "-evidence", "read back document 42: title is Q3 plan")
+	code, out, errOut := run(at, "approvals", "reconcile", completed, d.flag, d.loc, "-as", "bob", "-effect", "committed", "-evidence", "read back document 42: title is Q3 plan")
 	if code != 0 || !strings.Contains(out, "reconciled: committed") {
 		t.Fatalf("reconcile = %d: %s %s", code, out, errOut)
 	}
-	_, out, _ = run(at, "approvals", "list", "-db", path, "-state", "completed")
+	_, out, _ = run(at, "approvals", "list", d.flag, d.loc, "-state", "completed")
 	if !strings.Contains(out, "unknown (reconciled: committed)") {
 		t.Fatalf("list after reconcile:\n%s", out)
 	}
-	code, _, errOut = run(at, "approvals", "reconcile", completed, "-db", path, "-as", "bob", "-effect", "not_started", "-evidence", "x")
+	code, _, errOut = run(at, "approvals", "reconcile", completed, d.flag, d.loc, "-as", "bob", "-effect", "not_started", "-evidence", "x")
 	if code != 1 || !strings.Contains(errOut, "already reconciled") {
 		t.Fatalf("second reconcile = %d: %s", code, errOut)
 	}
@@ -270,5 +320,54 @@ func TestMissingDatabaseIsNotCreated(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("the command created %s: %v", path, err)
+	}
+}
+
+// TestPostgresIsNeverMigrated: the command refuses a PostgreSQL database
+// the host has not migrated, says what the host must run, and leaves the
+// database as it found it.
+func TestPostgresIsNeverMigrated(t *testing.T) {
+	dsn := enginetest.Postgres(t)
+	code, _, errOut := run(now, "approvals", "list", "-postgres", dsn)
+	if code != 1 || !strings.Contains(errOut, "no approval schema") || !strings.Contains(errOut, "MigratePostgres") {
+		t.Fatalf("list on an unmigrated database = %d: %s", code, errOut)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var tables int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Scan(&tables); err != nil || tables != 0 {
+		t.Fatalf("the command created %d tables (%v)", tables, err)
+	}
+}
+
+func TestPostgresFlag(t *testing.T) {
+	const secret = "hunter2-s3cret"
+	dsn := fmt.Sprintf("postgres://bob:%s@127.0.0.1:%d/approvals?connect_timeout=5", secret, enginetest.FreePort(t))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"approvals", "list", "-db", "x.db", "-postgres", dsn}, "give one of them"},
+		{[]string{"approvals", "show", "apv_x"}, "-db is required (or -postgres)"},
+		{[]string{"approvals", "approve", "apv_x", "-as", "dave"}, "-db is required (or -postgres)"},
+		{[]string{"approvals", "list", "-postgres", dsn}, "127.0.0.1"},
+		{[]string{"approvals", "list", "-postgres", "postgres://bob:" + secret + "@127.0.0.1:x/db"}, "PostgreSQL DSN"},
+	} {
+		code, out, errOut := run(now, tc.args...)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v = %d: %s; want %q", tc.args, code, errOut, tc.want)
+		}
+		if strings.Contains(out+errOut, secret) {
+			t.Errorf("%v printed the password: %s", tc.args, errOut)
+		}
+	}
+	for _, cmd := range []string{"list", "show", "approve", "reconcile"} {
+		if _, out, _ := run(now, "approvals", cmd, "-h"); !strings.Contains(out, "-postgres DSN") {
+			t.Errorf("%s -h does not offer -postgres:\n%s", cmd, out)
+		}
 	}
 }

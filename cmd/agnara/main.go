@@ -1,21 +1,23 @@
-// Command agnara is the operator's tool for an agnara host. It has two
-// command groups. keys writes and rotates the key file that every instance
-// of a server shares to seal request state (package
-// mcpexpose/requeststate; see docs/scaling.md):
+// Command agnara is the operator's tool for an agnara host. Today it has one
+// command group, approvals, which reads and decides the durable approvals
+// that gate imported remote write tools (package approval):
 //
-//	agnara keys generate -o FILE [-force]
-//	agnara keys rotate   FILE [-keep 1h]
-//	agnara keys list     FILE
+//	agnara approvals list      DB [-state pending] [-limit 50]
+//	agnara approvals show      DB ID
+//	agnara approvals approve   DB ID -as APPROVER [-issuer ISS] [-note TEXT]
+//	agnara approvals reject    DB ID -as APPROVER [-issuer ISS] [-note TEXT]
+//	agnara approvals cancel    DB ID -as APPROVER [-issuer ISS] [-note TEXT]
+//	agnara approvals reconcile DB ID -as APPROVER [-issuer ISS] -effect committed|not_started -evidence TEXT
 //
-// approvals reads and decides the durable approvals that gate imported
-// remote write tools (package approval):
+// where DB is the host's approval database, exactly one of
 //
-//	agnara approvals list      -db PATH [-state pending] [-limit 50]
-//	agnara approvals show      -db PATH ID
-//	agnara approvals approve   -db PATH ID -as APPROVER [-issuer ISS] [-note TEXT]
-//	agnara approvals reject    -db PATH ID -as APPROVER [-issuer ISS] [-note TEXT]
-//	agnara approvals cancel    -db PATH ID -as APPROVER [-issuer ISS] [-note TEXT]
-//	agnara approvals reconcile -db PATH ID -as APPROVER [-issuer ISS] -effect committed|not_started -evidence TEXT
+//	-db PATH          its SQLite file
+//	-postgres DSN     its PostgreSQL database, e.g. postgres://approver@db.internal:5432/agnara
+//
+// The command never creates or migrates a database: the host does (it runs
+// approval.MigratePostgres at start), and a PostgreSQL schema the host has
+// not migrated is refused with what to run. Keep a PostgreSQL password out
+// of the command line (PGPASSWORD, ~/.pgpass); errors never print it.
 //
 // Whoever runs it is trusted host staff: with -as it acts as that principal
 // holding the approver scope. The store still refuses a decision by the
