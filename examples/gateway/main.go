@@ -20,6 +20,15 @@
 //
 // and the same call then creates the user, once.
 //
+// With -approvals-postgres DSN instead, the approvals are kept in that
+// PostgreSQL database, which several gateways may share: the gateway
+// migrates its schema at start, an approver decides with
+//
+//	go run ./cmd/agnara approvals approve -postgres DSN ID -as alice
+//
+// and an approved call reaches the upstream once, whichever gateways it is
+// made on.
+//
 // Like the users example, it runs for local trial only: every caller of the
 // gateway acts as a fixed development principal whose scopes come from
 // -dev-scopes, and only loopback addresses are allowed.
@@ -65,6 +74,7 @@ type config struct {
 	resource        string
 	protocolVersion string
 	approvalsDB     string
+	approvalsPG     string
 }
 
 func main() {
@@ -77,6 +87,7 @@ func main() {
 	flag.StringVar(&cfg.upstreamScopes, "upstream-scopes", "users:read", "scopes the gateway asks the upstream's issuer for, space separated")
 	flag.StringVar(&cfg.resource, "upstream-resource", "", "resource to ask the upstream's issuer for a token for (RFC 8707; default: -upstream)")
 	flag.StringVar(&cfg.approvalsDB, "approvals-db", "", "SQLite file of durable approvals; when set, users.create_user is imported as an approval-gated write")
+	flag.StringVar(&cfg.approvalsPG, "approvals-postgres", "", "PostgreSQL DSN of durable approvals, shared by every gateway on it (migrated at start); the alternative to -approvals-db")
 	flag.StringVar(&cfg.protocolVersion, "upstream-protocol", "", "MCP protocol version to ask the upstream for (default: the newest the SDK speaks)")
 	flag.Parse()
 	cfg.clientSecret = os.Getenv("GATEWAY_UPSTREAM_CLIENT_SECRET")
@@ -187,11 +198,11 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 
 	dev := policy.NewPrincipal("developer", strings.Fields(cfg.devScopes))
 	gw := &gateway{session: cs, monitor: mon, logger: logger, principal: dev}
-	if cfg.approvalsDB != "" {
-		store, err := approval.OpenSQLite(cfg.approvalsDB, nil)
-		if err != nil {
-			return err
-		}
+	store, err := openApprovals(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if store != nil {
 		defer store.Close()
 		gw.approvals = store
 	}
@@ -315,6 +326,33 @@ func upstreamClient(ctx context.Context, cfg config) *http.Client {
 		EndpointParams: url.Values{"resource": {cmp.Or(cfg.resource, cfg.upstream)}},
 	}
 	return cc.Client(context.WithValue(ctx, oauth2HTTPClient, base))
+}
+
+// openApprovals opens the approval store the flags name, or returns nil
+// when there is none. The gateway is the host: it migrates a PostgreSQL
+// schema before opening it (MigratePostgres is safe when several gateways
+// start at once); SQLite migrates on open.
+func openApprovals(ctx context.Context, cfg config) (approval.Store, error) {
+	switch {
+	case cfg.approvalsDB != "" && cfg.approvalsPG != "":
+		return nil, errors.New("-approvals-db and -approvals-postgres: give one of them")
+	case cfg.approvalsDB != "":
+		s, err := approval.OpenSQLite(cfg.approvalsDB, nil)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	case cfg.approvalsPG != "":
+		if err := approval.MigratePostgres(ctx, cfg.approvalsPG); err != nil {
+			return nil, err
+		}
+		s, err := approval.OpenPostgres(ctx, cfg.approvalsPG, nil)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	return nil, nil
 }
 
 func checkUpstream(raw string) error {

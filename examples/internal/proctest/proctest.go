@@ -34,6 +34,14 @@ func Build(t testing.TB, dir string) string {
 // 10 seconds) when the test ends.
 func Start(t testing.TB, bin string, args ...string) string {
 	t.Helper()
+	url, _ := StartProcess(t, bin, args...)
+	return url
+}
+
+// StartProcess is Start that also returns the process, for tests that kill
+// it themselves (a crash); stopping it at the end is then harmless.
+func StartProcess(t testing.TB, bin string, args ...string) (string, *os.Process) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -63,9 +71,9 @@ func Start(t testing.TB, bin string, args ...string) string {
 	}()
 	select {
 	case url := <-line:
-		return url
+		return url, cmd.Process
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s did not start within 30s", filepath.Base(bin))
 	}
-	return ""
+	return "", nil
 }
