@@ -18,7 +18,8 @@ const keysUsage = `usage: agnara keys <command> [flags]
 
 Commands:
   generate  write a new request-state key file:  generate -o FILE [-force]
-  rotate    add a new current key to a key file:  rotate FILE [-keep 1h]
+  stage     add the next key, which opens but does not seal yet:  stage FILE
+  rotate    make the staged (or a new) key current:  rotate FILE [-keep 1h]
   list      show a key file's key ids (never the secrets):  list FILE
 
 Every instance of a server that loads the same key file (-state-keys FILE)
@@ -38,6 +39,8 @@ func (c *cli) keys(args []string) int {
 		return 0
 	case "generate":
 		err = c.keysGenerate(args[1:])
+	case "stage":
+		err = c.keysStage(args[1:])
 	case "rotate":
 		err = c.keysRotate(args[1:])
 	case "list":
@@ -123,6 +126,31 @@ func (c *cli) keysGenerate(args []string) error {
 	return nil
 }
 
+func (c *cli) keysStage(args []string) error {
+	flags := flag.NewFlagSet("stage", flag.ContinueOnError)
+	path, err := c.keysFlags(flags, "stage FILE", args)
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		return errors.New("the key file is required: agnara keys stage FILE")
+	}
+	keys, err := requeststate.ReadKeyFile(path)
+	if err != nil {
+		return err
+	}
+	staged, err := requeststate.StageKeyFile(keys, c.now())
+	if err != nil {
+		return err
+	}
+	if err := requeststate.WriteKeyFile(path, staged); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "staged %s in %s: it opens but does not seal yet\n", staged[1].ID, path)
+	fmt.Fprintf(c.stdout, "Deploy the file to every instance, then run 'agnara keys rotate %s' and deploy again.\n", path)
+	return nil
+}
+
 func (c *cli) keysRotate(args []string) error {
 	flags := flag.NewFlagSet("rotate", flag.ContinueOnError)
 	keep := flags.Duration("keep", requeststate.MaxTTL, "keep retired keys this long after they stop sealing: at least the servers' state TTL")
@@ -175,8 +203,11 @@ func (c *cli) keysList(args []string) error {
 	fmt.Fprintln(w, "ID\tROLE\tRETIRED")
 	for i, k := range keys {
 		role, retired := "opens", "-"
-		if i == 0 {
+		switch {
+		case i == 0:
 			role = "seals, opens"
+		case k.Staged:
+			role = "opens (staged)"
 		}
 		if !k.Retired.IsZero() {
 			retired = k.Retired.UTC().Format(time.RFC3339)

@@ -65,9 +65,29 @@ func TestKeysGenerateRotateList(t *testing.T) {
 		}
 	}
 
-	// Past -keep, the retired key is dropped.
-	code, out, _ = agnara(t0.Add(2*time.Hour), "keys", "rotate", path, "-keep", "30m")
-	if code != 0 || !strings.Contains(out, "dropped k20261201T090000Z") {
+	// Staging adds a key that opens only; the next rotation makes it current.
+	code, out, errOut = agnara(t0.Add(time.Hour), "keys", "stage", path)
+	if code != 0 || !strings.Contains(out, "staged k20261201T100000Z") {
+		t.Fatalf("stage: exit %d, %q %q", code, out, errOut)
+	}
+	if code, out, _ = agnara(t0, "keys", "list", path); !strings.Contains(out, "k20261201T100000Z  opens (staged)") {
+		t.Errorf("list after stage:\n%s", out)
+	}
+	if code, _, errOut = agnara(t0.Add(time.Hour), "keys", "stage", path); code != 1 || !strings.Contains(errOut, "staged already") {
+		t.Errorf("stage twice: exit %d, %q", code, errOut)
+	}
+	stagedKeys, _ := requeststate.ReadKeyFile(path)
+	code, out, _ = agnara(t0.Add(61*time.Minute), "keys", "rotate", path)
+	if code != 0 || !strings.Contains(out, "current key k20261201T100000Z") || !strings.Contains(out, "dropped k20261201T090000Z") {
+		t.Fatalf("rotate after stage: exit %d, %q; want the staged key current and the key retired an hour ago dropped", code, out)
+	}
+	if now, _ := requeststate.ReadKeyFile(path); !bytes.Equal(now[0].Secret, stagedKeys[1].Secret) {
+		t.Error("rotate did not make the staged key current")
+	}
+
+	// Past -keep, the retired keys are dropped.
+	code, out, _ = agnara(t0.Add(3*time.Hour), "keys", "rotate", path, "-keep", "30m")
+	if code != 0 || !strings.Contains(out, "dropped k20261201T090100Z") {
 		t.Errorf("rotate past keep: exit %d, %q", code, out)
 	}
 	if keys, _ := requeststate.ReadKeyFile(path); len(keys) != 2 {
@@ -98,6 +118,7 @@ func TestKeysRefusesMistakes(t *testing.T) {
 		{"generate with a positional", []string{"keys", "generate", "x"}, "give the file with -o"},
 		{"generate into a missing directory", []string{"keys", "generate", "-o", filepath.Join(dir, "no", "such")}, "writing key file"},
 		{"rotate without a file", []string{"keys", "rotate"}, "key file to rotate is required"},
+		{"stage without a file", []string{"keys", "stage"}, "key file is required"},
 		{"rotate a missing file", []string{"keys", "rotate", filepath.Join(dir, "missing")}, "no such file"},
 		{"rotate a malformed file", []string{"keys", "rotate", bad}, `line 1: key "k1": the secret must be 32 bytes`},
 		{"rotate with a negative keep", []string{"keys", "rotate", good, "-keep", "-1h"}, "negative keep"},

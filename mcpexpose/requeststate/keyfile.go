@@ -23,9 +23,13 @@ const maxKeyFileSize = 64 << 10
 type FileKey struct {
 	Key
 	// Retired is when the key stopped sealing (it still opens); zero for
-	// the current key, and for a previous key whose retirement was not
-	// recorded.
+	// the current key, a staged key, and a previous key whose retirement
+	// was not recorded.
 	Retired time.Time
+	// Staged marks a key that opens but has not sealed yet: the next
+	// current key, distributed to every instance before any seals with it
+	// ([StageKeyFile]). [RotateKeyFile] makes it current.
+	Staged bool
 }
 
 // ParseKeyFile parses a key file's contents (see the format above) and
@@ -72,7 +76,7 @@ func ParseKeyFile(r io.Reader) ([]FileKey, error) {
 func parseKeyLine(line string, current bool) (FileKey, error) {
 	fields := strings.Fields(line)
 	if len(fields) < 2 || len(fields) > 3 {
-		return FileKey{}, errors.New("want: ID SECRET [retired=TIME]")
+		return FileKey{}, errors.New("want: ID SECRET [retired=TIME | staged]")
 	}
 	k := FileKey{Key: Key{ID: fields[0]}}
 	if err := checkKeyID(k.ID); err != nil {
@@ -83,10 +87,15 @@ func parseKeyLine(line string, current bool) (FileKey, error) {
 		return FileKey{}, fmt.Errorf("key %q: the secret must be %d bytes in unpadded base64url (%d characters)", k.ID, SecretSize, base64.RawURLEncoding.EncodedLen(SecretSize))
 	}
 	k.Secret = secret
-	if len(fields) == 3 {
+	if len(fields) == 3 && fields[2] == "staged" {
+		if current {
+			return FileKey{}, fmt.Errorf("key %q is first, so it seals, but is marked staged", k.ID)
+		}
+		k.Staged = true
+	} else if len(fields) == 3 {
 		v, ok := strings.CutPrefix(fields[2], "retired=")
 		if !ok {
-			return FileKey{}, fmt.Errorf("key %q: unknown field %q, want retired=TIME", k.ID, fields[2])
+			return FileKey{}, fmt.Errorf("key %q: unknown field %q, want retired=TIME or staged", k.ID, fields[2])
 		}
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
@@ -105,13 +114,16 @@ func parseKeyLine(line string, current bool) (FileKey, error) {
 func FormatKeyFile(keys []FileKey) []byte {
 	var b bytes.Buffer
 	b.WriteString("# agnara request-state keys (format 1): keep this file secret (mode 0600).\n")
-	b.WriteString("# One key a line: ID SECRET [retired=TIME]. The first key seals; every key opens.\n")
+	b.WriteString("# One key a line: ID SECRET [retired=TIME | staged]. The first key seals; every key opens.\n")
 	b.WriteString("# Rotate with 'agnara keys rotate FILE'; see docs/scaling.md.\n")
 	for _, k := range keys {
 		b.WriteString(k.ID)
 		b.WriteByte(' ')
 		b.WriteString(base64.RawURLEncoding.EncodeToString(k.Secret))
-		if !k.Retired.IsZero() {
+		switch {
+		case k.Staged:
+			b.WriteString(" staged")
+		case !k.Retired.IsZero():
 			b.WriteString(" retired=")
 			b.WriteString(k.Retired.UTC().Format(time.RFC3339))
 		}
@@ -206,27 +218,66 @@ func NewKeyFile(now time.Time) ([]FileKey, error) {
 	return []FileKey{{Key: k}}, nil
 }
 
-// RotateKeyFile returns keys with a fresh current key (its id derived from
-// now) in front, the previous current key marked retired at now, and every
-// key that was retired keep or longer before now dropped. Keep should be at
-// least the longest state TTL of the servers using the file (MaxTTL is
-// always enough): a state sealed just before the rotation must still open
-// until it expires. keys is not modified.
-func RotateKeyFile(keys []FileKey, now time.Time, keep time.Duration) ([]FileKey, error) {
-	if keep < 0 {
-		return nil, fmt.Errorf("requeststate: negative keep %v", keep)
+// StageKeyFile returns keys with a fresh key (its id derived from now)
+// staged after the current one: every instance given the file opens states
+// sealed with it, none seals with it yet. Distribute the staged file to
+// every instance, then [RotateKeyFile] makes the staged key current; no
+// instance then meets a state sealed under a key it lacks. It refuses a
+// file that already has a staged key. keys is not modified.
+func StageKeyFile(keys []FileKey, now time.Time) ([]FileKey, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("requeststate: no key to stage beside")
 	}
-	now = now.UTC().Truncate(time.Second)
 	taken := map[string]bool{}
 	for _, k := range keys {
+		if k.Staged {
+			return nil, fmt.Errorf("requeststate: key %q is staged already: rotate to make it current first", k.ID)
+		}
 		taken[k.ID] = true
 	}
 	fresh, err := GenerateKey(keyIDAt(now, taken))
 	if err != nil {
 		return nil, err
 	}
-	out := []FileKey{{Key: fresh}}
+	out := append([]FileKey{keys[0], {Key: fresh, Staged: true}}, keys[1:]...)
+	if len(out) > MaxKeyFileKeys {
+		return nil, fmt.Errorf("requeststate: staging would make more than %d keys; rotate to drop retired ones first", MaxKeyFileKeys)
+	}
+	return out, nil
+}
+
+// RotateKeyFile returns keys with a new current key in front: the staged
+// key if there is one ([StageKeyFile]), otherwise a fresh key whose id is
+// derived from now. The previous current key is marked retired at now, and
+// every key that was retired keep or longer before now is dropped. Keep
+// should be at least the longest state TTL of the servers using the file
+// (MaxTTL is always enough): a state sealed just before the rotation must
+// still open until it expires. keys is not modified.
+func RotateKeyFile(keys []FileKey, now time.Time, keep time.Duration) ([]FileKey, error) {
+	if keep < 0 {
+		return nil, fmt.Errorf("requeststate: negative keep %v", keep)
+	}
+	now = now.UTC().Truncate(time.Second)
+	var next *FileKey
+	taken := map[string]bool{}
 	for i, k := range keys {
+		taken[k.ID] = true
+		if k.Staged && next == nil {
+			next = &FileKey{Key: keys[i].Key}
+		}
+	}
+	if next == nil {
+		fresh, err := GenerateKey(keyIDAt(now, taken))
+		if err != nil {
+			return nil, err
+		}
+		next = &FileKey{Key: fresh}
+	}
+	out := []FileKey{*next}
+	for i, k := range keys {
+		if k.ID == next.ID {
+			continue
+		}
 		if i == 0 && k.Retired.IsZero() {
 			k.Retired = now
 		}

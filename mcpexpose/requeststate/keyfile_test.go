@@ -239,3 +239,64 @@ func TestKeyFileSharedAcrossInstancesAndRotation(t *testing.T) {
 		t.Errorf("instance A opened a state under a key it does not hold: %v", err)
 	}
 }
+
+// Staging first removes the window of a rolling rotation: an instance that
+// has the staged file opens states sealed by one that already rotated.
+func TestStagedKeyRotatesWithoutAWindow(t *testing.T) {
+	c := newRealClock()
+	keys, err := requeststate.NewKeyFile(c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, err := requeststate.StageKeyFile(keys, c.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(staged) != 2 || staged[0].ID != keys[0].ID || !staged[1].Staged || len(keys) != 1 {
+		t.Fatalf("staged file %v, want [current, staged] and the input unchanged", idsOf(staged))
+	}
+	if _, err := requeststate.StageKeyFile(staged, c.Now()); err == nil || !strings.Contains(err.Error(), "staged already") {
+		t.Errorf("staging twice: %v", err)
+	}
+	text := requeststate.FormatKeyFile(staged)
+	if !strings.Contains(string(text), " staged\n") {
+		t.Errorf("formatted file has no staged marker:\n%s", text)
+	}
+	parsed, err := requeststate.ParseKeyFile(bytes.NewReader(text))
+	if err != nil || !parsed[1].Staged || parsed[0].Staged {
+		t.Fatalf("parsed staged file: %v, %v", parsed, err)
+	}
+	rotated, err := requeststate.RotateKeyFile(staged, c.Now().Add(2*time.Minute), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rotated) != 2 || rotated[0].ID != staged[1].ID || !bytes.Equal(rotated[0].Secret, staged[1].Secret) || rotated[0].Staged || rotated[1].Retired.IsZero() {
+		t.Fatalf("rotation did not promote the staged key: %v", idsOf(rotated))
+	}
+
+	ring := func(k []requeststate.FileKey) *requeststate.KeyRing {
+		r, err := requeststate.KeyRingOf(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	shared := requeststate.NewMemoryReplayStore()
+	onStaged := mustSealer(t, ring(staged), c, shared)
+	onRotated := mustSealer(t, ring(rotated), c, shared)
+	if got := ring(staged).CurrentID(); got != keys[0].ID {
+		t.Errorf("the staged file seals with %s, want the old key %s", got, keys[0].ID)
+	}
+	for name, pair := range map[string][2]*requeststate.Sealer{
+		"rotated to staged": {onRotated, onStaged},
+		"staged to rotated": {onStaged, onRotated},
+	} {
+		state := mustSeal(t, pair[0], bind, []byte(name))
+		if data, err := pair[1].Open(t.Context(), state, bind); err != nil || string(data) != name {
+			t.Errorf("%s: %q, %v", name, data, err)
+		}
+	}
+	if _, err := requeststate.ParseKeyFile(strings.NewReader(string(requeststate.FormatKeyFile(staged[1:2])))); err == nil || !strings.Contains(err.Error(), "marked staged") {
+		t.Errorf("a file whose first key is staged: %v", err)
+	}
+}

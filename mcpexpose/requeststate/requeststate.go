@@ -44,15 +44,19 @@
 //
 //	# agnara request-state keys (format 1): keep this file secret (mode 0600).
 //	k20261201T090000Z 9pQ3...(43 characters)...
+//	k20261202T090000Z Rm7c...(43 characters)... staged
 //	k20261130T090000Z Xv0a...(43 characters)... retired=2026-12-01T09:00:00Z
 //
 // Each key line is the key id ([Key.ID]: 1 to 32 of A-Z a-z 0-9 _ -), one
 // or more spaces or tabs, and the 32-byte secret in unpadded base64url
 // (RFC 4648 §5; 43 characters). A key other than the first may end with
 // retired=TIME (RFC 3339), when it stopped sealing: it still opens states,
-// and [RotateKeyFile] drops it once its states have all expired. Blank lines
-// and lines starting with '#' are ignored. The first key seals new states
-// and must not be retired; every key opens them.
+// and [RotateKeyFile] drops it once its states have all expired; or with
+// staged: the next current key, which opens states but seals none until a
+// rotation makes it current ([StageKeyFile]). Blank lines and lines
+// starting with '#' are ignored. The first key seals new states and must
+// not be retired or staged; every key opens them. [LoadKeyRing] reads a
+// file; the command 'agnara keys' writes, stages and rotates them.
 //
 // Secrets never appear on a command line or in an error message: errors
 // name the line and the key id only.
