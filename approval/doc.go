@@ -14,13 +14,17 @@
 // really happened with independent evidence ([Store.Reconcile]). Nothing in
 // this package retries a write or guesses its outcome.
 //
-// [SQLiteStore] implements [Store] on one SQLite file (WAL,
-// synchronous=FULL), safe for several goroutines and several processes
-// sharing the file. The [Store] interface is shaped so that a shared server
-// database can back several hosts later.
+// Two stores implement [Store], with one lifecycle: [SQLiteStore] on one
+// SQLite file (WAL, synchronous=FULL), safe for several goroutines and
+// several processes on one machine sharing the file; and [PostgresStore] on
+// a PostgreSQL database, for several hosts sharing their approvals, where
+// row locks make Claim, Complete and the decisions exactly-once across
+// every process. [OpenSQLite] migrates its file; for PostgreSQL the host
+// runs [MigratePostgres] and [OpenPostgres] only checks the schema.
 //
 // The command agnara (cmd/agnara) lists, shows and decides approvals, and
-// records reconciliations, on a store's file. docs/approvals.md describes the
-// lifecycle and the operator's view; ADR 0010 records why effects have three
-// states and why claims are never released.
+// records reconciliations, on a store's file or PostgreSQL database.
+// docs/approvals.md describes the lifecycle and the operator's view; ADR
+// 0010 records why effects have three states and why claims are never
+// released, ADR 0012 how one lifecycle runs on both databases.
 package approval

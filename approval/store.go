@@ -14,8 +14,9 @@ import (
 //
 // Implementations must be safe for concurrent use, also by several processes
 // sharing the same backing store: the exactly-once guarantees of Claim and
-// Complete hold across all of them. [SQLiteStore] is the implementation in
-// this package; the interface is shaped for a shared server database too.
+// Complete hold across all of them. [SQLiteStore] (one machine) and
+// [PostgresStore] (several hosts) implement it with the same lifecycle,
+// tested by one suite.
 type Store interface {
 	// Prepare records in as a pending approval, or returns the approval
 	// already recorded under in.IdempotencyKey:
