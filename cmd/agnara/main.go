@@ -1,6 +1,14 @@
-// Command agnara is the operator's tool for an agnara host. Today it has one
-// command group, approvals, which reads and decides the durable approvals
-// that gate imported remote write tools (package approval):
+// Command agnara is the operator's tool for an agnara host. It has two
+// command groups. keys writes and rotates the key file that every instance
+// of a server shares to seal request state (package
+// mcpexpose/requeststate; see docs/scaling.md):
+//
+//	agnara keys generate -o FILE [-force]
+//	agnara keys rotate   FILE [-keep 1h]
+//	agnara keys list     FILE
+//
+// approvals reads and decides the durable approvals that gate imported
+// remote write tools (package approval):
 //
 //	agnara approvals list      DB [-state pending] [-limit 50]
 //	agnara approvals show      DB ID
