@@ -84,9 +84,10 @@ func connectPostgres(ctx context.Context, dsn string) (db *sql.DB, where string,
 	redact := redactor(dsn)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		// pgx's message is best-effort redacted; ours is redacted by
-		// construction, and does not wrap the original, which holds the DSN.
-		return nil, "", fmt.Errorf("%w: PostgreSQL DSN: %s", ErrInvalid, redact(errors.Unwrap(err)))
+		// pgx redacts its message on a best-effort basis; redact removes
+		// the passwords it missed. The original is not wrapped: it holds
+		// the DSN.
+		return nil, "", fmt.Errorf("%w: PostgreSQL DSN: %s", ErrInvalid, redact(err))
 	}
 	redact = redactor(dsn, cfg.Password)
 	if cfg.ConnectTimeout == 0 {
@@ -230,9 +231,6 @@ func redactor(dsn string, known ...string) func(error) string {
 		secrets = append(secrets, m[1], m[2])
 	}
 	return func(err error) string {
-		if err == nil {
-			return "invalid"
-		}
 		msg := err.Error()
 		for _, s := range secrets {
 			if s != "" {
