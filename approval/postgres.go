@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // PostgresStore is a [Store] on a PostgreSQL database, for several hosts
@@ -43,7 +44,7 @@ type PostgresStore struct {
 
 var _ Store = (*PostgresStore)(nil)
 
-// postgresDialect is PostgreSQL through pgx (postgresdriver.go).
+// postgresDialect is PostgreSQL through pgx and its database/sql driver.
 var postgresDialect = &dialect{
 	lockRows: " FOR UPDATE",
 	uniqueViolation: func(err error) bool {
@@ -94,7 +95,7 @@ func connectPostgres(ctx context.Context, dsn string) (db *sql.DB, where string,
 		cfg.ConnectTimeout = 10 * time.Second
 	}
 	where = fmt.Sprintf("postgres://%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
-	db = openPostgresDB(cfg)
+	db = stdlib.OpenDB(*cfg) // pgx's database/sql driver; database/sql pools
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, "", &redactedError{msg: fmt.Sprintf("approval: connect to %s: %s", where, redact(err)), err: err}

@@ -70,8 +70,8 @@ func TestKeysGenerateRotateList(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "staged k20261201T100000Z") {
 		t.Fatalf("stage: exit %d, %q %q", code, out, errOut)
 	}
-	if code, out, _ = agnara(t0, "keys", "list", path); !strings.Contains(out, "k20261201T100000Z  opens (staged)") {
-		t.Errorf("list after stage:\n%s", out)
+	if code, out, _ = agnara(t0, "keys", "list", path); code != 0 || !strings.Contains(out, "k20261201T100000Z  opens (staged)") {
+		t.Errorf("list after stage: exit %d\n%s", code, out)
 	}
 	if code, _, errOut = agnara(t0.Add(time.Hour), "keys", "stage", path); code != 1 || !strings.Contains(errOut, "staged already") {
 		t.Errorf("stage twice: exit %d, %q", code, errOut)
