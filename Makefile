@@ -111,7 +111,7 @@ BENCH_COUNT ?= 10
 bench-scaling: engines
 	$(GO) test -run '^$$' -bench '^BenchmarkOpen$$' -count $(BENCH_COUNT) ./mcpexpose/requeststate/redisreplay/
 	$(GO) test -run '^$$' -bench '^BenchmarkConfirmationRound$$' -count $(BENCH_COUNT) ./conformance/server/
-	$(GO) test -run '^$$' -bench '^BenchmarkClaim$$' -count $(BENCH_COUNT) ./approval/
+	$(GO) test -run '^$$' -bench '^BenchmarkStore$$' -count $(BENCH_COUNT) ./approval/
 
 # Each fuzz target, briefly (seed corpora also run as plain tests). A count,
 # not a duration: with a duration the Go fuzzing coordinator can fail a
