@@ -17,8 +17,7 @@ import (
 // ErrInputRequired is returned by [Context.Confirm], [Ask], [Context.Sample]
 // and [Context.Roots] when the caller has not answered yet. A handler
 // returns it (or an error wrapping it) as is; the invocation then ends with
-// an [InteractionRequired] failure carrying every question asked so far,
-// keyed, in its details under "requests" (a map[string]InputRequest).
+// an [*InputRequired] outcome carrying every question asked so far, keyed.
 //
 // The caller answers and retries the same call; the handler runs again from
 // the start and this time finds the answers. Work done before the question
@@ -128,7 +127,52 @@ type Answer struct {
 
 // declined is the failure a declined or cancelled question ends with.
 func declined(action string) *Failure {
-	return &Failure{Code: Forbidden, Message: "the caller " + action + "ed the request for input", Details: map[string]any{"action": action}}
+	verb := "declined"
+	if action == "cancel" {
+		verb = "cancelled"
+	}
+	return &Failure{Code: Forbidden, Message: "the caller " + verb + " the request for input", Details: map[string]any{"action": action}}
+}
+
+// invalidAnswer is the failure for an accepted answer to the question under
+// key whose content does not match the question's form: said once, with
+// every violation, instead of asking the same question again.
+func invalidAnswer(key string, validator *jsonschema.Schema, content json.RawMessage) *Failure {
+	var f *Failure
+	if len(bytes.TrimSpace(content)) == 0 {
+		f = invalidInput([]Violation{{Path: "", Message: "an accepted answer must carry the submitted form as its content"}}, false)
+	} else if f = validateArguments(validator, content); f == nil {
+		return nil
+	}
+	f.Message = strings.Replace(f.Message, "the arguments do not match the input schema", fmt.Sprintf("the answer to %q does not match the requested form", key), 1)
+	f.Details["question"] = key
+	return f
+}
+
+// confirmationAnswer reads the answer to a declared confirmation: accept
+// with {"confirm": true} or {"confirm": false}, decline, or cancel (both
+// not confirmed). Anything else is an InvalidInput failure saying what a
+// confirmation answer is.
+func confirmationAnswer(a Answer) (accepted bool, f *Failure) {
+	if a.Kind != Elicitation {
+		return false, invalidInput([]Violation{{Path: "", Message: "the confirmation is answered with an elicitation result"}}, false)
+	}
+	switch a.Action {
+	case "decline", "cancel":
+		return false, nil
+	case "accept":
+		if f := invalidAnswer(ConfirmKey, confirmForm.validator, a.Content); f != nil {
+			return false, f
+		}
+		var v struct {
+			Confirm bool `json:"confirm"`
+		}
+		if err := json.Unmarshal(a.Content, &v); err != nil {
+			return false, invalidAnswer(ConfirmKey, confirmForm.validator, nil)
+		}
+		return v.Confirm, nil
+	}
+	return false, invalidInput([]Violation{{Path: "/action", Message: fmt.Sprintf("%q is not an answer: want accept, decline or cancel", a.Action)}}, false)
 }
 
 // interaction is the per-invocation state of questions and answers.
@@ -206,13 +250,15 @@ func (c *Context) askForm(key, message string, f *formSchema, dst any) error {
 		case "decline", "cancel":
 			return declined(a.Action)
 		case "accept":
-			if doc, err := schemacheck.Parse(a.Content); err == nil && f.validator.Validate(doc) == nil {
-				if json.Unmarshal(a.Content, dst) == nil {
-					return nil
-				}
+			if fail := invalidAnswer(key, f.validator, a.Content); fail != nil {
+				return fail
 			}
+			if json.Unmarshal(a.Content, dst) != nil {
+				return invalidAnswer(key, f.validator, nil)
+			}
+			return nil
 		}
-		// Anything else is not an answer: ask again.
+		return invalidInput([]Violation{{Path: "/action", Message: fmt.Sprintf("%q is not an answer: want accept, decline or cancel", a.Action)}}, false)
 	}
 	return c.inter.ask(key, InputRequest{Kind: Elicitation, Message: message, Schema: bytes.Clone(f.schema)})
 }
@@ -284,8 +330,10 @@ func (f *Form[T]) Schema() json.RawMessage {
 }
 
 // Ask asks the caller to fill in form under key, and returns the submitted
-// values once given and valid. An invalid submission is asked again; a
-// declined or cancelled one ends the invocation with a Forbidden failure.
+// values once given and valid. An accepted submission that does not match
+// the form ends the invocation with an InvalidInput failure naming every
+// violation (the caller is told once, not asked again); a declined or
+// cancelled one ends it with a Forbidden failure.
 func Ask[T any](c *Context, key string, form *Form[T]) (T, error) {
 	var v T
 	if form.err != nil {

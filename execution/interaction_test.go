@@ -52,7 +52,7 @@ func TestTitledEnums(t *testing.T) {
 	}, &agnara.CapabilityOptions{Name: "x", Forms: []agnara.Checkable{f}})
 	p := compileOne(t, app, c)
 	out, err := p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{"pick": {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"size":"m","extra":[]}`)}}})
-	mustFailure(t, out, err, execution.InteractionRequired) // "m" is not an option: asked again
+	mustFailure(t, out, err, execution.InvalidInput) // "m" is not an option: said once
 	out, err = p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{"pick": {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"size":"l","extra":["g"]}`)}}})
 	if s := mustSuccess(t, out, err); s.Value != "l" {
 		t.Errorf("value = %v", s.Value)
@@ -133,7 +133,9 @@ func TestAskAndAnswer(t *testing.T) {
 		code    execution.Code
 	}{
 		{"first round asks the form", nil, []string{"ship"}, nil, 0},
-		{"invalid form is asked again", map[string]execution.Answer{"ship": {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"name":"","email":"x","weight":99,"size":"XL"}`)}}, []string{"ship"}, nil, 0},
+		{"invalid form is refused once, not asked again", map[string]execution.Answer{"ship": {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"name":"","email":"x","weight":99,"size":"XL"}`)}}, nil, nil, execution.InvalidInput},
+		{"accepted form without content is refused", map[string]execution.Answer{"ship": {Kind: execution.Elicitation, Action: "accept"}}, nil, nil, execution.InvalidInput},
+		{"an action that is not one is refused", map[string]execution.Answer{"ship": {Kind: execution.Elicitation, Action: "maybe"}}, nil, nil, execution.InvalidInput},
 		{"answer of another kind is asked again", map[string]execution.Answer{"ship": {Kind: execution.Sampling}}, []string{"ship"}, nil, 0},
 		{"valid form asks the confirmation", map[string]execution.Answer{"ship": {Kind: execution.Elicitation, Action: "accept", Content: valid}}, []string{"go"}, nil, 0},
 		{"confirmed", map[string]execution.Answer{
@@ -158,9 +160,9 @@ func TestAskAndAnswer(t *testing.T) {
 			}
 			switch {
 			case tt.asked != nil:
-				f := mustFailure(t, out, err, execution.InteractionRequired)
+				ir := mustInputRequired(t, out, err)
 				var keys []string
-				for k := range execution.InputRequests(f) {
+				for k := range ir.Requests {
 					keys = append(keys, k)
 				}
 				if diff := cmp.Diff(tt.asked, keys); diff != "" {
@@ -200,8 +202,7 @@ func TestSampleRootsAndCanAsk(t *testing.T) {
 		t.Errorf("value = %v", s.Value)
 	}
 	out, err = p.Invoke(bg, nil)
-	f := mustFailure(t, out, err, execution.InteractionRequired)
-	reqs := execution.InputRequests(f)
+	reqs := mustInputRequired(t, out, err).Requests
 	if len(reqs) != 2 || reqs["q"].Kind != execution.Sampling || reqs["q"].Sampling.MaxTokens != 50 || reqs["roots"].Kind != execution.Roots {
 		t.Errorf("requests = %+v", reqs)
 	}
@@ -232,4 +233,60 @@ func TestConfirmKeyIsReserved(t *testing.T) {
 		execution.ConfirmKey: {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"confirm":true}`)},
 	}})
 	mustFailure(t, out, err, execution.InternalFailure)
+}
+
+// mustInputRequired returns the questions of an outcome that must ask.
+func mustInputRequired(t *testing.T, out execution.Outcome, err error) *execution.InputRequired {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("Invoke error = %v, want input required", err)
+	}
+	ir, ok := out.(*execution.InputRequired)
+	if !ok || len(ir.Requests) == 0 {
+		t.Fatalf("outcome = %#v, want input required with questions", out)
+	}
+	if got := execution.Label(out); got != "input_required" {
+		t.Errorf("Label = %q, want input_required", got)
+	}
+	return ir
+}
+
+// An invalid answer is told once, with each field that is wrong and what
+// was expected, so a client that keeps sending it is not asked forever.
+func TestInvalidAnswerSaysWhatIsWrong(t *testing.T) {
+	app := agnara.New("shop", nil)
+	c := app.Capability(func(ec *execution.Context) (string, error) {
+		s, err := execution.Ask(ec, "ship", shippingForm)
+		return s.Name, err
+	}, &agnara.CapabilityOptions{Name: "ship", Forms: []agnara.Checkable{shippingForm}})
+	p := compileOne(t, app, c)
+	out, err := p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{
+		"ship": {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"name":"","email":"x","weight":99,"size":"XL"}`)},
+	}})
+	f := mustFailure(t, out, err, execution.InvalidInput)
+	if !strings.Contains(f.Message, `the answer to "ship" does not match the requested form`) || f.Details["question"] != "ship" {
+		t.Errorf("failure = %q, details %v", f.Message, f.Details)
+	}
+	var paths []string
+	for _, v := range f.Details["violations"].([]execution.Violation) {
+		paths = append(paths, v.Path)
+	}
+	if diff := cmp.Diff([]string{"/email", "/name", "/size", "/weight"}, paths); diff != "" {
+		t.Errorf("violation paths (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeclinedAndCancelledSayWhat(t *testing.T) {
+	app := agnara.New("shop", nil)
+	c := app.Capability(func(ec *execution.Context) (string, error) {
+		s, err := execution.Ask(ec, "ship", shippingForm)
+		return s.Name, err
+	}, &agnara.CapabilityOptions{Name: "ship", Forms: []agnara.Checkable{shippingForm}})
+	p := compileOne(t, app, c)
+	for action, want := range map[string]string{"decline": "the caller declined the request for input", "cancel": "the caller cancelled the request for input"} {
+		out, err := p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{"ship": {Kind: execution.Elicitation, Action: action}}})
+		if f := mustFailure(t, out, err, execution.Forbidden); f.Message != want {
+			t.Errorf("%s: message %q, want %q", action, f.Message, want)
+		}
+	}
 }

@@ -21,11 +21,11 @@ type Invocation struct {
 	// Arguments is the JSON object of arguments, unvalidated. Empty or
 	// "null" means no arguments (an empty object).
 	Arguments json.RawMessage
-	// Confirmation is evidence that the caller confirmed this invocation,
-	// for capabilities that require confirmation. Only trusted adapter code
-	// sets it, after verifying it came from an earlier round of the same
-	// request; nil means no evidence.
-	Confirmation *policy.Confirmation
+	// ArgumentsDigest is ArgumentsDigest(Arguments), when the adapter has
+	// computed it already (for MCP, to bind request state); empty, it is
+	// computed when a confirmation needs it. Only trusted adapter code sets
+	// it, from these very Arguments.
+	ArgumentsDigest string
 	// Progress receives the handler's progress reports, or nil when the
 	// caller cannot receive progress.
 	Progress ProgressReporter
@@ -36,7 +36,9 @@ type Invocation struct {
 	// of this call, keyed as asked. Only trusted adapter code sets them,
 	// after checking that they answer questions this call asked (for MCP,
 	// through sealed request state); they are still validated against the
-	// question before a handler sees them.
+	// question before a handler sees them. The answer under [ConfirmKey]
+	// answers the declared confirmation: it becomes the evidence the plan's
+	// confirmation verifier decides on.
 	Answers map[string]Answer
 	// Supports reports whether the caller can answer questions of a kind
 	// (for MCP, the client's declared capabilities). Nil means every kind.
@@ -55,22 +57,31 @@ var emptyObject = json.RawMessage(`{}`)
 // Invoke runs the plan for one invocation, in this order:
 //
 //  1. scope guard: every declared scope must be held, else Forbidden;
-//  2. input: validation against the input schema (every violation is
+//  2. policies, in order: a policy that needs the arguments reads them
+//     through [policy.Request.Input], which validates and decodes them on
+//     first use; a caller a policy denies is told Forbidden whatever it
+//     sent;
+//  3. input: validation against the input schema (every violation is
 //     reported), then strict decoding, else InvalidInput;
-//  3. policies, in order, then the confirmation check;
-//  4. dependencies, built for this invocation;
-//  5. the handler, under the plan's deadline.
+//  4. the confirmation check, for a capability that declares one: without
+//     an answer under [ConfirmKey] the outcome is [*InputRequired]; an
+//     answer that is not one is InvalidInput; otherwise the plan's
+//     confirmation verifier decides;
+//  5. dependencies, built for this invocation;
+//  6. the handler, under the plan's deadline.
 //
 // No dependency is built and the handler does not run unless every earlier
 // step passed. Per-invocation dependencies are cleaned up in reverse order of
 // construction on every path before Invoke returns.
 //
 // Invoke returns an [Outcome] for everything the caller should be told:
-// success, a deliberate failure, a refusal, a [Timeout] when the plan's own
-// deadline passed, and an [InternalFailure] (with a fixed message, the cause
-// logged at error level) for any other error or a panic. It returns a
-// non-nil error, and no outcome, only when ctx ended first (the caller
-// cancelled or its own deadline passed): there is no one left to answer.
+// success, questions to ask ([*InputRequired]), a deliberate failure, a
+// refusal, a [Timeout] when the plan's own deadline passed (also when a
+// handler that ignored it returns success after it), and an
+// [InternalFailure] (with a fixed message, the cause logged at error level)
+// for any other error or a panic. It returns a non-nil error, and no
+// outcome, only when ctx ended first (the caller cancelled or its own
+// deadline passed): there is no one left to answer.
 //
 // The handler runs on the calling goroutine and Invoke returns when it
 // returns, so a handler must honour its context: one that ignores
@@ -102,21 +113,6 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation) (Outcome, error) {
 	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
 		args = emptyObject
 	}
-	if f := validateArguments(p.validator, args); f != nil {
-		return f, nil
-	}
-	var in reflect.Value
-	switch p.sig.input {
-	case structInput:
-		v, f := decodeStrict(args, p.sig.inType)
-		if f != nil {
-			return f, nil
-		}
-		in = v
-	case rawInput:
-		in = reflect.ValueOf(json.RawMessage(bytes.Clone(args)))
-	}
-
 	timeout := p.timeout
 	if inv.Timeout > 0 && (timeout == 0 || inv.Timeout < timeout) {
 		timeout = inv.Timeout
@@ -129,12 +125,52 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation) (Outcome, error) {
 	ec := &Context{ctx: ctx, plan: p, principal: inv.Principal, progress: inv.Progress, logHandler: inv.LogHandler, timeout: timeout}
 	ec.inter.answers = inv.Answers
 	ec.inter.supports = inv.Supports
-	return p.run(ec, inv, args, in)
+	return p.run(ec, inv, &input{plan: p, args: args})
 }
 
-// run evaluates policies, resolves dependencies and calls the handler,
-// turning a panic anywhere in them into an internal failure.
-func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflect.Value) (out Outcome, err error) {
+// input is an invocation's arguments, validated and decoded once, on first
+// use: by a policy that asks for them, or before the confirmation check.
+type input struct {
+	plan *Plan
+	args json.RawMessage
+	done bool
+	v    reflect.Value
+	fail *Failure
+}
+
+func (in *input) get() (reflect.Value, *Failure) {
+	if in.done {
+		return in.v, in.fail
+	}
+	in.done = true
+	if in.fail = validateArguments(in.plan.validator, in.args); in.fail != nil {
+		return in.v, in.fail
+	}
+	switch in.plan.sig.input {
+	case structInput:
+		in.v, in.fail = decodeStrict(in.args, in.plan.sig.inType)
+	case rawInput:
+		in.v = reflect.ValueOf(json.RawMessage(bytes.Clone(in.args)))
+	}
+	return in.v, in.fail
+}
+
+// value is the decoded input as a policy sees it.
+func (in *input) value() (any, error) {
+	v, f := in.get()
+	if f != nil {
+		return nil, f
+	}
+	if !v.IsValid() {
+		return nil, nil
+	}
+	return v.Interface(), nil
+}
+
+// run evaluates policies, decodes the input, checks the confirmation,
+// resolves dependencies and calls the handler, turning a panic anywhere in
+// them into an internal failure.
+func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.logger.LogAttrs(ec.ctx, slog.LevelError, "capability panicked",
@@ -145,9 +181,22 @@ func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflec
 		}
 	}()
 
-	if len(p.policies) > 0 || p.confirm != "" {
+	req := policy.Request{Principal: inv.Principal, Capability: p.identity, Input: args.value}
+	if len(p.policies) > 0 {
 		end := p.stage(ec, "policy")
-		out, err := p.checkPolicies(ec, inv, args, in)
+		out, err := p.checkPolicies(ec, req)
+		end(out, err)
+		if out != nil || err != nil {
+			return out, err
+		}
+	}
+	in, f := args.get()
+	if f != nil {
+		return f, nil
+	}
+	if p.confirm != "" {
+		end := p.stage(ec, "confirmation")
+		out, err := p.checkConfirmation(ec, inv, req, args.args)
 		end(out, err)
 		if out != nil || err != nil {
 			return out, err
@@ -191,13 +240,19 @@ func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflec
 	end(nil, herr)
 	if herr != nil {
 		if errors.Is(herr, ErrInputRequired) && len(ec.inter.requests()) > 0 {
-			return inputRequired(ec), nil
+			return &InputRequired{Requests: ec.inter.requests()}, nil
 		}
 		return p.classify(ec, "handler", herr)
 	}
 	if dl, ok := ec.ctx.Deadline(); ok && ec.ctx.Err() != nil {
 		p.logger.LogAttrs(ec.ctx, slog.LevelWarn, "capability returned after its deadline",
 			slog.String("capability", p.identity), slog.Duration("overrun", time.Since(dl)))
+		if context.Cause(ec.ctx) == errPlanTimeout {
+			// A success after the deadline is not answered: the caller was
+			// promised an answer within it.
+			return timedOut(ec), nil
+		}
+		return nil, ec.ctx.Err() // the caller's own deadline or cancellation
 	}
 	switch {
 	case p.sig.content:
@@ -209,32 +264,51 @@ func (p *Plan) run(ec *Context, inv *Invocation, args json.RawMessage, in reflec
 	return Success{}, nil
 }
 
-// checkPolicies runs the policies and the confirmation check; it returns an
-// outcome or error to end the invocation with, or nothing to go on.
-func (p *Plan) checkPolicies(ec *Context, inv *Invocation, args json.RawMessage, in reflect.Value) (Outcome, error) {
-	req := policy.Request{Principal: inv.Principal, Capability: p.identity}
-	if in.IsValid() {
-		req.Input = in.Interface()
-	}
+// checkPolicies runs the policies in order; it returns an outcome or error
+// to end the invocation with, or nothing to go on.
+func (p *Plan) checkPolicies(ec *Context, req policy.Request) (Outcome, error) {
 	for _, pol := range p.policies {
 		if perr := pol.Evaluate(ec, req); perr != nil {
 			return p.classify(ec, "policy", perr)
 		}
 	}
-	if p.confirm != "" {
-		if inv.Confirmation == nil {
-			_ = ec.inter.ask(ConfirmKey, InputRequest{Kind: Elicitation, Message: p.confirm, Schema: bytes.Clone(confirmSchema)})
-			return inputRequired(ec), nil
-		}
-		digest, derr := ArgumentsDigest(args)
-		if derr != nil {
+	return nil, nil
+}
+
+// checkConfirmation asks for the declared confirmation, refuses an answer
+// that is not one, or hands the answer to the verifier.
+func (p *Plan) checkConfirmation(ec *Context, inv *Invocation, req policy.Request, args json.RawMessage) (Outcome, error) {
+	a, ok := inv.Answers[ConfirmKey]
+	if !ok {
+		_ = ec.inter.ask(ConfirmKey, InputRequest{Kind: Elicitation, Message: p.confirm, Schema: bytes.Clone(confirmSchema)})
+		return &InputRequired{Requests: ec.inter.requests()}, nil
+	}
+	accepted, f := confirmationAnswer(a)
+	if f != nil {
+		return f, nil
+	}
+	digest := inv.ArgumentsDigest
+	if digest == "" {
+		var derr error
+		if digest, derr = ArgumentsDigest(args); derr != nil {
 			return p.classify(ec, "confirmation", derr)
 		}
-		if verr := p.verifier.VerifyConfirmation(ec, req, digest, *inv.Confirmation); verr != nil {
-			return p.classify(ec, "confirmation", verr)
-		}
+	}
+	ev := policy.Confirmation{Capability: p.identity, ArgumentsDigest: digest, Accepted: accepted}
+	if verr := p.verifier.VerifyConfirmation(ec, req, digest, ev); verr != nil {
+		return p.classify(ec, "confirmation", verr)
 	}
 	return nil, nil
+}
+
+// timedOut is the failure of an invocation that ran past the plan's
+// deadline.
+func timedOut(ec *Context) *Failure {
+	return &Failure{
+		Code:    Timeout,
+		Message: fmt.Sprintf("the capability did not finish within %s", ec.timeout),
+		Details: map[string]any{"timeout_ms": ec.timeout.Milliseconds()},
+	}
 }
 
 // stage starts an observed stage; the returned function ends it. Without an
@@ -259,25 +333,6 @@ func (p *Plan) stage(ec *Context, name string) func(Outcome, error) {
 
 func noStage(Outcome, error) {}
 
-// inputRequired is the outcome of an invocation that asked questions.
-func inputRequired(ec *Context) *Failure {
-	return &Failure{
-		Code:    InteractionRequired,
-		Message: "input required",
-		Details: map[string]any{"requests": ec.inter.requests()},
-	}
-}
-
-// InputRequests returns the questions an InteractionRequired failure
-// carries, keyed, or nil.
-func InputRequests(f *Failure) map[string]InputRequest {
-	if f == nil || f.Code != InteractionRequired {
-		return nil
-	}
-	r, _ := f.Details["requests"].(map[string]InputRequest)
-	return r
-}
-
 // classify turns an error from a policy, the confirmation verifier, a
 // dependency or the handler into what the caller is told.
 func (p *Plan) classify(ec *Context, stage string, err error) (Outcome, error) {
@@ -286,11 +341,7 @@ func (p *Plan) classify(ec *Context, stage string, err error) (Outcome, error) {
 	}
 	if ctxErr := ec.ctx.Err(); ctxErr != nil {
 		if context.Cause(ec.ctx) == errPlanTimeout {
-			return &Failure{
-				Code:    Timeout,
-				Message: fmt.Sprintf("the capability did not finish within %s", ec.timeout),
-				Details: map[string]any{"timeout_ms": ec.timeout.Milliseconds()},
-			}, nil
+			return timedOut(ec), nil
 		}
 		return nil, ctxErr
 	}

@@ -264,8 +264,8 @@ func TestPolicies(t *testing.T) {
 			p := compileOne(t, app, cap)
 			principal := policy.NewPrincipal("alice", nil)
 			out, err := p.Invoke(bg, &execution.Invocation{Principal: principal, Arguments: json.RawMessage(`{"id":"u1"}`)})
-			if seen.Capability != "users.touch" || seen.Principal.ID() != "alice" || seen.Input != (GetUserInput{ID: "u1"}) {
-				t.Errorf("policy saw %+v", seen)
+			if in, ierr := seen.Input(); seen.Capability != "users.touch" || seen.Principal.ID() != "alice" || ierr != nil || in != (GetUserInput{ID: "u1"}) {
+				t.Errorf("policy saw %+v, input %v, %v", seen, in, ierr)
 			}
 			if tt.wantMsg == "" {
 				mustSuccess(t, out, err)
@@ -294,7 +294,21 @@ func TestConfirmation(t *testing.T) {
 		c.handler.Add(1)
 		return nil
 	}, &agnara.CapabilityOptions{Name: "delete_user", Confirm: "Delete this user?"})
-	p := compileOne(t, app, cap)
+	var seenDigest string
+	verifier := policy.VerifyFunc(func(ctx context.Context, req policy.Request, d string, ev policy.Confirmation) error {
+		seenDigest = d
+		return policy.Bound{}.VerifyConfirmation(ctx, req, d, ev)
+	})
+	capV := app.Capability(func(ctx context.Context, in GetUserInput, s *Store) error {
+		c.handler.Add(1)
+		return nil
+	}, &agnara.CapabilityOptions{Name: "delete_user_v", Confirm: "Delete this user?", ConfirmationVerifier: verifier})
+	plans, err := execution.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := plans.Plan(cap)
+	pv, _ := plans.Plan(capV)
 	args := json.RawMessage(`{"id":"u1"}`)
 	digest, err := execution.ArgumentsDigest(args)
 	if err != nil {
@@ -303,39 +317,103 @@ func TestConfirmation(t *testing.T) {
 	other, _ := execution.ArgumentsDigest(json.RawMessage(`{"id":"u2"}`))
 
 	out, err := p.Invoke(bg, &execution.Invocation{Arguments: args})
-	f := mustFailure(t, out, err, execution.InteractionRequired)
+	if out, ok := out.(*execution.InputRequired); !ok || err != nil {
+		t.Fatalf("first round = %#v, %v; want input required", out, err)
+	}
 	want := map[string]execution.InputRequest{execution.ConfirmKey: {
 		Kind:    execution.Elicitation,
 		Message: "Delete this user?",
 		Schema:  json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Confirm"}},"required":["confirm"]}`),
 	}}
-	if diff := cmp.Diff(want, execution.InputRequests(f)); diff != "" {
+	if diff := cmp.Diff(want, out.(*execution.InputRequired).Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
+	answer := func(action, content string) map[string]execution.Answer {
+		a := execution.Answer{Kind: execution.Elicitation, Action: action}
+		if content != "" {
+			a.Content = json.RawMessage(content)
+		}
+		return map[string]execution.Answer{execution.ConfirmKey: a}
+	}
 	tests := []struct {
-		name     string
-		evidence policy.Confirmation
-		ok       bool
+		name    string
+		answers map[string]execution.Answer
+		digest  string // Invocation.ArgumentsDigest
+		code    execution.Code
+		ok      bool
 	}{
-		{"accepted", policy.Confirmation{Capability: "users.delete_user", ArgumentsDigest: digest, Accepted: true}, true},
-		{"declined", policy.Confirmation{Capability: "users.delete_user", ArgumentsDigest: digest}, false},
-		{"other arguments", policy.Confirmation{Capability: "users.delete_user", ArgumentsDigest: other, Accepted: true}, false},
-		{"other capability", policy.Confirmation{Capability: "users.get_user", ArgumentsDigest: digest, Accepted: true}, false},
+		{"accepted", answer("accept", `{"confirm":true}`), "", 0, true},
+		{"accepted, digest from the adapter", answer("accept", `{"confirm":true}`), digest, 0, true},
+		{"said no", answer("accept", `{"confirm":false}`), "", execution.Forbidden, false},
+		{"declined", answer("decline", ""), "", execution.Forbidden, false},
+		{"cancelled", answer("cancel", ""), "", execution.Forbidden, false},
+		{"accepted without content", answer("accept", ""), "", execution.InvalidInput, false},
+		{"accepted with a string", answer("accept", `{"confirm":"yes"}`), "", execution.InvalidInput, false},
+		{"not an action", answer("sure", ""), "", execution.InvalidInput, false},
+		{"answered by sampling", map[string]execution.Answer{execution.ConfirmKey: {Kind: execution.Sampling}}, "", execution.InvalidInput, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := c.handler.Load()
+			seenDigest = ""
 			// Same arguments written differently digest the same.
-			out, err := p.Invoke(bg, &execution.Invocation{Arguments: json.RawMessage(` { "id" : "u1" } `), Confirmation: &tt.evidence})
+			out, err := pv.Invoke(bg, &execution.Invocation{Arguments: json.RawMessage(` { "id" : "u1" } `), Answers: tt.answers, ArgumentsDigest: tt.digest})
 			if tt.ok {
 				mustSuccess(t, out, err)
+				if seenDigest != digest {
+					t.Errorf("verifier saw digest %q, want %q", seenDigest, digest)
+				}
 				return
 			}
-			mustFailure(t, out, err, execution.Forbidden)
+			mustFailure(t, out, err, tt.code)
 			if c.handler.Load() != before {
 				t.Error("handler ran without valid confirmation")
 			}
 		})
+	}
+	_ = other
+}
+
+// A policy runs before the input is validated: a caller it denies is told
+// forbidden whatever it sent, and learns nothing about the input's shape.
+// A policy that reads the input gets it validated, once.
+func TestPoliciesRunBeforeInputValidation(t *testing.T) {
+	app := agnara.New("users", nil)
+	var decoded int
+	denyAll := policy.Func(func(context.Context, policy.Request) error { return policy.Deny("not today") })
+	readTwice := policy.Func(func(_ context.Context, r policy.Request) error {
+		a, err := r.Input()
+		if err != nil {
+			return err
+		}
+		b, _ := r.Input()
+		if a != b {
+			return errors.New("Input changed between calls")
+		}
+		decoded++
+		return nil
+	})
+	handler := func(ctx context.Context, in GetUserInput) error { return nil }
+	deniedCap := app.Capability(handler, &agnara.CapabilityOptions{Name: "denied", Policies: []policy.Policy{denyAll}})
+	readsCap := app.Capability(handler, &agnara.CapabilityOptions{Name: "reads", Policies: []policy.Policy{readTwice}})
+	plans, err := execution.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	denied, _ := plans.Plan(deniedCap)
+	reads, _ := plans.Plan(readsCap)
+	bad := json.RawMessage(`{"nope":1}`)
+
+	out, err := denied.Invoke(bg, &execution.Invocation{Arguments: bad})
+	if f := mustFailure(t, out, err, execution.Forbidden); f.Message != "not today" {
+		t.Errorf("denied caller with bad input: %v", f)
+	}
+	out, err = reads.Invoke(bg, &execution.Invocation{Arguments: bad})
+	mustFailure(t, out, err, execution.InvalidInput)
+	out, err = reads.Invoke(bg, &execution.Invocation{Arguments: json.RawMessage(`{"id":"u1"}`)})
+	mustSuccess(t, out, err)
+	if decoded != 1 {
+		t.Errorf("policy read a valid input %d times, want 1", decoded)
 	}
 }
 
@@ -672,7 +750,9 @@ func TestStdContextIsExecutionContext(t *testing.T) {
 	}
 }
 
-func TestOverrunIsLogged(t *testing.T) {
+// A handler that ignores its deadline and returns success after it is
+// answered timeout, never a late success; the overrun is logged.
+func TestLateSuccessIsATimeout(t *testing.T) {
 	var logs logBuffer
 	app := agnara.New("app", &agnara.Options{Logger: newLogger(&logs)})
 	release := make(chan struct{})
@@ -683,9 +763,9 @@ func TestOverrunIsLogged(t *testing.T) {
 	}, &agnara.CapabilityOptions{Name: "late", Timeout: 5 * time.Millisecond})
 	p := compileOne(t, app, cap)
 	close(release)
-	s := invokeOK(t, p, nil)
-	if s.Value != "late" {
-		t.Errorf("value = %v", s.Value)
+	out, err := p.Invoke(bg, nil)
+	if f := mustFailure(t, out, err, execution.Timeout); f.Details["timeout_ms"] != int64(5) {
+		t.Errorf("timeout failure %v", f)
 	}
 	var warned bool
 	for _, r := range logs.records(t) {

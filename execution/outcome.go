@@ -76,16 +76,46 @@ func (c *Code) UnmarshalText(b []byte) error {
 // failure.
 const internalMessage = "internal failure"
 
-// Outcome is the result of one invocation: a [Success] or a [*Failure]. The
-// set is closed.
+// Outcome is the result of one invocation: a [Success], an
+// [*InputRequired] or a [*Failure]. The set is closed; switch on the type,
+// or read [Label] for a name to log or measure.
 type Outcome interface {
 	isOutcome()
 }
 
 var (
 	_ Outcome = Success{}
+	_ Outcome = (*InputRequired)(nil)
 	_ Outcome = (*Failure)(nil)
 )
+
+// InputRequired is the outcome of an invocation that asked the caller for
+// input (a confirmation, a form, a model completion, its roots) and cannot
+// finish without the answers. The adapter asks the questions (for MCP, as
+// an input-required result or server-to-client requests) and invokes the
+// plan again with the answers in [Invocation.Answers].
+type InputRequired struct {
+	// Requests are the questions, keyed as the handler (or the declared
+	// confirmation, under [ConfirmKey]) asked them. Never empty.
+	Requests map[string]InputRequest
+}
+
+func (*InputRequired) isOutcome() {}
+
+// Label names an outcome for logs, traces and metrics: "ok" for a success,
+// "input_required", or the failure's code (such as "invalid_input"). A nil
+// outcome is "canceled": the caller went away before there was one.
+func Label(out Outcome) string {
+	switch o := out.(type) {
+	case Success:
+		return "ok"
+	case *InputRequired:
+		return "input_required"
+	case *Failure:
+		return o.Code.String()
+	}
+	return "canceled"
+}
 
 // Success is the outcome of an invocation whose handler returned without
 // error.

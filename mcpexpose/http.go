@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // DefaultMaxBodyBytes is the default limit on the size of a request body.
@@ -282,18 +283,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body")
 			return
 		}
-		if !json.Valid(body) {
+		msg, ok := parseMessage(body)
+		if !ok {
 			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "the request body is not valid JSON")
 			return
 		}
-		if id, ok := taskAugmented(body); ok {
-			writeRPCResponse(w, http.StatusOK, id, jsonrpc.CodeInvalidParams, "task-augmented tools/call is not supported: this server runs no tasks")
+		if msg.call && msg.task && msg.id != nil {
+			writeRPCResponse(w, http.StatusOK, msg.id, jsonrpc.CodeInvalidParams, "task-augmented tools/call is not supported: this server runs no tasks")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		if h.tokens != nil {
-			h.authorize(w, r, body)
+			h.authorize(w, r, &msg)
 			return
 		}
 	} else if h.tokens != nil {
@@ -303,9 +305,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.inner.ServeHTTP(w, r)
 }
 
-// authorize verifies the bearer token, answers the OAuth challenges, and
-// passes the request on with the verified facts.
-func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, body []byte) {
+// authorize verifies the bearer token, answers the OAuth challenges, maps
+// the caller's identity (once, for the whole request), and passes the
+// request on with the verified facts and the principal. msg is the POSTed
+// message, nil for other methods.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message) {
 	authz := r.Header.Get("Authorization")
 	if authz == "" {
 		if h.anonymous {
@@ -347,36 +351,16 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, body []byte)
 		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token has expired")
 		return
 	}
-	if h.stepUp && body != nil {
-		if t, id, ok := h.callTarget(body); ok {
-			p, err := h.srv.principalOf(r.Context(), ti)
-			if err == nil && !t.plan.Allows(p) {
-				h.challengeID(w, id, http.StatusForbidden, "insufficient_scope", strings.Join(t.plan.Scopes(), " "), "the token lacks a scope this tool requires")
+	ti = h.srv.withPrincipal(r.Context(), ti)
+	if h.stepUp && msg != nil && msg.call {
+		if t, ok := h.srv.snap.byName[msg.name]; ok {
+			if p, err := mappedPrincipal(ti); err == nil && !t.plan.Allows(p) {
+				h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(t.plan.Scopes(), " "), "the token lacks a scope this tool requires")
 				return
 			}
 		}
 	}
 	h.inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
-}
-
-// callTarget returns the tool a tools/call body targets, if the snapshot has
-// it, and the request id.
-func (h *Handler) callTarget(body []byte) (*tool, json.RawMessage, bool) {
-	if !bytes.Contains(body, []byte(`"tools/call"`)) {
-		return nil, nil, false
-	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
-		return nil, nil, false
-	}
-	t, ok := h.srv.snap.byName[msg.Params.Name]
-	return t, msg.ID, ok
 }
 
 // challenge answers with a Bearer WWW-Authenticate challenge (RFC 6750,
@@ -426,23 +410,49 @@ func (h *Handler) originAllowed(origin string, r *http.Request) bool {
 	return slices.Contains(h.origins, strings.ToLower(u.Scheme+"://"+u.Host))
 }
 
-// taskAugmented reports whether body is a tools/call carrying params.task,
-// and its id.
-func taskAugmented(body []byte) (json.RawMessage, bool) {
-	if !bytes.Contains(body, []byte(`"task"`)) {
-		return nil, false // the common case, without decoding
+// message is what the handler reads of a POSTed JSON-RPC message before
+// the SDK sees it, read once.
+type message struct {
+	id   json.RawMessage // the request id, nil for none
+	call bool            // a tools/call
+	name string          // its params.name
+	task bool            // its params carry "task"
+}
+
+// parseMessage reads body once, with the decoder and the options the SDK
+// reads it with (segmentio/encoding, case-sensitive keys, escapes decoded),
+// so that no spelling of a key or a method — "t\u0061sk", "Task",
+// "tools\/call" — reads one way here and another way there. It reports
+// false when body is not valid JSON. A body that is valid JSON but not a
+// request object (a batch, a number, fields of the wrong types) is left to
+// the SDK to refuse.
+func parseMessage(body []byte) (message, bool) {
+	var top struct {
+		ID     segjson.RawMessage `json:"id"`
+		Method segjson.RawMessage `json:"method"`
+		Params segjson.RawMessage `json:"params"`
 	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Task json.RawMessage `json:"task"`
-		} `json:"params"`
+	rest, err := segjson.Parse(body, &top, segjson.DontMatchCaseInsensitiveStructFields)
+	if err != nil || len(rest) != 0 {
+		// Not a request object (a batch, a number, fields of the wrong
+		// types) may still be valid JSON, for the SDK to refuse.
+		return message{}, err != nil && segjson.Valid(body)
 	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" || msg.Params.Task == nil || msg.ID == nil {
-		return nil, false
+	m := message{id: json.RawMessage(top.ID)}
+	var method string
+	if segjson.Unmarshal(top.Method, &method) != nil || method != "tools/call" {
+		return m, true
 	}
-	return msg.ID, true
+	m.call = true
+	var params struct {
+		Name segjson.RawMessage `json:"name"`
+		Task segjson.RawMessage `json:"task"`
+	}
+	if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
+		_ = segjson.Unmarshal(params.Name, &m.name)
+		m.task = params.Task != nil
+	}
+	return m, true
 }
 
 func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {

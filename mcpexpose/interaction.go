@@ -230,76 +230,42 @@ func answerOf(r mcp.InputResponse) (execution.Answer, bool) {
 	return execution.Answer{}, false
 }
 
-// confirmation turns the answer to a declared confirmation into evidence
-// for the plan's verifier: an accepted "yes" bound, through the sealed
-// state, to these arguments. The verifier decides what it is worth.
-func confirmation(p *execution.Plan, round *callRound) *policy.Confirmation {
-	a, ok := round.answers[execution.ConfirmKey]
-	if !ok || a.Kind != execution.Elicitation {
-		return nil
-	}
-	var accepted bool
-	switch a.Action {
-	case "accept":
-		var v struct {
-			Confirm *bool `json:"confirm"`
-		}
-		if json.Unmarshal(a.Content, &v) != nil || v.Confirm == nil {
-			return nil // not an answer: ask again
-		}
-		accepted = *v.Confirm
-	case "decline", "cancel":
-	default:
-		return nil
-	}
-	return &policy.Confirmation{Capability: p.Identity(), ArgumentsDigest: round.digest, Accepted: accepted}
-}
-
 // legacyRounds bridges input requests to a handshake-era client as
-// server-to-client requests, round after round, re-invoking the tool with
-// the answers, until the call completes.
-func (s *server) legacyRounds(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-	res, err := next(ctx, method, req)
-	for round := 0; err == nil && round < maxLegacyRounds; round++ {
-		ctr, ok := res.(*mcp.CallToolResult)
-		if !ok || ctr.InputRequests == nil {
-			return res, nil
+// server-to-client requests on its session, round after round, calling the
+// tool again with the answers, until the call completes.
+func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal) (*mcp.CallToolResult, string, error) {
+	res, label, err := s.call(ctx, req, t, p)
+	for round := 0; err == nil && res.InputRequests != nil && req.Session != nil; round++ {
+		if round == maxLegacyRounds {
+			f := execution.Fail(execution.InteractionRequired, "too many rounds of questions", nil)
+			return failureResult(f), execution.Label(f), nil
 		}
-		callReq, ok := req.(*mcp.CallToolRequest)
-		if !ok || callReq.Session == nil {
-			return res, nil
-		}
-		responses := make(mcp.InputResponseMap, len(ctr.InputRequests))
-		for key, ir := range ctr.InputRequests {
+		responses := make(mcp.InputResponseMap, len(res.InputRequests))
+		for key, ir := range res.InputRequests {
 			var resp mcp.InputResponse
 			var ferr error
-			switch p := ir.(type) {
+			switch q := ir.(type) {
 			case *mcp.ElicitParams:
-				resp, ferr = callReq.Session.Elicit(ctx, p)
+				resp, ferr = req.Session.Elicit(ctx, q)
 			case *mcp.CreateMessageParams:
-				resp, ferr = callReq.Session.CreateMessage(ctx, p)
+				resp, ferr = req.Session.CreateMessage(ctx, q)
 			case *mcp.ListRootsParams:
-				resp, ferr = callReq.Session.ListRoots(ctx, p)
+				resp, ferr = req.Session.ListRoots(ctx, q)
 			default:
 				ferr = fmt.Errorf("unsupported input request %T", ir)
 			}
 			if ferr != nil {
-				return nil, ferr
+				return nil, "error", ferr
 			}
 			responses[key] = resp
 		}
-		params := *callReq.Params
+		params := *req.Params
 		params.InputResponses = responses
-		params.RequestState = ctr.RequestState
-		retry := *callReq
+		params.RequestState = res.RequestState
+		retry := *req
 		retry.Params = &params
 		req = &retry
-		res, err = next(ctx, method, req)
+		res, label, err = s.call(ctx, req, t, p)
 	}
-	if err == nil {
-		if ctr, ok := res.(*mcp.CallToolResult); ok && ctr.InputRequests != nil {
-			return failureResult(execution.Fail(execution.InteractionRequired, "too many rounds of questions", nil)), nil
-		}
-	}
-	return res, err
+	return res, label, err
 }

@@ -1,9 +1,6 @@
 package mcpexpose
 
-import (
-	"context"
-	"sync/atomic"
-)
+import "context"
 
 // RequestInfo describes a tools/list or tools/call request to a
 // [RequestObserver].
@@ -31,23 +28,4 @@ type RequestInfo struct {
 // err is set. It must be safe for concurrent use.
 type RequestObserver interface {
 	Request(ctx context.Context, r RequestInfo) (context.Context, func(outcome string, err error))
-}
-
-// outcomeBox carries a tools/call's outcome from the tool handler back to
-// the middleware that observes the request.
-type outcomeBox struct{ code atomic.Value }
-
-type outcomeKey struct{}
-
-func setOutcome(ctx context.Context, code string) {
-	if box, ok := ctx.Value(outcomeKey{}).(*outcomeBox); ok {
-		box.code.Store(code)
-	}
-}
-
-func (b *outcomeBox) get() string {
-	if s, ok := b.code.Load().(string); ok {
-		return s
-	}
-	return "ok"
 }

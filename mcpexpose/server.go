@@ -218,28 +218,28 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			if s.opts.Observer == nil {
-				return s.listTools(ctx, req)
-			}
 			p, err := s.principal(ctx, req)
 			if err != nil {
 				return nil, err
 			}
-			octx, end := s.opts.Observer.Request(ctx, s.requestInfo(method, "", req, p))
-			res, err := s.listTools(octx, req)
+			if s.opts.Observer == nil {
+				return s.listTools(req, p)
+			}
+			_, end := s.opts.Observer.Request(ctx, s.requestInfo(method, "", req, p))
+			res, err := s.listTools(req, p)
 			end(outcomeOf(err), err)
 			return res, err
 		case "tools/call":
 			if !s.invoke {
 				return nil, errNoCall
 			}
-			params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
-			if params == nil {
+			cr, _ := req.(*mcp.CallToolRequest)
+			if cr == nil || cr.Params == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params"}
 			}
-			t, ok := s.snap.byName[params.Name]
+			t, ok := s.snap.byName[cr.Params.Name]
 			if !ok {
-				return nil, unknownTool(params.Name)
+				return nil, unknownTool(cr.Params.Name)
 			}
 			p, err := s.principal(ctx, req)
 			if err != nil {
@@ -248,29 +248,33 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !t.plan.Allows(p) && !s.opts.ForbiddenResult {
 				// A tool the caller may not see is answered exactly like
 				// one that does not exist.
-				return nil, unknownTool(params.Name)
+				return nil, unknownTool(cr.Params.Name)
 			}
 			ctx = policy.WithPrincipal(ctx, p)
-			var box *outcomeBox
 			var end func(string, error)
 			if s.opts.Observer != nil {
-				box = &outcomeBox{}
-				ctx, end = s.opts.Observer.Request(context.WithValue(ctx, outcomeKey{}, box), s.requestInfo(method, params.Name, req, p))
+				ctx, end = s.opts.Observer.Request(ctx, s.requestInfo(method, cr.Params.Name, req, p))
 			}
-			var res mcp.Result
-			if cr, ok := req.(*mcp.CallToolRequest); ok && cr.ProtocolVersion() < "2026-07-28" {
-				res, err = s.legacyRounds(ctx, method, req, next)
+			var res *mcp.CallToolResult
+			var label string
+			if cr.ProtocolVersion() < modernVersion {
+				res, label, err = s.legacyRounds(ctx, cr, t, p)
 			} else {
-				res, err = next(ctx, method, req)
+				res, label, err = s.call(ctx, cr, t, p)
+			}
+			var out mcp.Result
+			if err == nil {
+				// The SDK finishes the result (its resultType, an empty
+				// content list for null) through the tool's handler.
+				out, err = next(context.WithValue(ctx, answerKey{}, res), method, req)
 			}
 			if end != nil {
-				outcome := box.get()
 				if err != nil {
-					outcome = outcomeOf(err)
+					label = outcomeOf(err)
 				}
-				end(outcome, err)
+				end(label, err)
 			}
-			return res, err
+			return out, err
 		case "logging/setLevel":
 			if s.opts.ForwardLogs {
 				return next(ctx, method, req)
@@ -314,11 +318,18 @@ func outcomeOf(err error) string {
 	return "ok"
 }
 
-// principal maps the request's verified token facts, if any.
+// principal returns the request's caller: the one the HTTP handler mapped
+// from its verified token facts, or, over other transports, the facts
+// mapped now.
 func (s *server) principal(ctx context.Context, req mcp.Request) (policy.Principal, error) {
 	var ti *auth.TokenInfo
 	if extra := req.GetExtra(); extra != nil {
 		ti = extra.TokenInfo
+	}
+	if ti != nil {
+		if p, err := mappedPrincipal(ti); err != errNotMapped {
+			return p, err
+		}
 	}
 	return s.principalOf(ctx, ti)
 }
@@ -342,13 +353,10 @@ func (s *server) principalOf(ctx context.Context, ti *auth.TokenInfo) (policy.Pr
 	return p, nil
 }
 
-func (s *server) listTools(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+// listTools answers tools/list for p: the tools p may see, in one page.
+func (s *server) listTools(req mcp.Request, p policy.Principal) (mcp.Result, error) {
 	if params, _ := req.GetParams().(*mcp.ListToolsParams); params != nil && params.Cursor != "" {
 		return nil, errCursor
-	}
-	p, err := s.principal(ctx, req)
-	if err != nil {
-		return nil, err
 	}
 	visible := s.snap.visible(p)
 	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, len(visible))}
@@ -363,75 +371,90 @@ func (s *server) listTools(ctx context.Context, req mcp.Request) (mcp.Result, er
 	return res, nil
 }
 
-// handler invokes one tool's plan. The middleware has already checked the
-// tool is visible to the caller and put the principal in ctx.
-func (s *server) handler(t *tool) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		p, ok := policy.PrincipalFrom(ctx)
-		if !ok {
-			var err error
-			if p, err = s.principal(ctx, req); err != nil {
-				return nil, err
-			}
+// answerKey carries the result the middleware computed for a tools/call to
+// the tool's SDK handler, which returns it for the SDK to finish.
+type answerKey struct{}
+
+// errUnrouted answers a tools/call that reached a tool handler without
+// passing the middleware; it cannot happen while the middleware is
+// installed.
+var errUnrouted = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call was not routed"}
+
+// handler is a tool's SDK handler: it returns the result the middleware
+// computed.
+func (s *server) handler(*tool) mcp.ToolHandler {
+	return func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if res, ok := ctx.Value(answerKey{}).(*mcp.CallToolResult); ok {
+			return res, nil
 		}
-		round, err := s.openRound(ctx, req.Params, p)
-		if err != nil {
-			return nil, err // bad state: the plan is not invoked
-		}
-		inv := &execution.Invocation{
-			Principal:    p,
-			Arguments:    req.Params.Arguments,
-			Timeout:      s.opts.Timeout,
-			Answers:      round.answers,
-			Supports:     func(k execution.InputKind) bool { return supports(req.ClientCapabilities(), k) },
-			Confirmation: confirmation(t.plan, round),
-		}
-		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
-			inv.Progress = &progress{session: req.Session, token: token}
-		}
-		if s.opts.ForwardLogs && req.Session != nil {
-			inv.LogHandler = boundHandler{h: mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{LoggerName: t.plan.Identity()}), ctx: ctx}
-		}
-		out, err := t.plan.Invoke(ctx, inv)
-		if err != nil {
-			setOutcome(ctx, "canceled")
-			return nil, err // the caller went away: no result to send
-		}
-		if f, ok := out.(*execution.Failure); ok {
-			if requests := execution.InputRequests(f); len(requests) > 0 {
-				setOutcome(ctx, "input_required")
-				return s.interact(ctx, req, round, requests)
-			}
-			setOutcome(ctx, f.Code.String())
-		}
-		return s.result(ctx, t, out), nil
+		return nil, errUnrouted
 	}
 }
 
+// call runs one round of a tools/call: the plan invoked as p with the
+// answers the round's sealed state vouches for. It returns the result and
+// the outcome's label ([execution.Label]); an error means a protocol error
+// (bad state) or that the caller went away.
+func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal) (*mcp.CallToolResult, string, error) {
+	round, err := s.openRound(ctx, req.Params, p)
+	if err != nil {
+		return nil, "error", err // bad state: the plan is not invoked
+	}
+	inv := &execution.Invocation{
+		Principal:       p,
+		Arguments:       req.Params.Arguments,
+		ArgumentsDigest: round.digest,
+		Timeout:         s.opts.Timeout,
+		Answers:         round.answers,
+		Supports:        func(k execution.InputKind) bool { return supports(req.ClientCapabilities(), k) },
+	}
+	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+		inv.Progress = &progress{session: req.Session, token: token}
+	}
+	if s.opts.ForwardLogs && req.Session != nil {
+		inv.LogHandler = boundHandler{h: mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{LoggerName: t.plan.Identity()}), ctx: ctx}
+	}
+	out, err := t.plan.Invoke(ctx, inv)
+	if err != nil {
+		return nil, execution.Label(nil), err // the caller went away: no result to send
+	}
+	if ir, ok := out.(*execution.InputRequired); ok {
+		res, err := s.interact(ctx, req, round, ir.Requests)
+		return res, execution.Label(out), err
+	}
+	return s.result(ctx, t, out)
+}
+
 // result projects an outcome, validating a structured value against the
-// tool's published output schema first.
-func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) *mcp.CallToolResult {
-	succ, ok := out.(execution.Success)
-	if !ok || succ.Content != nil {
-		res, err := ProjectResult(out)
-		if err == nil {
-			return res
-		}
-		s.logger.LogAttrs(ctx, slog.LevelError, "tool result cannot be projected", slog.String("tool", t.name), slog.Any("error", err))
-		return failureResult(execution.Fail(execution.InternalFailure, "", nil))
-	}
-	env, doc, err := encodeEnvelope(succ.Value)
-	if err == nil && t.output != nil {
-		if verr := t.output.Validate(doc); verr != nil {
-			// Name where, never what: the value may hold anything.
-			err = fmt.Errorf("%w: the value does not match the published output schema at %s", errProjection, strings.Join(violationPaths(verr), ", "))
-		}
-	}
+// tool's published output schema first, and returns its label: the
+// outcome's, or internal_failure when it cannot be projected.
+func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) (*mcp.CallToolResult, string, error) {
+	res, err := s.project(t, out)
 	if err != nil {
 		s.logger.LogAttrs(ctx, slog.LevelError, "tool result cannot be projected", slog.String("tool", t.name), slog.Any("error", err))
-		return failureResult(execution.Fail(execution.InternalFailure, "", nil))
+		internal := execution.Fail(execution.InternalFailure, "", nil)
+		return failureResult(internal), execution.Label(internal), nil
 	}
-	return successResult(env)
+	return res, execution.Label(out), nil
+}
+
+// project turns an outcome into the tool's result.
+func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, error) {
+	succ, ok := out.(execution.Success)
+	if !ok || succ.Content != nil {
+		return ProjectResult(out)
+	}
+	env, doc, err := encodeEnvelope(succ.Value)
+	if err != nil {
+		return nil, err
+	}
+	if t.output != nil {
+		if verr := t.output.Validate(doc); verr != nil {
+			// Name where, never what: the value may hold anything.
+			return nil, fmt.Errorf("%w: the value does not match the published output schema at %s", errProjection, strings.Join(violationPaths(verr), ", "))
+		}
+	}
+	return successResult(env), nil
 }
 
 // violationPaths lists the instance locations (JSON Pointers) of a
@@ -489,3 +512,38 @@ func (b boundHandler) WithAttrs(as []slog.Attr) slog.Handler {
 func (b boundHandler) WithGroup(name string) slog.Handler {
 	return boundHandler{h: b.h.WithGroup(name), ctx: b.ctx}
 }
+
+// principalKey is where withPrincipal records the mapped caller in the
+// verified token facts the SDK hands to the server: a key no token can
+// carry, because the facts are built here, after verification.
+const principalKey = "\x00agnara/principal"
+
+// mapped is the identity mapper's answer for one request.
+type mapped struct {
+	p   policy.Principal
+	err error
+}
+
+// withPrincipal returns a copy of ti that carries the caller mapped from
+// it, so that the mapper runs once per request, here, however many times
+// the request's stages need the caller.
+func (s *server) withPrincipal(ctx context.Context, ti *auth.TokenInfo) *auth.TokenInfo {
+	p, err := s.principalOf(ctx, ti)
+	cp := *ti
+	cp.Extra = make(map[string]any, len(ti.Extra)+1)
+	for k, v := range ti.Extra {
+		cp.Extra[k] = v
+	}
+	cp.Extra[principalKey] = mapped{p: p, err: err}
+	return &cp
+}
+
+// mappedPrincipal returns the caller withPrincipal recorded in ti.
+func mappedPrincipal(ti *auth.TokenInfo) (policy.Principal, error) {
+	if m, ok := ti.Extra[principalKey].(mapped); ok {
+		return m.p, m.err
+	}
+	return policy.Principal{}, errNotMapped
+}
+
+var errNotMapped = errors.New("mcpexpose: the caller was not mapped")

@@ -60,7 +60,7 @@ func TestBoundVerifierEmptyCapabilityAndDigest(t *testing.T) {
 
 func TestVerifyFuncAdapter(t *testing.T) {
 	sentinel := errors.New("verifier failed")
-	req := policy.Request{Capability: "app.cap", Input: "in"}
+	req := policy.Request{Capability: "app.cap", Input: func() (any, error) { return "in", nil }}
 	ev := policy.Confirmation{Capability: "app.cap", ArgumentsDigest: "d", Accepted: true}
 	for _, ret := range []error{nil, sentinel, policy.Deny("no")} {
 		called := 0
@@ -69,7 +69,7 @@ func TestVerifyFuncAdapter(t *testing.T) {
 			if ctx.Value(ctxKey{}) != "marker" {
 				t.Error("VerifyFunc did not pass the context through")
 			}
-			if gotReq.Capability != req.Capability || gotReq.Input != req.Input {
+			if in, _ := gotReq.Input(); gotReq.Capability != req.Capability || in != "in" {
 				t.Errorf("request = %+v, want %+v", gotReq, req)
 			}
 			if gotDigest != "d" {

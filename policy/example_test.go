@@ -51,16 +51,28 @@ func ExampleHierarchy() {
 	// admin false
 }
 
+// A policy that decides on the arguments reads them with req.Input, which
+// validates and decodes them on first use; a policy that decides on the
+// caller alone never does, so a caller it denies learns nothing about the
+// input.
 func ExampleFunc() {
+	type DeleteInput struct{ Owner string }
 	ownerOnly := policy.Func(func(ctx context.Context, req policy.Request) error {
-		if req.Input != req.Principal.ID() {
+		in, err := req.Input()
+		if err != nil {
+			return err // invalid_input, as is
+		}
+		if in.(DeleteInput).Owner != req.Principal.ID() {
 			return policy.Deny("only the owner may delete")
 		}
 		return nil
 	})
 	alice := policy.NewPrincipal("alice", nil)
-	fmt.Println(ownerOnly.Evaluate(context.Background(), policy.Request{Principal: alice, Capability: "users.delete_user", Input: "alice"}))
-	err := ownerOnly.Evaluate(context.Background(), policy.Request{Principal: alice, Capability: "users.delete_user", Input: "bob"})
+	input := func(owner string) func() (any, error) {
+		return func() (any, error) { return DeleteInput{Owner: owner}, nil }
+	}
+	fmt.Println(ownerOnly.Evaluate(context.Background(), policy.Request{Principal: alice, Capability: "users.delete_user", Input: input("alice")}))
+	err := ownerOnly.Evaluate(context.Background(), policy.Request{Principal: alice, Capability: "users.delete_user", Input: input("bob")})
 	fmt.Println(err, policy.IsDenial(err))
 	// Output:
 	// <nil>

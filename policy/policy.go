@@ -6,23 +6,29 @@ import (
 )
 
 // Request is what a [Policy] sees of one invocation. It is built by the
-// runtime after the caller's scopes were checked and the input was validated
-// and decoded, and before any dependency is constructed.
+// runtime after the caller's scopes were checked and before the input is
+// validated or any dependency is constructed.
 type Request struct {
 	// Principal is the caller.
 	Principal Principal
 	// Capability is the identity of the capability being invoked, such as
 	// "users.delete_user".
 	Capability string
-	// Input is the decoded input: the capability's input struct value, the
-	// raw JSON for a capability that takes json.RawMessage, or nil for a
-	// capability without input. Policies must not modify it.
-	Input any
+	// Input returns the decoded input: the capability's input struct value,
+	// the raw JSON for a capability that takes json.RawMessage, or nil for a
+	// capability without input. It validates and decodes the arguments on
+	// its first call (later calls return the same value); when they are
+	// invalid it returns the invalid_input failure, which the policy
+	// returns as is. Policies that decide on the caller alone never call
+	// it, so a denied caller learns nothing about what the input should
+	// be. Policies must not modify the value. Nil only in a Request a test
+	// builds by hand.
+	Input func() (any, error)
 }
 
 // Policy is an application rule evaluated for every invocation of the
 // capabilities it is attached to, in declaration order, after the scope guard
-// and input validation.
+// and before input validation (see [Request.Input]).
 //
 // Evaluate returns nil to allow the invocation. To refuse it, return a
 // [Denial] (made with [Deny]), which the caller receives as a "forbidden"

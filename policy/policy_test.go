@@ -34,7 +34,7 @@ func TestFuncAdapter(t *testing.T) {
 			req := policy.Request{
 				Principal:  policy.NewPrincipal("alice", []string{"s"}),
 				Capability: "users.delete_user",
-				Input:      42,
+				Input:      func() (any, error) { return 42, nil },
 			}
 			called := 0
 			var p policy.Policy = policy.Func(func(gotCtx context.Context, gotReq policy.Request) error {
@@ -42,7 +42,7 @@ func TestFuncAdapter(t *testing.T) {
 				if gotCtx.Value(ctxKey{}) != "marker" {
 					t.Error("Func did not pass the context through")
 				}
-				if gotReq.Capability != req.Capability || gotReq.Input != req.Input || gotReq.Principal.ID() != "alice" {
+				if in, _ := gotReq.Input(); gotReq.Capability != req.Capability || in != 42 || gotReq.Principal.ID() != "alice" {
 					t.Errorf("Func received request %+v, want %+v", gotReq, req)
 				}
 				return tt.ret

@@ -48,13 +48,12 @@ func session(ctx context.Context, w io.Writer, logger *slog.Logger, store *users
 	for _, s := range steps {
 		inv := &execution.Invocation{Principal: s.principal, Arguments: json.RawMessage(s.args)}
 		if s.confirmed {
-			// An MCP adapter would mint this evidence from the client's
-			// answer to the confirmation question, bound to these arguments.
-			digest, err := execution.ArgumentsDigest(inv.Arguments)
-			if err != nil {
-				return err
-			}
-			inv.Confirmation = &policy.Confirmation{Capability: s.plan.Identity(), ArgumentsDigest: digest, Accepted: true}
+			// An MCP adapter passes the client's answer to the confirmation
+			// question, after its sealed request state proved the question
+			// was asked for these very arguments.
+			inv.Answers = map[string]execution.Answer{execution.ConfirmKey: {
+				Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"confirm":true}`),
+			}}
 		}
 		out, err := s.plan.Invoke(ctx, inv)
 		if err != nil {
@@ -73,6 +72,9 @@ func describe(out execution.Outcome) string {
 		}
 		b, _ := json.Marshal(o.Value)
 		return "ok " + string(b)
+	case *execution.InputRequired:
+		b, _ := json.Marshal(map[string]any{"input_required": o.Requests})
+		return string(b)
 	case *execution.Failure:
 		m := map[string]any{"code": o.Code, "message": o.Message}
 		if o.Details != nil {
