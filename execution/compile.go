@@ -186,7 +186,11 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 			for i, t := range sig.deps {
 				if _, err := app.Container.Recipe([]reflect.Type{t}); err != nil {
 					idx := sig.firstDep + i
-					fail("parameter %d (%s): %v%s", idx+1, t, err, dependencyHint(t, idx, sig))
+					if msg := inputMistake(t, idx, sig); msg != "" {
+						fail("parameter %d (%s): %s", idx+1, t, msg)
+					} else {
+						fail("parameter %d (%s): %v%s", idx+1, t, err, dependencyHint(t, idx, sig))
+					}
 				}
 			}
 		}
