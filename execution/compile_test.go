@@ -167,7 +167,7 @@ type (
 		} `json:"items"`
 	}
 	tagsThatAreFine struct {
-		S  string   `json:"s" jsonschema:"minLength=1,maxLength=5,pattern=^[a-z]+$,format=email,title=S,description=An\, escaped comma,enum=a,enum=b,example=a"`
+		S  string   `json:"s" jsonschema:"minLength=1,maxLength=5,pattern=^[a-z]+$,format=email,title=S,description=An\\, escaped comma,enum=a,enum=b,example=a"`
 		N  *int     `json:"n,omitempty" jsonschema:"minimum=-5,maximum=5,multipleOf=0.5,exclusiveMinimum=-6"`
 		L  []string `json:"l" jsonschema:"minItems=0,maxItems=2,uniqueItems=true,minLength=1"`
 		B  bool     `json:"b" jsonschema:"required"`
@@ -351,5 +351,19 @@ func TestPlanAccessorsReturnCopies(t *testing.T) {
 	if p.Identity() != "app.get" || p.Name() != "get" || p.Title() != "Get" || p.Description() != "Get a user." ||
 		p.Annotations() != agnara.ReadOnly || p.Confirm() != "Sure?" || p.Timeout() != 0 || p.Capability() != cap || p.String() != "app.get" {
 		t.Errorf("accessors disagree with the registration: %+v", p)
+	}
+}
+
+func TestCheckedTagsArePublished(t *testing.T) {
+	app := agnara.New("app", nil)
+	c := app.Capability(func(tagsThatAreFine) error { return nil }, &agnara.CapabilityOptions{Name: "x"})
+	schema := string(compileOne(t, app, c).InputSchema())
+	for _, want := range []string{
+		`"description":"An, escaped comma"`, `"minLength":1,"maxLength":5,"pattern":"^[a-z]+$"`, `"enum":["a","b"]`,
+		`"minimum":-5,"exclusiveMinimum":-6,"maximum":5,"multipleOf":0.5`, `"minItems":0,"maxItems":2,"uniqueItems":true`,
+	} {
+		if !strings.Contains(schema, want) {
+			t.Errorf("schema %s\ndoes not contain %s", schema, want)
+		}
 	}
 }
