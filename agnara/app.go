@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/internal/site"
 	"github.com/agnara-go/agnara/policy"
 )
@@ -103,18 +104,6 @@ func (a *App) Version() string { return a.opts.Version }
 // Logger returns the application's logger.
 func (a *App) Logger() *slog.Logger { return a.opts.Logger }
 
-// Observer returns the application's invocation observer, or nil.
-func (a *App) Observer() Observer { return a.opts.Observer }
-
-// Scopes returns the scope checker capabilities are guarded with.
-func (a *App) Scopes() policy.Scopes { return a.opts.Scopes }
-
-// ConfirmationVerifier returns the application's default confirmation
-// verifier.
-func (a *App) ConfirmationVerifier() policy.ConfirmationVerifier {
-	return a.opts.ConfirmationVerifier
-}
-
 // Capabilities returns the registered capabilities in registration order.
 func (a *App) Capabilities() []*Capability {
 	a.mu.Lock()
@@ -122,11 +111,15 @@ func (a *App) Capabilities() []*Capability {
 	return slices.Clone(a.caps)
 }
 
-// Freeze closes registration and returns the capabilities registered so far,
-// the application's dependency container (built once, on the first call) and
-// every registration mistake recorded so far, joined. It is what compilers
-// call; applications normally never do. Freeze is idempotent.
-func (a *App) Freeze() ([]*Capability, *di.Container, error) {
+func init() {
+	registry.Install(freeze, define)
+}
+
+// freeze closes registration and returns what the compiler needs: the
+// capabilities registered so far, the application's dependency container
+// (built once, on the first call), the options plans carry and every
+// registration mistake recorded so far, joined. It is idempotent.
+func freeze(a *App) registry.Frozen[*Capability] {
 	a.containerOnce.Do(func() {
 		a.container, a.containerErr = di.NewContainer(a.opts.Dependencies)
 	})
@@ -137,7 +130,18 @@ func (a *App) Freeze() ([]*Capability, *di.Container, error) {
 	if a.containerErr != nil {
 		errs = append(errs, a.containerErr)
 	}
-	return slices.Clone(a.caps), a.container, errors.Join(errs...)
+	f := registry.Frozen[*Capability]{
+		Capabilities:         slices.Clone(a.caps),
+		Container:            a.container,
+		Err:                  errors.Join(errs...),
+		Logger:               a.opts.Logger,
+		Scopes:               a.opts.Scopes,
+		ConfirmationVerifier: a.opts.ConfirmationVerifier,
+	}
+	if a.opts.Observer != nil {
+		f.Observer = a.opts.Observer
+	}
+	return f
 }
 
 // Close releases the application's singleton dependencies, in reverse order

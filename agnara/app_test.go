@@ -12,6 +12,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -46,7 +47,7 @@ func TestNewValidName(t *testing.T) {
 		if a.Name() != name {
 			t.Errorf("Name() = %q, want %q", a.Name(), name)
 		}
-		caps, container, err := a.Freeze()
+		caps, container, err := freeze(a)
 		if err != nil {
 			t.Errorf("New(%q): Freeze() error = %v, want nil", name, err)
 		}
@@ -65,7 +66,7 @@ func TestNewInvalidName(t *testing.T) {
 		if a.Name() != name {
 			t.Errorf("Name() = %q, want %q", a.Name(), name)
 		}
-		_, _, err := a.Freeze()
+		_, _, err := freeze(a)
 		if err == nil {
 			t.Errorf("New(%q): Freeze() error = nil, want an invalid name error", name)
 			continue
@@ -94,18 +95,21 @@ func TestNewDefaults(t *testing.T) {
 			t.Error("default logger is enabled for errors; want one that discards everything")
 		}
 		l.Error("must not panic") // the default logger is usable
-		v := a.ConfirmationVerifier()
-		if _, ok := v.(policy.Bound); !ok {
-			t.Errorf("ConfirmationVerifier() = %T, want policy.Bound", v)
+		f := registry.Freeze[*agnara.Capability](a)
+		if _, ok := f.ConfirmationVerifier.(policy.Bound); !ok {
+			t.Errorf("ConfirmationVerifier = %T, want policy.Bound", f.ConfirmationVerifier)
 		}
-		if a.Scopes().Implies != nil {
+		if f.Observer != nil {
+			t.Errorf("Observer = %v, want none", f.Observer)
+		}
+		if f.Scopes.Implies != nil {
 			t.Error("default Scopes has an implication; want exact match")
 		}
 		if got := a.String(); got != "agnara.App(app)" {
 			t.Errorf("String() = %q", got)
 		}
 		// A default dependency registry exists: freezing builds a container.
-		_, c, err := a.Freeze()
+		_, c, err := freeze(a)
 		if err != nil || c == nil {
 			t.Errorf("Freeze() = container %v, error %v; want a container and no error", c, err)
 		}
@@ -144,11 +148,15 @@ func TestNewCustomOptions(t *testing.T) {
 	if a.Logger() != logger {
 		t.Error("Logger() is not the logger passed in Options")
 	}
-	if a.ConfirmationVerifier() != policy.ConfirmationVerifier(verifier) {
-		t.Errorf("ConfirmationVerifier() = %v, want the one passed in Options", a.ConfirmationVerifier())
+	f := registry.Freeze[*agnara.Capability](a)
+	if f.ConfirmationVerifier != policy.ConfirmationVerifier(verifier) {
+		t.Errorf("ConfirmationVerifier = %v, want the one passed in Options", f.ConfirmationVerifier)
+	}
+	if f.Logger != logger {
+		t.Error("the frozen Logger is not the logger passed in Options")
 	}
 	p := policy.NewPrincipal("alice", []string{"users"})
-	if !a.Scopes().Allows(p, []string{"users:read"}) {
+	if !f.Scopes.Allows(p, []string{"users:read"}) {
 		t.Error("Scopes() did not keep the configured implication")
 	}
 }
@@ -160,7 +168,7 @@ func TestNewUsesGivenDependencies(t *testing.T) {
 	r := di.NewRegistry()
 	di.Provide(r, func(*missingDep) *needsMissing { return &needsMissing{} })
 	a := agnara.New("app", &agnara.Options{Dependencies: r})
-	_, _, err := a.Freeze()
+	_, _, err := freeze(a)
 	if err == nil || !strings.Contains(err.Error(), "no provider for") {
 		t.Fatalf("Freeze() error = %v; want the registry's missing-provider error", err)
 	}
@@ -175,7 +183,7 @@ func TestCloseIdempotent(t *testing.T) {
 		return &resource{}, func() { cleanups++ }, nil
 	})
 	a := agnara.New("app", &agnara.Options{Dependencies: r})
-	_, c, err := a.Freeze()
+	_, c, err := freeze(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +228,8 @@ func TestFreezeIdempotent(t *testing.T) {
 	c1 := a.Capability(GetUser, nil)
 	c2 := a.Capability(ListUsers, nil)
 
-	caps1, cont1, err1 := a.Freeze()
-	caps2, cont2, err2 := a.Freeze()
+	caps1, cont1, err1 := freeze(a)
+	caps2, cont2, err2 := freeze(a)
 	want := []*agnara.Capability{c1, c2}
 	if !reflect.DeepEqual(caps1, want) || !reflect.DeepEqual(caps2, want) {
 		t.Fatalf("Freeze() capabilities = %v then %v, want %v", caps1, caps2, want)
@@ -234,7 +242,7 @@ func TestFreezeIdempotent(t *testing.T) {
 	}
 	// The returned slice is a copy.
 	caps1[0] = nil
-	if caps3, _, _ := a.Freeze(); caps3[0] != c1 {
+	if caps3, _, _ := freeze(a); caps3[0] != c1 {
 		t.Fatal("mutating the slice returned by Freeze changed the application")
 	}
 }
@@ -257,23 +265,23 @@ func TestCapabilitiesOrderAndCopy(t *testing.T) {
 func TestRegistrationAfterFreeze(t *testing.T) {
 	a := agnara.New("app", nil)
 	early := a.Capability(GetUser, nil)
-	if _, _, err := a.Freeze(); err != nil {
+	if _, _, err := freeze(a); err != nil {
 		t.Fatalf("first Freeze() = %v", err)
 	}
 
 	late, at := a.Capability(ListUsers, nil), here()
-	err := late.Err()
+	err := errOf(late)
 	if !errors.Is(err, agnara.ErrFrozen) {
-		t.Fatalf("late.Err() = %v, want ErrFrozen", err)
+		t.Fatalf("errOf(late) = %v, want ErrFrozen", err)
 	}
 	if !strings.Contains(err.Error(), at+": app.list_users: ") {
-		t.Errorf("late.Err() = %q, want it positioned at %s with the identity", err, at)
+		t.Errorf("errOf(late) = %q, want it positioned at %s with the identity", err, at)
 	}
 	if late.Name() != "list_users" || late.App() != a {
 		t.Errorf("late capability: name %q, app %v", late.Name(), late.App())
 	}
 
-	caps, _, err := a.Freeze()
+	caps, _, err := freeze(a)
 	if !errors.Is(err, agnara.ErrFrozen) {
 		t.Fatalf("Freeze() after a late registration = %v, want ErrFrozen", err)
 	}
@@ -286,8 +294,8 @@ func TestRegistrationAfterFreeze(t *testing.T) {
 	if got := a.Capabilities(); !reflect.DeepEqual(got, []*agnara.Capability{early}) {
 		t.Errorf("Capabilities() = %v, want only %v", got, early)
 	}
-	if early.Err() != nil {
-		t.Errorf("early.Err() = %v, want nil", early.Err())
+	if errOf(early) != nil {
+		t.Errorf("errOf(early) = %v, want nil", errOf(early))
 	}
 }
 
@@ -316,7 +324,7 @@ func TestDuplicateCapabilityName(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := agnara.New("app", nil)
 			first, second := tt.register(a)
-			_, _, err := a.Freeze()
+			_, _, err := freeze(a)
 			if err == nil {
 				t.Fatal("Freeze() = nil, want a duplicate name error")
 			}
@@ -339,7 +347,7 @@ func TestThirdDuplicateIsReportedOnce(t *testing.T) {
 	_, first := a.Capability(GetUser, nil), here()
 	a.Capability(GetUser, nil)
 	_, third := a.Capability(GetUser, nil), here()
-	_, _, err := a.Freeze()
+	_, _, err := freeze(a)
 	if err == nil {
 		t.Fatal("Freeze() = nil, want duplicate name errors")
 	}
@@ -358,7 +366,7 @@ func TestDistinctNamesAreNotDuplicates(t *testing.T) {
 	a.Capability(GetUserByID, nil)
 	// Case matters for names as it does for identities.
 	a.Capability(GetUser, &agnara.CapabilityOptions{Name: "Get_user"})
-	if _, _, err := a.Freeze(); err != nil {
+	if _, _, err := freeze(a); err != nil {
 		t.Fatalf("Freeze() = %v, want nil", err)
 	}
 }
@@ -375,7 +383,7 @@ func TestConcurrentRegistration(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	caps, _, err := a.Freeze()
+	caps, _, err := freeze(a)
 	if err != nil {
 		t.Fatalf("Freeze() = %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/internal/site"
 	"github.com/agnara-go/agnara/policy"
 )
@@ -20,7 +21,9 @@ import (
 // struct and its slices are copied on registration.
 type CapabilityOptions struct {
 	// Name is the capability's name within its application. Default: the
-	// function's name in snake_case (GetUser becomes get_user). Closures and
+	// function's name in snake_case, initialisms kept together (GetUser
+	// becomes get_user, GetUserByID get_user_by_id, HTTPServer
+	// http_server, ListURLs list_urls). Closures and
 	// other anonymous functions have no usable name and must set one. A name
 	// starts with a letter and has at most 32 letters, digits, '_' or '-'.
 	Name string
@@ -48,11 +51,11 @@ type CapabilityOptions struct {
 	// Annotations are hints for clients about the capability's effects.
 	// They authorize nothing.
 	Annotations Annotations
-	// Forms are the forms (execution.NewForm) the capability asks the
-	// caller to fill in. Declaring them makes compilation report a form
+	// Forms are the forms (made by execution.NewForm) the capability asks
+	// the caller to fill in. Declaring them makes compilation report a form
 	// that does not fit the elicitation subset, with this registration's
 	// file:line, instead of the first invocation that asks it.
-	Forms []Checkable
+	Forms []Form
 	// InputSchema is the JSON Schema of the arguments of a capability whose
 	// input parameter is json.RawMessage. It is required for such
 	// capabilities, must describe an object, and is published verbatim.
@@ -67,10 +70,19 @@ type CapabilityOptions struct {
 	OutputSchema json.RawMessage
 }
 
-// Checkable is anything that can report a definition mistake, such as an
-// execution.Form.
-type Checkable interface {
+// Form is a form a capability asks its caller to fill in (for MCP, an
+// elicitation), declared in [CapabilityOptions.Forms]. Forms are made by
+// execution.NewForm, from a struct type; no other type is a Form.
+type Form interface {
+	// Schema returns the form's JSON Schema, or nil when the form is
+	// invalid.
+	Schema() json.RawMessage
+	// Err reports why the form's type does not fit the elicitation form
+	// subset, or nil.
 	Err() error
+	// FormSeal seals the interface: its argument's type is internal to
+	// agnara-go. It does nothing.
+	FormSeal(registry.Sealed)
 }
 
 // Annotations are hints about a capability's behaviour, published to clients
@@ -184,9 +196,6 @@ func newCapability(a *App, s site.Site, fn any, opts *CapabilityOptions) *Capabi
 // App returns the application the capability belongs to.
 func (c *Capability) App() *App { return c.app }
 
-// Func returns the registered function.
-func (c *Capability) Func() any { return c.fn }
-
 // Name returns the capability's name within its application.
 func (c *Capability) Name() string { return c.name }
 
@@ -209,9 +218,10 @@ func (c *Capability) Options() CapabilityOptions {
 	return o
 }
 
-// Err returns the mistakes found in the registration itself (name, options),
-// joined, or nil. Signature and schema mistakes are found by compilation.
-func (c *Capability) Err() error {
+// err returns the mistakes found in the registration itself (name, options,
+// a registration after compile), joined, or nil. Signature and schema
+// mistakes are found by compilation, which reports these too.
+func (c *Capability) err() error {
 	errs := c.errs
 	if c.late {
 		errs = append(slices.Clone(errs), &site.Error{Site: c.site, Subject: c.Identity(), Err: ErrFrozen})
@@ -219,11 +229,9 @@ func (c *Capability) Err() error {
 	return joinErrs(errs)
 }
 
-// Errorf returns a definition error positioned at the capability's
-// registration. Compilers use it so that every mistake about a capability
-// points at the line that registered it.
-func (c *Capability) Errorf(format string, args ...any) error {
-	return site.Errorf(c.site, c.Identity(), format, args...)
+// define is what the compiler reads of c (registry.Define).
+func define(c *Capability) registry.Definition {
+	return registry.Definition{Site: c.site, Func: c.fn, Err: c.err()}
 }
 
 func (c *Capability) String() string { return c.Identity() }
@@ -250,7 +258,7 @@ func defaultName(fn any) (string, error) {
 	if isAnonymous(base) {
 		return "", fmt.Errorf("anonymous function %s has no name: set CapabilityOptions.Name", full)
 	}
-	return SnakeCase(base), nil
+	return snakeCase(base), nil
 }
 
 // isAnonymous reports whether a runtime function name segment is one the
@@ -277,10 +285,10 @@ func pluralInitialism(rs []rune, i int) bool {
 	return i+2 == len(rs) || !unicode.IsLower(rs[i+2])
 }
 
-// SnakeCase converts a Go identifier to snake_case, keeping initialisms
+// snakeCase converts a Go identifier to snake_case, keeping initialisms
 // together: GetUser is get_user, GetUserByID is get_user_by_id, HTTPServer is
 // http_server, ListURLs is list_urls.
-func SnakeCase(s string) string {
+func snakeCase(s string) string {
 	rs := []rune(s)
 	var b strings.Builder
 	for i, r := range rs {

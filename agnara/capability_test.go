@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -37,41 +38,6 @@ var packageLevelLiteral = func(ctx context.Context) error { return nil }
 
 func funcPointer(fn any) uintptr { return reflect.ValueOf(fn).Pointer() }
 
-func TestSnakeCase(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"", ""},
-		{"a", "a"},
-		{"A", "a"},
-		{"ID", "id"},
-		{"Get", "get"},
-		{"get", "get"},
-		{"GetUser", "get_user"},
-		{"getUser", "get_user"},
-		{"GetUserByID", "get_user_by_id"},
-		{"HTTPServer", "http_server"},
-		{"getHTTP", "get_http"},
-		{"GetHTTPResponse", "get_http_response"},
-		{"JSONToXML", "json_to_xml"},
-		{"ListV2Items", "list_v2_items"},
-		{"V2", "v2"},
-		{"HTTP2Server", "http2_server"},
-		{"Sha256Sum", "sha256_sum"},
-		{"already_snake", "already_snake"},
-		{"Already_Snake", "already_snake"},
-		{"UserID", "user_id"},
-		{"GetUserIDs", "get_user_ids"},
-		{"ListURLs", "list_urls"},
-		{"APIsEnabled", "apis_enabled"},
-		{"IsAdmin", "is_admin"},
-		{"ÜberCool", "über_cool"},
-	}
-	for _, tt := range tests {
-		if got := agnara.SnakeCase(tt.in); got != tt.want {
-			t.Errorf("SnakeCase(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestCapabilityDefaultName(t *testing.T) {
 	svc := &userService{}
 	tests := []struct {
@@ -92,7 +58,7 @@ func TestCapabilityDefaultName(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := agnara.New("users", nil)
 			c, at := a.Capability(tt.fn, nil), here()
-			if err := c.Err(); err != nil {
+			if err := errOf(c); err != nil {
 				t.Fatalf("Err() = %v, want nil", err)
 			}
 			if c.Name() != tt.want {
@@ -110,7 +76,7 @@ func TestCapabilityDefaultName(t *testing.T) {
 			if c.App() != a {
 				t.Error("App() is not the registering application")
 			}
-			if funcPointer(c.Func()) != funcPointer(tt.fn) {
+			if funcPointer(funcOf(c)) != funcPointer(tt.fn) {
 				t.Error("Func() is not the registered function")
 			}
 		})
@@ -136,7 +102,7 @@ func TestCapabilityUnnamable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := agnara.New("app", nil)
 			c, at := a.Capability(tt.fn, nil), here()
-			err := c.Err()
+			err := errOf(c)
 			if err == nil {
 				t.Fatal("Err() = nil, want an error")
 			}
@@ -171,7 +137,7 @@ func TestCapabilityExplicitName(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := agnara.New("users", nil)
 			c := a.Capability(tt.fn, &agnara.CapabilityOptions{Name: "fetch-one"})
-			if err := c.Err(); err != nil {
+			if err := errOf(c); err != nil {
 				t.Fatalf("Err() = %v, want nil", err)
 			}
 			if c.Name() != "fetch-one" || c.Identity() != "users.fetch-one" {
@@ -184,7 +150,7 @@ func TestCapabilityExplicitName(t *testing.T) {
 func TestCapabilityNames(t *testing.T) {
 	for _, name := range validNames {
 		c := agnara.New("app", nil).Capability(GetUser, &agnara.CapabilityOptions{Name: name})
-		if err := c.Err(); err != nil {
+		if err := errOf(c); err != nil {
 			t.Errorf("Name %q: Err() = %v, want nil", name, err)
 		}
 		if c.Identity() != "app."+name {
@@ -193,7 +159,7 @@ func TestCapabilityNames(t *testing.T) {
 	}
 	for _, name := range invalidNames {
 		c, at := agnara.New("app", nil).Capability(GetUser, &agnara.CapabilityOptions{Name: name}), here()
-		err := c.Err()
+		err := errOf(c)
 		if err == nil {
 			t.Errorf("Name %q: Err() = nil, want an invalid name error", name)
 			continue
@@ -207,7 +173,7 @@ func TestCapabilityNames(t *testing.T) {
 
 func TestCapabilityDefaultNameIsValidated(t *testing.T) {
 	c, at := agnara.New("app", nil).Capability(ThisCapabilityFunctionNameIsFarTooLong, nil), here()
-	err := c.Err()
+	err := errOf(c)
 	if err == nil {
 		t.Fatal("Err() = nil for a default name longer than 32 characters")
 	}
@@ -221,8 +187,8 @@ func TestFrozenCapabilitiesCarryErr(t *testing.T) {
 	// compilation consults; they stay attached to the capability.
 	a := agnara.New("app", nil)
 	c := a.Capability(GetUser, &agnara.CapabilityOptions{Timeout: -1})
-	caps, _, _ := a.Freeze()
-	if len(caps) != 1 || caps[0] != c || caps[0].Err() == nil {
+	caps, _, _ := freeze(a)
+	if len(caps) != 1 || caps[0] != c || errOf(caps[0]) == nil {
 		t.Fatalf("frozen capabilities %v do not carry the registration mistake", caps)
 	}
 }
@@ -271,7 +237,7 @@ func TestCapabilityOptionValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := tt.opts
 			c, at := agnara.New("app", nil).Capability(GetUser, &opts), here()
-			err := c.Err()
+			err := errOf(c)
 			if len(tt.want) == 0 {
 				if err != nil {
 					t.Fatalf("Err() = %v, want nil", err)
@@ -359,11 +325,10 @@ func TestCapabilityOptionsCopied(t *testing.T) {
 	}
 }
 
-func TestCapabilityErrorf(t *testing.T) {
+func TestDefinitionCarriesTheRegistrationSite(t *testing.T) {
 	c, at := agnara.New("app", nil).Capability(GetUser, nil), here()
-	err := c.Errorf("bad input %d", 3)
-	if want := at + ": app.get_user: bad input 3"; err.Error() != want {
-		t.Fatalf("Errorf() = %q, want %q", err, want)
+	if got := registry.Define(c).Site.String(); got != at || c.Site() != at {
+		t.Fatalf("Define(c).Site = %s, Site() = %s, want %s", got, c.Site(), at)
 	}
 }
 

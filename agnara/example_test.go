@@ -26,21 +26,17 @@ func ExampleApp_Capability() {
 		&agnara.CapabilityOptions{Name: "count_users", Annotations: agnara.ReadOnly})
 
 	for _, c := range app.Capabilities() {
-		fmt.Println(c.Identity(), c.Options().Annotations, c.Err())
+		fmt.Println(c.Identity(), c.Options().Annotations)
 	}
 	fmt.Println(del.Options().Scopes, count.Name())
 
-	for _, s := range []string{"GetUser", "GetUserByID", "HTTPServer", "ListV2Items"} {
-		fmt.Println(s, "->", agnara.SnakeCase(s))
-	}
+	// A named function's capability is named after it, in snake_case.
+	fmt.Println(app.Capability(GetUserByID, nil).Name())
 	// Output:
-	// users.delete_user destructive|idempotent <nil>
-	// users.count_users read-only <nil>
+	// users.delete_user destructive|idempotent
+	// users.count_users read-only
 	// [users:admin] count_users
-	// GetUser -> get_user
-	// GetUserByID -> get_user_by_id
-	// HTTPServer -> http_server
-	// ListV2Items -> list_v2_items
+	// get_user_by_id
 }
 
 func ExampleAnnotations_String() {

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/registry"
 )
 
 // here returns the position of its caller in the form the agnara package
@@ -16,3 +20,15 @@ func here() string {
 	}
 	return fmt.Sprintf("%s:%d", filepath.Join(filepath.Base(filepath.Dir(file)), filepath.Base(file)), line)
 }
+
+// freeze is what a compiler receives from an application.
+func freeze(a *agnara.App) ([]*agnara.Capability, *di.Container, error) {
+	f := registry.Freeze[*agnara.Capability](a)
+	return f.Capabilities, f.Container, f.Err
+}
+
+// errOf returns the mistakes recorded in c's registration itself.
+func errOf(c *agnara.Capability) error { return registry.Define(c).Err }
+
+// funcOf returns the function c registered.
+func funcOf(c *agnara.Capability) any { return registry.Define(c).Func }

@@ -2,11 +2,11 @@ package execution
 
 import (
 	"errors"
-
 	"reflect"
 
 	"github.com/agnara-go/agnara/agnara"
-	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/registry"
+	"github.com/agnara-go/agnara/internal/site"
 )
 
 // Plans is the compiled form of an application: one [Plan] per capability,
@@ -27,14 +27,14 @@ type Plans struct {
 // Compiling the same application again returns equivalent plans, sharing the
 // application's singleton dependencies.
 func Compile(app *agnara.App) (*Plans, error) {
-	caps, container, err := app.Freeze()
+	frozen := registry.Freeze[*agnara.Capability](app)
 	var errs []error
-	if err != nil {
-		errs = append(errs, err)
+	if frozen.Err != nil {
+		errs = append(errs, frozen.Err)
 	}
-	ps := &Plans{app: app, index: make(map[string]*Plan, len(caps))}
-	for _, c := range caps {
-		p, perrs := compilePlan(app, c, container)
+	ps := &Plans{app: app, index: make(map[string]*Plan, len(frozen.Capabilities))}
+	for _, c := range frozen.Capabilities {
+		p, perrs := compilePlan(&frozen, c)
 		errs = append(errs, perrs...)
 		if p != nil {
 			ps.list = append(ps.list, p)
@@ -71,18 +71,19 @@ func (ps *Plans) All() []*Plan {
 	return append([]*Plan(nil), ps.list...)
 }
 
-func compilePlan(app *agnara.App, c *agnara.Capability, container *di.Container) (*Plan, []error) {
+func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability) (*Plan, []error) {
+	def := registry.Define(c)
 	var errs []error
-	if err := c.Err(); err != nil {
-		errs = append(errs, err)
+	if def.Err != nil {
+		errs = append(errs, def.Err)
 	}
 	fail := func(format string, args ...any) {
-		errs = append(errs, c.Errorf(format, args...))
+		errs = append(errs, site.Errorf(def.Site, c.Identity(), format, args...))
 	}
-	fn := reflect.ValueOf(c.Func())
-	if c.Func() == nil || fn.Kind() != reflect.Func || fn.IsNil() {
-		if c.Err() == nil {
-			fail("want a function, got %T", c.Func())
+	fn := reflect.ValueOf(def.Func)
+	if def.Func == nil || fn.Kind() != reflect.Func || fn.IsNil() {
+		if def.Err == nil {
+			fail("want a function, got %T", def.Func)
 		}
 		return nil, errs
 	}
@@ -106,16 +107,16 @@ func compilePlan(app *agnara.App, c *agnara.Capability, container *di.Container)
 		fn:          fn,
 		sig:         sig,
 		nargs:       fn.Type().NumIn(),
-		logger:      app.Logger(),
-		scopeC:      app.Scopes(),
-		observer:    app.Observer(),
+		logger:      app.Logger,
+		scopeC:      app.Scopes,
+		observer:    app.Observer,
 	}
 	if p.verifier == nil {
-		p.verifier = app.ConfirmationVerifier()
+		p.verifier = app.ConfirmationVerifier
 	}
 
 	for i, f := range opts.Forms {
-		if f == nil {
+		if f == nil || reflect.ValueOf(f).IsNil() {
 			fail("form %d is nil", i)
 		} else if err := f.Err(); err != nil {
 			fail("%v", err)
@@ -180,12 +181,16 @@ func compilePlan(app *agnara.App, c *agnara.Capability, container *di.Container)
 
 	// Dependencies: check each one, so that every missing provider is named.
 	if len(sig.deps) > 0 {
-		recipe, err := container.Recipe(sig.deps)
+		recipe, err := app.Container.Recipe(sig.deps)
 		if err != nil {
 			for i, t := range sig.deps {
-				if _, err := container.Recipe([]reflect.Type{t}); err != nil {
+				if _, err := app.Container.Recipe([]reflect.Type{t}); err != nil {
 					idx := sig.firstDep + i
-					fail("parameter %d (%s): %v%s", idx+1, t, err, dependencyHint(t, idx, sig))
+					if msg := inputMistake(t, idx, sig); msg != "" {
+						fail("parameter %d (%s): %s", idx+1, t, msg)
+					} else {
+						fail("parameter %d (%s): %v%s", idx+1, t, err, dependencyHint(t, idx, sig))
+					}
 				}
 			}
 		}

@@ -99,6 +99,82 @@ type (
 	}
 )
 
+// Struct tags the schema generator would ignore, or turn into a looser or
+// impossible schema than the one written.
+type (
+	tagMinLengthNaN struct {
+		S string `json:"s" jsonschema:"minLength=abc"`
+	}
+	tagMaxLengthNegative struct {
+		S string `json:"s" jsonschema:"maxLength=-3"`
+	}
+	tagTypo struct {
+		S string `json:"s" jsonschema:"minLenght=3"`
+	}
+	tagMinAboveMax struct {
+		N int `json:"n" jsonschema:"minimum=10,maximum=1"`
+	}
+	tagLengthsCross struct {
+		S string `json:"s" jsonschema:"minLength=5,maxLength=2"`
+	}
+	tagExclusiveEqual struct {
+		F float64 `json:"f" jsonschema:"exclusiveMinimum=1,exclusiveMaximum=1"`
+	}
+	tagItemsCross struct {
+		L []string `json:"l" jsonschema:"minItems=3,maxItems=1"`
+	}
+	tagNoJSONName struct {
+		UserID string
+	}
+	tagNoJSONNameOmitempty struct {
+		UserID string `json:",omitempty"`
+	}
+	tagWrongType struct {
+		N int `json:"n" jsonschema:"minLength=1"`
+	}
+	tagNoValue struct {
+		S string `json:"s" jsonschema:"maxLength"`
+	}
+	tagBadNumber struct {
+		N int `json:"n" jsonschema:"maximum=ten"`
+	}
+	tagInfinity struct {
+		N float64 `json:"n" jsonschema:"maximum=inf"`
+	}
+	tagZeroMultiple struct {
+		N int `json:"n" jsonschema:"multipleOf=0"`
+	}
+	tagBadEnumNumber struct {
+		N int `json:"n" jsonschema:"enum=1,enum=two"`
+	}
+	tagBadType struct {
+		S string `json:"s" jsonschema:"type=strin"`
+	}
+	tagBadPattern struct {
+		S string `json:"s" jsonschema:"pattern=("`
+	}
+	tagUniqueFalse struct {
+		L []string `json:"l" jsonschema:"uniqueItems=false"`
+	}
+	tagNested struct {
+		Inner struct {
+			Name string `json:"name" jsonschema:"maxLength=-1"`
+		} `json:"inner"`
+	}
+	tagInSlice struct {
+		Items []struct {
+			Code string `json:"code" jsonschema:"minLength=4,maxLength=2"`
+		} `json:"items"`
+	}
+	tagsThatAreFine struct {
+		S  string   `json:"s" jsonschema:"minLength=1,maxLength=5,pattern=^[a-z]+$,format=email,title=S,description=An\\, escaped comma,enum=a,enum=b,example=a"`
+		N  *int     `json:"n,omitempty" jsonschema:"minimum=-5,maximum=5,multipleOf=0.5,exclusiveMinimum=-6"`
+		L  []string `json:"l" jsonschema:"minItems=0,maxItems=2,uniqueItems=true,minLength=1"`
+		B  bool     `json:"b" jsonschema:"required"`
+		Eq int      `json:"eq" jsonschema:"minimum=3,maximum=3"`
+	}
+)
+
 func (writeOnlyText) MarshalText() ([]byte, error) { return nil, nil }
 
 func (marshals) MarshalJSON() ([]byte, error) { return []byte(`1`), nil }
@@ -121,6 +197,10 @@ func TestCompileMistakes(t *testing.T) {
 		{"variadic", func(...int) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "variadic functions cannot be capabilities"},
 		{"context not first", func(GetUserInput, context.Context) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "parameter 2: a context must be the first parameter"},
 		{"second struct", func(GetUserInput, User) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "parameter 2 (execution_test.User): no provider for execution_test.User (only the first parameter after the context can be the input struct)"},
+		{"int input", func(context.Context, int) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "parameter 2 (int): the input must be a struct, whose fields are the arguments; got int"},
+		{"string input without context", func(string) (int, error) { return 0, nil }, agnara.CapabilityOptions{Name: "x"}, "parameter 1 (string): the input must be a struct"},
+		{"slice input", func([]GetUserInput) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "parameter 1 ([]execution_test.GetUserInput): the input must be a struct"},
+		{"map input", func(context.Context, map[string]any) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "parameter 2 (map[string]interface {}): the input must be a struct"},
 		{"pointer input", func(context.Context, *GetUserInput) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "(an input struct is passed by value, not by pointer)"},
 		{"cycle", func(*Cycle1) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "dependency cycle: *execution_test.Cycle1 -> *execution_test.Cycle2 -> *execution_test.Cycle1"},
 		{"schema on struct input", func(GetUserInput) error { return nil }, agnara.CapabilityOptions{Name: "x", InputSchema: json.RawMessage(`{"type":"object"}`)}, "InputSchema is only for capabilities whose input is json.RawMessage"},
@@ -144,7 +224,35 @@ func TestCompileMistakes(t *testing.T) {
 		{"duplicate JSON names", func(withDuplicate) error { return nil }, agnara.CapabilityOptions{Name: "x"}, `dupInner.A and B both have the JSON name "x"`},
 		{"text type that cannot be decoded", func(withWriteOnlyText) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "implements encoding.TextMarshaler but not encoding.TextUnmarshaler"},
 		{"interface input field", func(withIface) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "interface type error cannot be decoded from JSON"},
-		{"anonymous input struct is fine", func(struct{ T string }) error { return nil }, agnara.CapabilityOptions{Name: "x"}, ""},
+		{"nil form", func() error { return nil }, agnara.CapabilityOptions{Name: "x", Forms: []agnara.Form{(*execution.Form[GetUserInput])(nil)}}, "form 0 is nil"},
+		{"tag: minLength not a number", func(tagMinLengthNaN) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagMinLengthNaN.S: jsonschema tag minLength=abc: want a non-negative integer"},
+		{"tag: negative maxLength", func(tagMaxLengthNegative) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagMaxLengthNegative.S: jsonschema tag maxLength=-3: want a non-negative integer"},
+		{"tag: unknown key", func(tagTypo) error { return nil }, agnara.CapabilityOptions{Name: "x"}, `input tagTypo.S: unknown jsonschema tag key "minLenght" (did you mean "minLength"?)`},
+		{"tag: minimum above maximum", func(tagMinAboveMax) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagMinAboveMax.N: minimum: minimum 10 is greater than maximum 1: no value satisfies both"},
+		{"tag: minLength above maxLength", func(tagLengthsCross) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagLengthsCross.S: minLength: minLength 5 is greater than maxLength 2"},
+		{"tag: equal exclusive bounds", func(tagExclusiveEqual) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagExclusiveEqual.F: exclusiveMinimum: exclusiveMinimum 1 is equal to exclusiveMaximum 1"},
+		{"tag: minItems above maxItems", func(tagItemsCross) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagItemsCross.L: minItems: minItems 3 is greater than maxItems 1"},
+		{"tag: bounds in an output", func() (tagMinAboveMax, error) { return tagMinAboveMax{}, nil }, agnara.CapabilityOptions{Name: "x"}, "output tagMinAboveMax.N: minimum: minimum 10 is greater than maximum 1"},
+		{"exported field without a json tag", func(tagNoJSONName) error { return nil }, agnara.CapabilityOptions{Name: "x"}, `input tagNoJSONName.UserID: exported field has no JSON name, so callers would see the Go name "UserID"`},
+		{"exported field with an unnamed json tag", func(tagNoJSONNameOmitempty) error { return nil }, agnara.CapabilityOptions{Name: "x"}, `input tagNoJSONNameOmitempty.UserID: exported field has no JSON name`},
+		{"output field without a json tag", func() (tagNoJSONName, error) { return tagNoJSONName{}, nil }, agnara.CapabilityOptions{Name: "x"}, `output tagNoJSONName.UserID: exported field has no JSON name`},
+		{"tag: key of another type", func(tagWrongType) error { return nil }, agnara.CapabilityOptions{Name: "x"}, `input tagWrongType.N: jsonschema tag key "minLength" does not apply to a integer field (int), so it would be ignored`},
+		{"tag: key without value", func(tagNoValue) error { return nil }, agnara.CapabilityOptions{Name: "x"}, `input tagNoValue.S: jsonschema tag "maxLength" has no value: write maxLength=<value>`},
+		{"tag: bound not a number", func(tagBadNumber) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagBadNumber.N: jsonschema tag maximum=ten: want a number"},
+		{"tag: bound not a JSON number", func(tagInfinity) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagInfinity.N: jsonschema tag maximum=inf: want a number"},
+		{"tag: multipleOf zero", func(tagZeroMultiple) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagZeroMultiple.N: jsonschema tag multipleOf=0: want a number greater than 0"},
+		{"tag: enum value not a number", func(tagBadEnumNumber) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagBadEnumNumber.N: jsonschema tag enum=two: want a number"},
+		{"tag: unknown type (meta-schema)", func(tagBadType) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagBadType.S: type: value must be one of 'array', 'boolean'"},
+		{"tag: bad pattern (meta-schema)", func(tagBadPattern) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagBadPattern.S: pattern: '(' is not valid regex"},
+		{"tag: uniqueItems=false", func(tagUniqueFalse) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagUniqueFalse.L: jsonschema tag uniqueItems=false: want true"},
+		{"tag: nested field", func(tagNested) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagNested.Inner.Name: jsonschema tag maxLength=-1: want a non-negative integer"},
+		{"tag: bounds in a slice element", func(tagInSlice) error { return nil }, agnara.CapabilityOptions{Name: "x"}, "input tagInSlice.Items[].Code: minLength: minLength 4 is greater than maxLength 2"},
+		{"tags that are fine", func(tagsThatAreFine) (tagsThatAreFine, error) { return tagsThatAreFine{}, nil }, agnara.CapabilityOptions{Name: "x"}, ""},
+		{"anonymous input struct is fine", func(struct {
+			T string `json:"t"`
+		}) error {
+			return nil
+		}, agnara.CapabilityOptions{Name: "x"}, ""},
 		{"output channel", func() (chan int, error) { return nil, nil }, agnara.CapabilityOptions{Name: "x"}, "output chan int: chan int values cannot be represented in JSON"},
 	}
 	for _, tt := range tests {
@@ -187,12 +295,9 @@ func TestRegisteringAfterCompileIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	site := lineAfter(here())
-	late := app.Capability(func() error { return nil }, &agnara.CapabilityOptions{Name: "late"})
+	app.Capability(func() error { return nil }, &agnara.CapabilityOptions{Name: "late"})
 	if _, ok := plans.Lookup("app.late"); ok {
 		t.Error("a capability registered after compile has a plan")
-	}
-	if !errors.Is(late.Err(), agnara.ErrFrozen) {
-		t.Errorf("late.Err() = %v, want ErrFrozen", late.Err())
 	}
 	_, err = execution.Compile(app)
 	if !errors.Is(err, agnara.ErrFrozen) || !strings.Contains(err.Error(), site) {
@@ -246,5 +351,19 @@ func TestPlanAccessorsReturnCopies(t *testing.T) {
 	if p.Identity() != "app.get" || p.Name() != "get" || p.Title() != "Get" || p.Description() != "Get a user." ||
 		p.Annotations() != agnara.ReadOnly || p.Confirm() != "Sure?" || p.Timeout() != 0 || p.Capability() != cap || p.String() != "app.get" {
 		t.Errorf("accessors disagree with the registration: %+v", p)
+	}
+}
+
+func TestCheckedTagsArePublished(t *testing.T) {
+	app := agnara.New("app", nil)
+	c := app.Capability(func(tagsThatAreFine) error { return nil }, &agnara.CapabilityOptions{Name: "x"})
+	schema := string(compileOne(t, app, c).InputSchema())
+	for _, want := range []string{
+		`"description":"An, escaped comma"`, `"minLength":1,"maxLength":5,"pattern":"^[a-z]+$"`, `"enum":["a","b"]`,
+		`"minimum":-5,"exclusiveMinimum":-6,"maximum":5,"multipleOf":0.5`, `"minItems":0,"maxItems":2,"uniqueItems":true`,
+	} {
+		if !strings.Contains(schema, want) {
+			t.Errorf("schema %s\ndoes not contain %s", schema, want)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -31,23 +30,11 @@ type Violation struct {
 // say "truncated": true when there were more.
 const maxViolations = 64
 
-// validators caches compiled validators by schema text: identical schemas
-// (capabilities sharing an input type, capabilities without input) are
-// compiled once per process. Compiled schemas are immutable and safe for
-// concurrent use.
-var validators sync.Map // string -> *jsonschema.Schema
-
-// compileValidator compiles a published schema for validation.
+// compileValidator compiles a published schema for validation. Identical
+// schemas (capabilities sharing an input type, capabilities without input)
+// share one validator.
 func compileValidator(schema []byte) (*jsonschema.Schema, error) {
-	if v, ok := validators.Load(string(schema)); ok {
-		return v.(*jsonschema.Schema), nil
-	}
-	v, err := schemacheck.Compile(schema)
-	if err != nil {
-		return nil, err
-	}
-	validators.Store(string(schema), v)
-	return v, nil
+	return schemacheck.CompileShared(schema)
 }
 
 // validateArguments parses and validates raw arguments. It returns nil when

@@ -49,7 +49,7 @@ func TestTitledEnums(t *testing.T) {
 	c := app.Capability(func(ec *execution.Context) (string, error) {
 		v, err := execution.Ask(ec, "pick", f)
 		return v.Size, err
-	}, &agnara.CapabilityOptions{Name: "x", Forms: []agnara.Checkable{f}})
+	}, &agnara.CapabilityOptions{Name: "x", Forms: []agnara.Form{f}})
 	p := compileOne(t, app, c)
 	out, err := p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{"pick": {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"size":"m","extra":[]}`)}}})
 	mustFailure(t, out, err, execution.InvalidInput) // "m" is not an option: said once
@@ -96,7 +96,7 @@ func TestFormsOutsideTheSubset(t *testing.T) {
 	// Declared forms are checked by Compile, at the registration's line.
 	app := agnara.New("app", nil)
 	site := lineAfter(here())
-	app.Capability(func() error { return nil }, &agnara.CapabilityOptions{Name: "x", Forms: []agnara.Checkable{execution.NewForm[pattern]("q")}})
+	app.Capability(func() error { return nil }, &agnara.CapabilityOptions{Name: "x", Forms: []agnara.Form{execution.NewForm[pattern]("q")}})
 	if _, err := execution.Compile(app); err == nil || !strings.Contains(err.Error(), site) || !strings.Contains(err.Error(), `"pattern" is not allowed in a form`) {
 		t.Errorf("Compile = %v, want the form's mistake at %s", err, site)
 	}
@@ -121,7 +121,7 @@ func TestAskAndAnswer(t *testing.T) {
 			return "kept", nil
 		}
 		return "shipped", nil
-	}, &agnara.CapabilityOptions{Name: "ship", Forms: []agnara.Checkable{shippingForm}})
+	}, &agnara.CapabilityOptions{Name: "ship", Forms: []agnara.Form{shippingForm}})
 	p := compileOne(t, app, c)
 	valid := json.RawMessage(`{"name":"Ada","email":"ada@example.com","weight":2.5,"size":"M","extras":["gift"]}`)
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/invopop/jsonschema"
 )
 
@@ -74,6 +75,8 @@ type field struct {
 	goPath string       // Go selector, such as "Base.ID" for promoted fields
 	typ    reflect.Type // field type
 	omit   bool         // omitempty or omitzero
+	named  bool         // the json tag names the member
+	tag    string       // the jsonschema tag
 }
 
 // structFields lists t's JSON members the way encoding/json and the schema
@@ -119,7 +122,8 @@ func structFields(t reflect.Type) ([]field, []string) {
 			if slices.Contains(optList, "inline") {
 				problems = append(problems, fmt.Sprintf("%s: the json \",inline\" option is not supported by encoding/json; embed the struct instead", goPath))
 			}
-			if name == "" {
+			named := name != ""
+			if !named {
 				name = f.Name
 			}
 			if prev, dup := seen[name]; dup {
@@ -132,6 +136,8 @@ func structFields(t reflect.Type) ([]field, []string) {
 				goPath: goPath,
 				typ:    f.Type,
 				omit:   slices.Contains(optList, "omitempty") || slices.Contains(optList, "omitzero"),
+				named:  named,
+				tag:    f.Tag.Get("jsonschema"),
 			})
 		}
 	}
@@ -199,7 +205,14 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 		}
 		stack = append(stack, t)
 		for _, f := range fields {
-			g.check(f.typ, loc+"."+f.goPath, stack)
+			floc := loc + "." + f.goPath
+			if !f.named {
+				g.problem(floc, "exported field has no JSON name, so callers would see the Go name %q: tag it json:\"<name>\" (or json:\"-\" to leave it out)", f.name)
+			}
+			for _, p := range tagProblems(f.tag, f.typ, g.output) {
+				g.problem(floc, "%s", p)
+			}
+			g.check(f.typ, floc, stack)
 		}
 	default:
 		g.problem(loc, "%s values cannot be represented in JSON", t)
@@ -268,7 +281,72 @@ func deriveSchema(t reflect.Type, output bool) (_ []byte, err error) {
 	if err := writeOrdered(&buf, tree); err != nil {
 		return nil, err
 	}
+	// What the tags produced must be a schema, and a satisfiable one.
+	doc, err := schemacheck.Parse(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot derive a schema: %w", label, err)
+	}
+	for _, p := range schemacheck.Check(doc) {
+		path, keyword := fieldPath(t, label, p.Pointer)
+		g.problem(path, "%s: %s", keyword, p.Message)
+	}
+	if len(g.problems) > 0 {
+		return nil, g.err()
+	}
 	return buf.Bytes(), nil
+}
+
+// fieldPath turns the JSON Pointer of a keyword in t's schema, such as
+// /properties/name/maxLength, into the Go path of the field it describes
+// ("Input.Name") and the keyword ("maxLength").
+func fieldPath(t reflect.Type, label, ptr string) (path, keyword string) {
+	toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	if ptr == "" {
+		return label, "schema"
+	}
+	keyword = strings.NewReplacer("~1", "/", "~0", "~").Replace(toks[len(toks)-1])
+	path = label
+	for i := 0; i < len(toks)-1; i++ {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch tok := toks[i]; {
+		case tok == "properties" && i+1 < len(toks)-1:
+			i++
+			name := strings.NewReplacer("~1", "/", "~0", "~").Replace(toks[i])
+			var next reflect.Type
+			goName := name
+			if t != nil && t.Kind() == reflect.Struct {
+				fields, _ := structFields(t)
+				for _, f := range fields {
+					if f.name == name {
+						goName, next = f.goPath, f.typ
+					}
+				}
+			}
+			path += "." + goName
+			t = next
+		case tok == "items":
+			path += "[]"
+			if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+				t = t.Elem()
+			} else {
+				t = nil
+			}
+		case tok == "additionalProperties":
+			path += "[key]"
+			if t != nil && t.Kind() == reflect.Map {
+				t = t.Elem()
+			} else {
+				t = nil
+			}
+		case tok == "anyOf" || tok == "oneOf":
+			i++ // an alternative of the same value (nullable wrappers)
+		default:
+			path += "/" + tok
+		}
+	}
+	return path, keyword
 }
 
 func (g *schemaGen) err() error {

@@ -60,7 +60,7 @@ type Everything struct {
 	Ignored  string            `json:"-"`
 	//lint:ignore U1000 unexported on purpose: it must be left out of the schema
 	private   string
-	Untagged  uint16
+	Untagged  uint16    `json:"Untagged"` // a Go-cased name, declared
 	Addresses []Address `json:"addresses,omitempty"`
 }
 

@@ -95,6 +95,20 @@ func analyze(fnType reflect.Type) (signature, []string) {
 	return sig, problems
 }
 
+// inputMistake explains a parameter in the input's position that has no
+// provider and cannot be a dependency anyway, because it is a plain value:
+// it was meant as the input, and the input must be a struct.
+func inputMistake(t reflect.Type, index int, sig signature) string {
+	if index != sig.firstDep || sig.input != noInput {
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return "" // dependencies are usually pointers or interfaces
+	}
+	return fmt.Sprintf("the input must be a struct, whose fields are the arguments; got %s (wrap it: struct{ Value %s `json:\"value\"` })", t, t)
+}
+
 // dependencyHint explains a missing provider for a parameter that was
 // probably meant as something else.
 func dependencyHint(t reflect.Type, index int, sig signature) string {

@@ -53,7 +53,7 @@ func interactiveApp(t testing.TB, purged, notified *atomic.Int32) *mcpexpose.Sna
 		}
 		notified.Add(1)
 		return "sent to " + c.Email, nil
-	}, &agnara.CapabilityOptions{Name: "notify", Description: "Notify someone.", Forms: []agnara.Checkable{contactForm}})
+	}, &agnara.CapabilityOptions{Name: "notify", Description: "Notify someone.", Forms: []agnara.Form{contactForm}})
 	exp := mcpexpose.New(app)
 	exp.Tool(purge, nil)
 	exp.Tool(notify, nil)

@@ -122,7 +122,8 @@ func newTool(d decl, p *execution.Plan) (*tool, error) {
 	}
 	if !p.ReturnsContent() {
 		env := envelopeSchema(p.OutputSchema())
-		v, err := schemacheck.Compile(env)
+		// Tools returning the same type share one envelope validator.
+		v, err := schemacheck.CompileShared(env)
 		if err != nil {
 			return nil, fmt.Errorf("output schema does not compile: %v", err)
 		}

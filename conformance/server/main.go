@@ -301,21 +301,21 @@ func fixtures() []fixture {
 				return nil, err
 			}
 			return text(fmt.Sprintf("User response: <action: accept, content: {username: %s, email: %s}>", u.Username, u.Email)), nil
-		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{userForm}}},
+		}, agnara.CapabilityOptions{Forms: []agnara.Form{userForm}}},
 		{"test_elicitation_sep1034_defaults", "Asks for a name, an age, a score, a status and a verified flag.", func(ec *execution.Context) ([]execution.Content, error) {
 			v, err := execution.Ask(ec, "profile", defaultsForm)
 			if err != nil {
 				return nil, err
 			}
 			return text(fmt.Sprintf("Elicitation result: action=accept, content=%+v", v)), nil
-		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{defaultsForm}}},
+		}, agnara.CapabilityOptions{Forms: []agnara.Form{defaultsForm}}},
 		{"test_elicitation_sep1330_enums", "Asks single- and multi-select enum questions.", func(ec *execution.Context) ([]execution.Content, error) {
 			v, err := execution.Ask(ec, "choices", enumsForm)
 			if err != nil {
 				return nil, err
 			}
 			return text(fmt.Sprintf("Elicitation result: action=accept, content=%+v", v)), nil
-		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{enumsForm}}},
+		}, agnara.CapabilityOptions{Forms: []agnara.Form{enumsForm}}},
 		// Stateless era (2026-07-28): the questions become input-required
 		// results; the handler runs again, from the start, with the answers.
 		{"test_input_required_result_elicitation", "Asks the user's name, then greets them.", func(ec *execution.Context) ([]execution.Content, error) {
@@ -324,7 +324,7 @@ func fixtures() []fixture {
 				return nil, err
 			}
 			return text("Hello, " + v.Name + "!"), nil
-		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{nameForm}}},
+		}, agnara.CapabilityOptions{Forms: []agnara.Form{nameForm}}},
 		{"test_input_required_result_sampling", "Asks the client's model for the capital of France.", func(ec *execution.Context) ([]execution.Content, error) {
 			r, err := ec.Sample("capital_question", capitalQuestion)
 			if err != nil {
@@ -345,7 +345,7 @@ func fixtures() []fixture {
 				return nil, err
 			}
 			return text(fmt.Sprintf("state-ok: requestState verified, ok=%t", v.OK)), nil
-		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{okForm}}},
+		}, agnara.CapabilityOptions{Forms: []agnara.Form{okForm}}},
 		{"test_input_required_result_multiple_inputs", "Asks a form, the client's model and the client's roots in one round.", func(ec *execution.Context) ([]execution.Content, error) {
 			v, errName := execution.Ask(ec, "user_name", nameForm)
 			g, errGreeting := ec.Sample("greeting", greetingRequest)
@@ -354,7 +354,7 @@ func fixtures() []fixture {
 				return nil, err
 			}
 			return text(fmt.Sprintf("%s %s (%s)", g.Text, v.Name, describeRoots(roots))), nil
-		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{nameForm}}},
+		}, agnara.CapabilityOptions{Forms: []agnara.Form{nameForm}}},
 		{"test_input_required_result_multi_round", "Asks the user's name, then, in a second round, their favorite color.", func(ec *execution.Context) ([]execution.Content, error) {
 			n, err := execution.Ask(ec, "step1", stepNameForm)
 			if err != nil {
@@ -365,14 +365,14 @@ func fixtures() []fixture {
 				return nil, err
 			}
 			return text(fmt.Sprintf("Multi-round complete: %s likes %s", n.Name, c.Color)), nil
-		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{stepNameForm, stepColorForm}}},
+		}, agnara.CapabilityOptions{Forms: []agnara.Form{stepNameForm, stepColorForm}}},
 		{"test_input_required_result_tampered_state", "Asks for a confirmation; a retry with altered request state is refused.", func(ec *execution.Context) ([]execution.Content, error) {
 			v, err := execution.Ask(ec, "confirm", okForm)
 			if err != nil {
 				return nil, err
 			}
 			return text(fmt.Sprintf("state-ok: requestState verified, ok=%t", v.OK)), nil
-		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{okForm}}},
+		}, agnara.CapabilityOptions{Forms: []agnara.Form{okForm}}},
 		{"test_input_required_result_capabilities", "Asks only what the client declared it can answer.", func(ec *execution.Context) ([]execution.Content, error) {
 			var errs []error
 			if ec.CanAsk(execution.Elicitation) {
@@ -394,7 +394,7 @@ func fixtures() []fixture {
 				return text("The client declared no way to answer; nothing was asked."), nil
 			}
 			return text("Capability-aware input requests fulfilled"), nil
-		}, agnara.CapabilityOptions{Forms: []agnara.Checkable{nameForm}}},
+		}, agnara.CapabilityOptions{Forms: []agnara.Form{nameForm}}},
 		{"json_schema_2020_12_tool", "Takes arguments described by a JSON Schema 2020-12 document.", func(raw json.RawMessage) ([]execution.Content, error) {
 			return text("arguments accepted: " + string(raw)), nil
 		}, agnara.CapabilityOptions{InputSchema: json.RawMessage(schema2020)}},

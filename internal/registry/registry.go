@@ -1,0 +1,85 @@
+// Package registry hands the definitions package agnara records to the
+// compiler in package execution. What only a compiler may do with an
+// application (freeze it, read a capability's function and registration
+// site) is not part of agnara's API; it passes through here instead, where
+// no code outside this module can reach it.
+//
+// Package agnara installs the two accessors once, when it is initialised
+// ([Install]); package execution calls [Freeze] and [Define]. They are not
+// hooks anyone can swap: nothing outside this module can import this
+// package, and agnara installs them before any of its values exist.
+package registry
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/site"
+	"github.com/agnara-go/agnara/policy"
+)
+
+// Frozen is what a frozen application hands its compiler. C is
+// *agnara.Capability.
+type Frozen[C any] struct {
+	// Capabilities are the capabilities registered before the freeze, in
+	// registration order.
+	Capabilities []C
+	// Container is the application's dependency container, built once.
+	Container *di.Container
+	// Err joins every registration mistake recorded so far, including the
+	// dependency graph's.
+	Err error
+
+	Logger               *slog.Logger
+	Scopes               policy.Scopes
+	Observer             Observer // nil when none
+	ConfirmationVerifier policy.ConfirmationVerifier
+}
+
+// Observer has the method set of agnara.Observer, so that a value of either
+// type converts to the other; the compiler cannot name agnara.Observer here
+// without an import cycle.
+type Observer interface {
+	Stage(ctx context.Context, capability, stage string) (context.Context, func(err error))
+}
+
+// Definition is what the compiler reads of one capability beyond its public
+// accessors.
+type Definition struct {
+	// Site is where the capability was registered: every mistake found in
+	// it is reported there.
+	Site site.Site
+	// Func is the registered function, unchecked.
+	Func any
+	// Err joins the mistakes found in the registration itself (name,
+	// options, a registration after the freeze), or is nil.
+	Err error
+}
+
+// Sealed is the argument type of agnara.Form's sealing method. Code outside
+// this module cannot name it, so it cannot implement agnara.Form.
+type Sealed struct{}
+
+var (
+	freeze any // func(A) Frozen[C]
+	define any // func(C) Definition
+)
+
+// Install connects the compiler to package agnara. Package agnara calls it
+// from its init function, once.
+func Install[A, C any](freezeApp func(A) Frozen[C], defineCapability func(C) Definition) {
+	freeze, define = freezeApp, defineCapability
+}
+
+// Freeze closes registration of app and returns what it registered.
+// Freezing again returns the same capabilities and container (and any
+// registration made in between as a mistake). C is *agnara.Capability.
+func Freeze[C, A any](app A) Frozen[C] {
+	return freeze.(func(A) Frozen[C])(app)
+}
+
+// Define returns what the compiler reads of capability c.
+func Define[C any](c C) Definition {
+	return define.(func(C) Definition)(c)
+}
