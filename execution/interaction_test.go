@@ -258,7 +258,7 @@ func TestInvalidAnswerSaysWhatIsWrong(t *testing.T) {
 	c := app.Capability(func(ec *execution.Context) (string, error) {
 		s, err := execution.Ask(ec, "ship", shippingForm)
 		return s.Name, err
-	}, &agnara.CapabilityOptions{Name: "ship", Forms: []agnara.Checkable{shippingForm}})
+	}, &agnara.CapabilityOptions{Name: "ship", Forms: []agnara.Form{shippingForm}})
 	p := compileOne(t, app, c)
 	out, err := p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{
 		"ship": {Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(`{"name":"","email":"x","weight":99,"size":"XL"}`)},
@@ -281,7 +281,7 @@ func TestDeclinedAndCancelledSayWhat(t *testing.T) {
 	c := app.Capability(func(ec *execution.Context) (string, error) {
 		s, err := execution.Ask(ec, "ship", shippingForm)
 		return s.Name, err
-	}, &agnara.CapabilityOptions{Name: "ship", Forms: []agnara.Checkable{shippingForm}})
+	}, &agnara.CapabilityOptions{Name: "ship", Forms: []agnara.Form{shippingForm}})
 	p := compileOne(t, app, c)
 	for action, want := range map[string]string{"decline": "the caller declined the request for input", "cancel": "the caller cancelled the request for input"} {
 		out, err := p.Invoke(bg, &execution.Invocation{Answers: map[string]execution.Answer{"ship": {Kind: execution.Elicitation, Action: action}}})
