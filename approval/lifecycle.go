@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -35,25 +36,16 @@ func checkIntent(in Intent) (Intent, error) {
 	if len(in.Arguments) > MaxArguments {
 		return Intent{}, fmt.Errorf("%w: arguments are %d bytes; the limit is %d", ErrInvalid, len(in.Arguments), MaxArguments)
 	}
-	args := normalizeArguments(in.Arguments)
-	digest, err := ArgumentsDigest(args)
+	args := execution.NormalizeArguments(in.Arguments)
+	digest, err := execution.ArgumentsDigest(args)
 	if err != nil {
-		return Intent{}, err
+		return Intent{}, fmt.Errorf("%w: arguments: %v", ErrInvalid, err)
 	}
 	if in.ArgumentsDigest != digest {
 		return Intent{}, fmt.Errorf("%w: arguments digest %q does not match the arguments (their RFC 8785 digest is %s)", ErrInvalid, in.ArgumentsDigest, digest)
 	}
 	in.Arguments = bytes.Clone(args)
 	return in, nil
-}
-
-// normalizeArguments trims args; empty arguments are {}.
-func normalizeArguments(args json.RawMessage) json.RawMessage {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 {
-		return json.RawMessage("{}")
-	}
-	return args
 }
 
 // intentDiff names what makes b a different intent from a.

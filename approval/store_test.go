@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/policy"
 )
@@ -53,7 +54,7 @@ func testBinding() approval.Binding {
 
 func testIntent(t testing.TB, key, args string) approval.Intent {
 	t.Helper()
-	digest, err := approval.ArgumentsDigest(json.RawMessage(args))
+	digest, err := execution.ArgumentsDigest(json.RawMessage(args))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -337,6 +337,16 @@ func TestConfirmation(t *testing.T) {
 			}
 		})
 	}
+	t.Run("duplicate keys", func(t *testing.T) {
+		// The schema validator keeps the last of repeated keys; the digest
+		// the evidence is bound to refuses them, as bad input.
+		ev := policy.Confirmation{Capability: "users.delete_user", ArgumentsDigest: digest, Accepted: true}
+		out, err := p.Invoke(bg, &execution.Invocation{Arguments: json.RawMessage(`{"id":"u2","id":"u1"}`), Confirmation: &ev})
+		f := mustFailure(t, out, err, execution.InvalidInput)
+		if !strings.Contains(f.Message, "duplicate") {
+			t.Errorf("message %q does not say what is wrong", f.Message)
+		}
+	})
 }
 
 // cancelApp registers a capability whose handler blocks until its context

@@ -218,7 +218,7 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 		}
 		return nil, t.fail(ec, ScopeDenied, err)
 	}
-	digest, err := approval.ArgumentsDigest(args)
+	digest, err := execution.ArgumentsDigest(args)
 	if err != nil {
 		return nil, t.fail(ec, InvalidArguments, err)
 	}

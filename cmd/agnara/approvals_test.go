@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/google/go-cmp/cmp"
@@ -29,7 +30,7 @@ func binding(tool string) approval.Binding {
 
 func intent(t *testing.T, key, tool, requester, args string) approval.Intent {
 	t.Helper()
-	d, err := approval.ArgumentsDigest(json.RawMessage(args))
+	d, err := execution.ArgumentsDigest(json.RawMessage(args))
 	if err != nil {
 		t.Fatal(err)
 	}
