@@ -3,6 +3,8 @@ package approval
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agnara-go/agnara/execution"
 )
 
 // Effect is what a remote tool may do to the world, as the host declared it
@@ -198,8 +200,9 @@ type Receipt struct {
 	// success response, not_started only if nothing was sent, otherwise
 	// unknown.
 	Effect EffectState
-	// Code is the failure code (e.g. "mcp_timeout"), or "" on success.
-	Code string
+	// Reason is the reason of the failure the dispatch ended in (e.g.
+	// "mcp_timeout", see package mcpimport), or "" on success.
+	Reason execution.Reason
 	// Result is the success envelope, or nil. When set it must be JSON.
 	Result json.RawMessage
 	// At is when the dispatch ended. Complete sets it to the store's clock

@@ -74,7 +74,7 @@ func Example() {
 
 	// The request went out and timed out: the write may or may not have
 	// happened.
-	a, err = store.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout"})
+	a, err = store.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Reason: "mcp_timeout"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -445,7 +445,7 @@ func (s *sqlStore) Complete(ctx context.Context, id string, r Receipt) (Approval
 			result = []byte(r.Result)
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = 'completed', receipt_effect = $1, receipt_code = $2,
-			receipt_result = $3, receipt_at = $4 WHERE id = $5 AND state = 'claimed'`, r.Effect, r.Code, result, nanos(at), id)
+			receipt_result = $3, receipt_at = $4 WHERE id = $5 AND state = 'claimed'`, r.Effect, string(r.Reason), result, nanos(at), id)
 		if err != nil {
 			return s.fail("complete", err)
 		}
@@ -454,7 +454,7 @@ func (s *sqlStore) Complete(ctx context.Context, id string, r Receipt) (Approval
 		} else if n != 1 {
 			return fmt.Errorf("%w: approval %s", ErrNotClaimed, id)
 		}
-		if err := s.event(ctx, tx, id, now, "completed", "", map[string]any{"effect": r.Effect, "code": r.Code}); err != nil {
+		if err := s.event(ctx, tx, id, now, "completed", "", map[string]any{"effect": r.Effect, "code": r.Reason}); err != nil {
 			return err
 		}
 		out, err = s.load(ctx, tx, id)

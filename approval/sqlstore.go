@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/agnara-go/agnara/execution"
 )
 
 // sqlStore is the one implementation of the approval lifecycle, on
@@ -138,7 +140,7 @@ func scanApproval(row scanner) (Approval, error) {
 	a.CreatedAt, a.ExpiresAt = fromNanos(created), fromNanos(expires)
 	a.DecidedAt, a.ClaimedAt = fromNanos(decided), fromNanos(claimed)
 	if rEffect.Valid {
-		a.Receipt = &Receipt{Effect: EffectState(rEffect.String), Code: rCode, At: fromNanos(rAt)}
+		a.Receipt = &Receipt{Effect: EffectState(rEffect.String), Reason: execution.Reason(rCode), At: fromNanos(rAt)}
 		if rResult != nil {
 			a.Receipt.Result = json.RawMessage(rResult)
 		}

@@ -49,9 +49,11 @@
 // {...} | null}. When the remote tool advertises an output schema, valid
 // structured content is required; JSON-looking text is never a substitute.
 // Images, audio, resources, links, input requests and isError results fail
-// closed. A failed call ends in a canonical failure whose details carry one
-// of the call codes ([InvalidArguments] ... [ResultTooLarge]) under
-// "error_code"; what the remote server said never reaches the caller. There
+// closed. A failed call ends in a canonical failure whose
+// [execution.Failure.Reason] is one of the call reasons
+// ([ReasonInvalidArguments] ... [ReasonResultTooLarge]), or for a write one
+// of the approval reasons of package approval; what the remote server said
+// never reaches the caller. There
 // are no retries and no hidden calls. Cancellation stops the wait and
 // discards a late result; the remote server may go on executing.
 package mcpimport

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpimport"
 )
 
@@ -85,12 +86,12 @@ func TestCallLimits(t *testing.T) {
 		name             string
 		tool, args       string
 		atLimit, overRun mcpimport.Limits
-		code             mcpimport.Code
+		code             execution.Reason
 		sent             bool // whether the refused call reached the remote server
 	}{
-		{"argument bytes", "echo_text", args(argBytes), mcpimport.Limits{ObjectBytes: argBytes}, mcpimport.Limits{ObjectBytes: argBytes - 1}, mcpimport.InvalidArguments, false},
-		{"result bytes", "search_docs", `{"q":"q","mode":"bigtext","n":2000}`, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes)}, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes) - 1}, mcpimport.ResultTooLarge, true},
-		{"content blocks", "search_docs", `{"q":"q","mode":"blocks","n":5}`, mcpimport.Limits{ContentBlocks: 5}, mcpimport.Limits{ContentBlocks: 4}, mcpimport.ResultTooLarge, true},
+		{"argument bytes", "echo_text", args(argBytes), mcpimport.Limits{ObjectBytes: argBytes}, mcpimport.Limits{ObjectBytes: argBytes - 1}, mcpimport.ReasonInvalidArguments, false},
+		{"result bytes", "search_docs", `{"q":"q","mode":"bigtext","n":2000}`, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes)}, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes) - 1}, mcpimport.ReasonResultTooLarge, true},
+		{"content blocks", "search_docs", `{"q":"q","mode":"blocks","n":5}`, mcpimport.Limits{ContentBlocks: 5}, mcpimport.Limits{ContentBlocks: 4}, mcpimport.ReasonResultTooLarge, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDocs(nil)

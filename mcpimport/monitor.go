@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/agnara-go/agnara/execution"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,9 +27,9 @@ var SupportedProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18
 //
 // A host that has its own ToolListChangedHandler calls mon.ToolListChanged
 // from it. A tools/list_changed notification makes every catalog discovered
-// before it stale: its calls fail with [CatalogStale] until the host
+// before it stale: its calls fail with [ReasonCatalogStale] until the host
 // discovers again and swaps catalogs. Closing the monitor makes calls fail
-// with [ConnectionClosed].
+// with [ReasonConnectionClosed].
 //
 // A Monitor is safe for concurrent use.
 type Monitor struct {
@@ -78,7 +79,7 @@ func (m *Monitor) ToolListChanged(context.Context, *mcp.ToolListChangedRequest) 
 }
 
 // Close marks the session as gone: calls of every catalog discovered through
-// this monitor fail with [ConnectionClosed], and discovery fails. Close is
+// this monitor fail with [ReasonConnectionClosed], and discovery fails. Close is
 // idempotent.
 func (m *Monitor) Close() {
 	m.mu.Lock()
@@ -104,15 +105,15 @@ func (m *Monitor) watch() watch {
 }
 
 // current reports whether a catalog discovered at generation gen is still
-// current, and if not, which failure code says why.
-func (m *Monitor) current(gen uint64) (Code, bool) {
+// current, and if not, which failure reason says why.
+func (m *Monitor) current(gen uint64) (execution.Reason, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
 	case m.closed:
-		return ConnectionClosed, false
+		return ReasonConnectionClosed, false
 	case m.gen != gen:
-		return CatalogStale, false
+		return ReasonCatalogStale, false
 	}
 	return "", true
 }

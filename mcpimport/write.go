@@ -162,34 +162,16 @@ func (t *tool) writeHandler(identity string) func(*execution.Context, json.RawMe
 	}
 }
 
-// Write failure codes, in the details of the canonical failures a write
-// call can end in besides the call codes.
-const (
-	// ApprovalPending: the call waits for an approval (interaction_required).
-	ApprovalPending Code = "approval_pending"
-	// ApprovalRejected: an approver rejected the call (forbidden).
-	ApprovalRejected Code = "approval_rejected"
-	// ApprovalInProgress: the approval is claimed and no receipt is recorded
-	// yet — the dispatch is under way, or the process died during it
-	// (conflict). The effect is unknown until a receipt or a reconciliation
-	// says otherwise.
-	ApprovalInProgress Code = "approval_in_progress"
-	// ApprovalBindingChanged: the approval was given for another identity
-	// of the registration (a different catalog or scope revision); it is not
-	// dispatched (conflict).
-	ApprovalBindingChanged Code = "approval_binding_changed"
-	// ApprovalUnavailable: the approval store failed (unavailable). Nothing
-	// was dispatched.
-	ApprovalUnavailable Code = "approval_unavailable"
-)
-
-// writeFailure is failure(code) with the approval's id and, when known, the
-// effect state.
-func writeFailure(code Code, a *approval.Approval, effect approval.EffectState) *execution.Failure {
-	f := failure(code)
+// writeFailure is failure(reason) with the approval's id and, when known,
+// the effect state in its details. A write call fails with the call reasons
+// and with the approval reasons of package approval (approval.ReasonPending,
+// ReasonRejected, ReasonInProgress, ReasonBindingChanged,
+// ReasonUnavailable).
+func writeFailure(reason execution.Reason, a *approval.Approval, effect approval.EffectState) *execution.Failure {
+	f := failure(reason)
+	f.Details = map[string]any{}
 	if a != nil {
 		f.Details["approval_id"] = a.ID
-		f.Details["approval_state"] = string(a.State)
 	}
 	if effect != "" {
 		f.Details["effect"] = string(effect)
@@ -205,27 +187,27 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 		return nil, t.fail(ec, code, nil)
 	}
 	if len(args) > c.limits.ObjectBytes {
-		return nil, t.fail(ec, InvalidArguments, nil)
+		return nil, t.fail(ec, ReasonInvalidArguments, nil)
 	}
 	caller := ec.Principal()
 	if caller.IsAnonymous() {
 		// Approvals need to know who asked: self-approval is refused.
-		return nil, t.fail(ec, ScopeDenied, errors.New("anonymous callers cannot request writes"))
+		return nil, t.fail(ec, ReasonScopeDenied, errors.New("anonymous callers cannot request writes"))
 	}
 	if err := t.sel.validator(ec, caller, args); err != nil {
 		if ec.Err() != nil {
 			return nil, ec.Err()
 		}
-		return nil, t.fail(ec, ScopeDenied, err)
+		return nil, t.fail(ec, ReasonScopeDenied, err)
 	}
 	digest, err := execution.ArgumentsDigest(args)
 	if err != nil {
-		return nil, t.fail(ec, InvalidArguments, err)
+		return nil, t.fail(ec, ReasonInvalidArguments, err)
 	}
 	binding := t.approvalBinding(identity)
 	key, err := idempotencyKey(binding, caller.Issuer(), caller.ID(), digest)
 	if err != nil {
-		return nil, t.fail(ec, ApprovalUnavailable, err)
+		return nil, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	intent := approval.Intent{
 		Binding:         binding,
@@ -238,13 +220,13 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	}
 	a, err := c.store.Prepare(ec, intent)
 	if err != nil {
-		return nil, t.fail(ec, ApprovalUnavailable, err)
+		return nil, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	switch a.State {
 	case approval.StatePending:
-		return nil, writeFailure(ApprovalPending, &a, "")
+		return nil, writeFailure(approval.ReasonPending, &a, "")
 	case approval.StateRejected:
-		return nil, writeFailure(ApprovalRejected, &a, "")
+		return nil, writeFailure(approval.ReasonRejected, &a, "")
 	case approval.StateClaimed:
 		return t.awaitReceipt(ec, a)
 	case approval.StateCompleted:
@@ -252,7 +234,7 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	case approval.StateApproved:
 		return t.dispatch(ec, intent, args, a)
 	}
-	return nil, t.fail(ec, ApprovalUnavailable, errors.New("approval in state "+string(a.State)))
+	return nil, t.fail(ec, approval.ReasonUnavailable, errors.New("approval in state "+string(a.State)))
 }
 
 // awaitReceipt answers a call whose approval is claimed: when this process
@@ -272,12 +254,12 @@ func (t *tool) awaitReceipt(ec *execution.Context, a approval.Approval) (json.Ra
 func (t *tool) receiptOrInProgress(ec *execution.Context, a approval.Approval) (json.RawMessage, error) {
 	cur, err := t.cat.store.Get(ec, a.ID)
 	if err != nil {
-		return nil, t.fail(ec, ApprovalUnavailable, err)
+		return nil, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	if cur.State == approval.StateCompleted {
 		return receipt(&cur)
 	}
-	return nil, writeFailure(ApprovalInProgress, &cur, approval.EffectUnknown)
+	return nil, writeFailure(approval.ReasonInProgress, &cur, approval.EffectUnknown)
 }
 
 // receipt answers a repeated call from its recorded receipt.
@@ -286,9 +268,9 @@ func receipt(a *approval.Approval) (json.RawMessage, error) {
 	if r.Effect == approval.EffectCommitted {
 		return json.RawMessage(slices.Clone(r.Result)), nil
 	}
-	code := Code(r.Code)
+	code := r.Reason
 	if _, ok := callFailures[code]; !ok {
-		code = ProtocolError
+		code = ReasonProtocolError
 	}
 	return nil, writeFailure(code, a, r.Effect)
 }
@@ -310,17 +292,17 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 		// Expired or withdrawn since Prepare looked: ask again.
 		fresh, perr := c.store.Prepare(ec, intent)
 		if perr != nil {
-			return nil, t.fail(ec, ApprovalUnavailable, perr)
+			return nil, t.fail(ec, approval.ReasonUnavailable, perr)
 		}
-		return nil, writeFailure(ApprovalPending, &fresh, "")
+		return nil, writeFailure(approval.ReasonPending, &fresh, "")
 	case errors.Is(err, approval.ErrBindingChanged):
-		return nil, writeFailure(ApprovalBindingChanged, &a, approval.EffectNotStarted)
+		return nil, writeFailure(approval.ReasonBindingChanged, &a, approval.EffectNotStarted)
 	case errors.Is(err, approval.ErrAlreadyClaimed):
 		// Another call claimed it while this one waited its turn; it has
 		// finished meanwhile unless another process holds the claim.
 		return t.receiptOrInProgress(ec, a)
 	case err != nil:
-		return nil, t.fail(ec, ApprovalUnavailable, err)
+		return nil, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	// From here on the claim is durable: whatever happens is recorded, even
 	// if the caller goes away.
@@ -335,24 +317,24 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	}
 	// Checked again at the last moment: the catalog, and the current scope.
 	if code, ok := c.monitor.current(c.gen); !ok {
-		record(approval.Receipt{Effect: approval.EffectNotStarted, Code: string(code)})
+		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: code})
 		return nil, writeFailure(code, &claimed, approval.EffectNotStarted)
 	}
 	if err := t.sel.validator(context.WithoutCancel(ec), ec.Principal(), args); err != nil {
-		record(approval.Receipt{Effect: approval.EffectNotStarted, Code: string(ScopeDenied)})
-		t.fail(ec, ScopeDenied, err)
-		return nil, writeFailure(ScopeDenied, &claimed, approval.EffectNotStarted)
+		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonScopeDenied})
+		t.fail(ec, ReasonScopeDenied, err)
+		return nil, writeFailure(ReasonScopeDenied, &claimed, approval.EffectNotStarted)
 	}
 
 	ctx, cancel := context.WithTimeout(ec, c.limits.CallTimeout)
 	defer cancel()
 	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args})
-	code := Code("")
+	var code execution.Reason
 	switch {
 	case ec.Err() != nil:
-		code = TransportError // the caller went away: the request was sent, the outcome is unknown
+		code = ReasonTransportError // the caller went away: the request was sent, the outcome is unknown
 		if errors.Is(ec.Err(), context.DeadlineExceeded) {
-			code = Timeout
+			code = ReasonTimeout
 		}
 	case err != nil:
 		code = classify(ctx, err)
@@ -366,7 +348,7 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 		env, code = t.project(res)
 	}
 	if code != "" {
-		record(approval.Receipt{Effect: approval.EffectUnknown, Code: string(code)})
+		record(approval.Receipt{Effect: approval.EffectUnknown, Reason: code})
 		t.fail(ec, code, err)
 		if ec.Err() != nil {
 			return nil, ec.Err()

@@ -111,7 +111,7 @@ func fixture(t *testing.T, d database) (pending, approved, completed string) {
 		func() error { _, err := s.Approve(ctx, c.ID, bob, "checked"); return err },
 		func() error { _, err := s.Claim(ctx, c.ID, binding("gw.update_document")); return err },
 		func() error {
-			_, err := s.Complete(ctx, c.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout"})
+			_, err := s.Complete(ctx, c.ID, approval.Receipt{Effect: approval.EffectUnknown, Reason: "mcp_timeout"})
 			return err
 		},
 	} {
@@ -191,7 +191,7 @@ func testShow(t *testing.T, d database) {
 		"Requester:        alice (https://idp.example)",
 		`Decided:          bob at 2026-12-01T09:01:00Z (note: "checked")`,
 		"Claimed:          2026-12-01T09:01:00Z",
-		"Receipt:          unknown at 2026-12-01T09:01:00Z, code mcp_timeout",
+		"Receipt:          unknown at 2026-12-01T09:01:00Z, reason mcp_timeout",
 		"Arguments (sha256:",
 		"  {\n    \"id\": 42,\n    \"title\": \"Q3 plan\"\n  }\n",
 		"prepared   alice",

@@ -303,7 +303,7 @@ func (g *gateway) follow(ctx context.Context, stale <-chan struct{}) {
 		}
 		next, err := g.load(ctx)
 		if err != nil {
-			g.logger.Error("the upstream catalog changed and could not be imported again; its tools stay unavailable", slog.String("error_code", string(mcpimport.CodeOf(err))))
+			g.logger.Error("the upstream catalog changed and could not be imported again; its tools stay unavailable", slog.String("code", string(mcpimport.CodeOf(err))))
 			return
 		}
 		stale = next
