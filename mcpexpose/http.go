@@ -19,6 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/agnara-go/agnara/internal/mcpversion"
 )
 
 // DefaultMaxBodyBytes is the default limit on the size of a request body.
@@ -30,7 +32,7 @@ const DefaultMaxBodyBytes = 1 << 20
 const maxClockSkew = 5 * time.Minute
 
 // modernVersion is the first protocol version served without sessions.
-const modernVersion = "2026-07-28"
+const modernVersion = mcpversion.Modern
 
 // HandlerOptions configures [NewHandler]. A nil *HandlerOptions and every
 // zero field mean the documented default.

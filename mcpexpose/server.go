@@ -258,7 +258,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				ctx, end = s.opts.Observer.Request(context.WithValue(ctx, outcomeKey{}, box), s.requestInfo(method, params.Name, req, p))
 			}
 			var res mcp.Result
-			if cr, ok := req.(*mcp.CallToolRequest); ok && cr.ProtocolVersion() < "2026-07-28" {
+			if cr, ok := req.(*mcp.CallToolRequest); ok && cr.ProtocolVersion() < modernVersion {
 				res, err = s.legacyRounds(ctx, method, req, next)
 			} else {
 				res, err = next(ctx, method, req)

@@ -19,7 +19,7 @@ import (
 // Options configures [Discover]. A nil *Options and every zero field mean the
 // documented default.
 type Options struct {
-	// Limits bound what the remote server may send. Default: [DefaultLimits].
+	// Limits bound what the remote server may send. Default: [DefaultLimits]().
 	Limits Limits
 	// Logger receives debug records about failed calls (codes and causes,
 	// never arguments or remote messages above debug level). Default: a

@@ -476,7 +476,7 @@ func TestBindings(t *testing.T) {
 		})
 	}
 	// Accepted at the edges: a 300 s timeout, limits equal to the defaults.
-	lim := mcpimport.DefaultLimits
+	lim := mcpimport.DefaultLimits()
 	lim.CallTimeout = mcpimport.MaxCallTimeout
 	if _, err := mcpimport.Discover(context.Background(), cs, mon, "docs", readBindings(), &mcpimport.Options{Limits: lim}); err != nil {
 		t.Fatal(err)

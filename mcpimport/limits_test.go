@@ -3,6 +3,7 @@ package mcpimport_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,8 +114,14 @@ func TestCallLimits(t *testing.T) {
 
 func TestDefaultLimits(t *testing.T) {
 	want := mcpimport.Limits{Pages: 32, Tools: 256, CatalogBytes: 1 << 20, SchemaBytes: 64 << 10, DescriptionBytes: 8 << 10, ObjectBytes: 64 << 10, ContentBlocks: 128, CallTimeout: 30e9}
-	if mcpimport.DefaultLimits != want {
-		t.Errorf("DefaultLimits = %v", mcpimport.DefaultLimits)
+	got := mcpimport.DefaultLimits()
+	if got != want {
+		t.Errorf("DefaultLimits() = %v", got)
+	}
+	// A caller's copy is its own: changing it raises no ceiling.
+	got.ObjectBytes *= 2
+	if mcpimport.DefaultLimits() != want {
+		t.Error("changing a returned Limits changed the defaults")
 	}
 	// Every limit can be lowered and none raised.
 	for _, raise := range []mcpimport.Limits{
@@ -125,5 +132,21 @@ func TestDefaultLimits(t *testing.T) {
 		if mcpimport.CodeOf(err) != mcpimport.BindingInvalid {
 			t.Errorf("%v: err = %v, want %s", raise, err, mcpimport.BindingInvalid)
 		}
+	}
+}
+
+func TestSupportedProtocolVersions(t *testing.T) {
+	want := []string{"2026-07-28", "2025-11-25", "2025-06-18"}
+	got := mcpimport.SupportedProtocolVersions()
+	if !slices.Equal(got, want) {
+		t.Fatalf("SupportedProtocolVersions() = %v, want %v", got, want)
+	}
+	// Changing the returned slice widens nothing.
+	got[0] = "1999-01-01"
+	if m := mcpimport.NewMonitor(); m.AcceptProtocolVersion("1999-01-01") == nil {
+		t.Error("a version added to a returned slice was accepted")
+	}
+	if !slices.Equal(mcpimport.SupportedProtocolVersions(), want) {
+		t.Error("changing the returned slice changed the supported versions")
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"sync"
 
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// SupportedProtocolVersions are the negotiated MCP protocol versions a
-// [Monitor] accepts, newest first.
-var SupportedProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
+// SupportedProtocolVersions returns the negotiated MCP protocol versions a
+// [Monitor] accepts, newest first: the revisions agnara serves. The slice is
+// new on every call; changing it changes nothing else.
+func SupportedProtocolVersions() []string { return mcpversion.Supported() }
 
 // Monitor watches one client session for changes to the remote tool catalog.
 // The host creates it with the session, feeds it the protocol version the
@@ -56,8 +58,8 @@ func (m *Monitor) AcceptProtocolVersion(version string) error {
 	switch {
 	case m.closed:
 		return newError(ProtocolUnsupported, "", "the monitor is closed")
-	case !slices.Contains(SupportedProtocolVersions, version):
-		return newError(ProtocolUnsupported, "", "negotiated protocol version %s is not supported (want one of %v)", quote(version), SupportedProtocolVersions)
+	case !slices.Contains(mcpversion.Supported(), version):
+		return newError(ProtocolUnsupported, "", "negotiated protocol version %s is not supported (want one of %v)", quote(version), mcpversion.Supported())
 	case m.version != "" && m.version != version:
 		return newError(ProtocolUnsupported, "", "the monitor already accepted protocol version %s", m.version)
 	}

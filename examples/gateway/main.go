@@ -278,7 +278,7 @@ func (g *gateway) load(ctx context.Context) (<-chan struct{}, error) {
 		return nil, err
 	}
 	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
-		Timeout:              mcpimport.DefaultLimits.CallTimeout + 5*time.Second,
+		Timeout:              mcpimport.DefaultLimits().CallTimeout + 5*time.Second,
 		Logger:               g.logger,
 		DevelopmentPrincipal: &g.principal,
 	}})
