@@ -21,14 +21,15 @@ const (
 
 func (e Effect) valid() bool { return e == EffectWrite || e == EffectDestructive }
 
-// State is where an approval is in its lifecycle. The transitions:
+// State is where an approval is in its lifecycle. [Transitions] lists every
+// allowed change of state:
 //
-//	pending  → approved   Approve
-//	pending  → rejected   Reject
-//	pending  → canceled   Cancel        approved → canceled  Cancel
-//	pending  → expired    its deadline  approved → expired   its deadline
-//	approved → claimed    Claim
-//	claimed  → completed  Complete
+//	pending  → approved   approve
+//	pending  → rejected   reject
+//	pending  → canceled   cancel        approved → canceled  cancel
+//	pending  → expired    deadline      approved → expired   deadline
+//	approved → claimed    claim
+//	claimed  → completed  complete
 //
 // Rejected, expired, canceled and completed are final. Claimed is final too
 // when the process died before completing: the claim is held for good, and

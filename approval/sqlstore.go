@@ -175,7 +175,7 @@ func (s *sqlStore) read(ctx context.Context, q queryer, id, suffix string) (Appr
 
 // due reports whether a is pending or approved at or past its deadline.
 func due(a Approval, now time.Time) bool {
-	return (a.State == StatePending || a.State == StateApproved) && !now.Before(a.ExpiresAt)
+	return canTransition(a.State, StateExpired) && !now.Before(a.ExpiresAt)
 }
 
 // expire records that a, found due at now, expired. a is updated in place.
