@@ -6,10 +6,10 @@
 //
 // # The host owns the session
 //
-// The application creates, connects and closes the SDK client session, its
-// transport, credentials and limits; this package only lists tools (every
-// page) and makes single tools/call requests on it. A [Monitor] follows the
-// session: it accepts the protocol version the real handshake negotiated
+// The application connects ([Connect]) and closes the [Session], and owns
+// its transport, credentials and limits; this package only lists tools
+// (every page) and makes single tools/call requests on it. The session's
+// [Monitor], wired in by Connect, follows it: it accepts the protocol version the real handshake negotiated
 // (2026-07-28, 2025-11-25 or 2025-06-18) and receives tools/list_changed
 // notifications, after which every catalog discovered earlier is stale.
 // There is no implicit rediscovery: the host calls [Discover] again and swaps

@@ -23,7 +23,7 @@ var reader = policy.NewPrincipal("alice", []string{"docs:read"})
 // fresh application "gw".
 func imported(t testing.TB, cs *mcp.ClientSession, mon *mcpimport.Monitor, bindings map[string]mcpimport.Binding, opts *mcpimport.Options) (*mcpimport.Catalog, *execution.Plans) {
 	t.Helper()
-	cat, err := mcpimport.Discover(context.Background(), cs, mon, "docs", bindings, opts)
+	cat, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), bindings, opts)
 	if err != nil {
 		t.Fatalf("Discover: %v", err)
 	}
@@ -422,20 +422,20 @@ func TestDiscoverNeedsTheNegotiatedVersion(t *testing.T) {
 	defer cs.Close()
 
 	fresh := mcpimport.NewMonitor()
-	_, err = mcpimport.Discover(context.Background(), cs, fresh, "docs", readBindings(), nil)
+	_, err = mcpimport.Discover(context.Background(), newSession(t, cs, fresh, "docs"), readBindings(), nil)
 	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
 		t.Errorf("monitor without a version: %v", err)
 	}
 	guess := mcpimport.NewMonitor()
 	guess.AcceptProtocolVersion("2026-07-28") // a configured guess, not what was negotiated
-	_, err = mcpimport.Discover(context.Background(), cs, guess, "docs", readBindings(), nil)
+	_, err = mcpimport.Discover(context.Background(), newSession(t, cs, guess, "docs"), readBindings(), nil)
 	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
 		t.Errorf("monitor with another version: %v", err)
 	}
 	closed := mcpimport.NewMonitor()
 	closed.AcceptProtocolVersion("2025-11-25")
 	closed.Close()
-	_, err = mcpimport.Discover(context.Background(), cs, closed, "docs", readBindings(), nil)
+	_, err = mcpimport.Discover(context.Background(), newSession(t, cs, closed, "docs"), readBindings(), nil)
 	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
 		t.Errorf("closed monitor: %v", err)
 	}
@@ -454,8 +454,7 @@ func TestBindings(t *testing.T) {
 		want     string
 	}{
 		{"none", "docs", nil, mcpimport.Limits{}, mcpimport.BindingInvalid, "no bindings"},
-		{"empty server id", "", readBindings(), mcpimport.Limits{}, mcpimport.BindingInvalid, "server id"},
-		{"control in server id", "do\ncs", readBindings(), mcpimport.Limits{}, mcpimport.BindingInvalid, "server id"},
+		{"no session", "", readBindings(), mcpimport.Limits{}, mcpimport.BindingInvalid, "needs a connected session"},
 		{"no local name", "docs", map[string]mcpimport.Binding{"search": {Title: "S", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "local name"},
 		{"bad local name", "docs", map[string]mcpimport.Binding{"search": {Name: "search docs", Title: "S", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "local name"},
 		{"no title", "docs", map[string]mcpimport.Binding{"search": {Name: "s", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "no title"},
@@ -469,7 +468,7 @@ func TestBindings(t *testing.T) {
 		{"timeout past 300s", "docs", readBindings(), mcpimport.Limits{CallTimeout: 301 * time.Second}, mcpimport.BindingInvalid, "CallTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cat, err := mcpimport.Discover(context.Background(), cs, mon, tc.serverID, tc.bindings, &mcpimport.Options{Limits: tc.limits})
+			cat, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, tc.serverID), tc.bindings, &mcpimport.Options{Limits: tc.limits})
 			if cat != nil || mcpimport.CodeOf(err) != tc.code || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %s containing %q", err, tc.code, tc.want)
 			}
@@ -478,7 +477,7 @@ func TestBindings(t *testing.T) {
 	// Accepted at the edges: a 300 s timeout, limits equal to the defaults.
 	lim := mcpimport.DefaultLimits()
 	lim.CallTimeout = mcpimport.MaxCallTimeout
-	if _, err := mcpimport.Discover(context.Background(), cs, mon, "docs", readBindings(), &mcpimport.Options{Limits: lim}); err != nil {
+	if _, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), readBindings(), &mcpimport.Options{Limits: lim}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -486,7 +485,7 @@ func TestBindings(t *testing.T) {
 func TestEveryMistakeReportedAtOnce(t *testing.T) {
 	d := newDocs(nil)
 	cs, mon := connect(t, d.server, "2025-11-25")
-	_, err := mcpimport.Discover(context.Background(), cs, mon, "docs", map[string]mcpimport.Binding{
+	_, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), map[string]mcpimport.Binding{
 		"nosuch": {Name: "a", Title: "A", NoScopeValidator: true},
 		"delete": {Name: "b", Title: "B", NoScopeValidator: true},
 		"search": {Name: "c", Title: "C", NoScopeValidator: true},
@@ -566,7 +565,7 @@ func TestDuplicateToolNameRefused(t *testing.T) {
 		}
 	})
 	cs, mon := connect(t, d.server, "2025-11-25")
-	cat, err := mcpimport.Discover(context.Background(), cs, mon, "docs", readBindings(), nil)
+	cat, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), readBindings(), nil)
 	if cat != nil || mcpimport.CodeOf(err) != mcpimport.ToolDuplicate {
 		t.Fatalf("err = %v, want %s", err, mcpimport.ToolDuplicate)
 	}

@@ -17,7 +17,7 @@ import (
 func discoverWith(t *testing.T, d *docs, limits mcpimport.Limits) error {
 	t.Helper()
 	cs, mon := connect(t, d.server, "2025-11-25")
-	_, err := mcpimport.Discover(context.Background(), cs, mon, "docs", readBindings(), &mcpimport.Options{Limits: limits})
+	_, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), readBindings(), &mcpimport.Options{Limits: limits})
 	return err
 }
 

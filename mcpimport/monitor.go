@@ -16,9 +16,11 @@ import (
 func SupportedProtocolVersions() []string { return mcpversion.Supported() }
 
 // Monitor watches one client session for changes to the remote tool catalog.
-// The host creates it with the session, feeds it the protocol version the
-// real handshake negotiated, routes the session's tools/list_changed
-// notifications to it, and closes it when the session ends:
+// [Connect] creates one with each [Session] and wires it in; a host that
+// builds its own SDK client creates it with [NewMonitor], feeds it the
+// protocol version the real handshake negotiated, routes the session's
+// tools/list_changed notifications to it, closes it when the session ends,
+// and pairs the two with [NewSession]:
 //
 //	mon := mcpimport.NewMonitor()
 //	client := mcp.NewClient(impl, &mcp.ClientOptions{ToolListChangedHandler: mon.ToolListChanged})
@@ -26,10 +28,10 @@ func SupportedProtocolVersions() []string { return mcpversion.Supported() }
 //	...
 //	defer mon.Close()
 //	if err := mon.AcceptProtocolVersion(cs.InitializeResult().ProtocolVersion); err != nil { ... }
+//	sess, err := mcpimport.NewSession("documents", cs, mon)
 //
-// A host that has its own ToolListChangedHandler calls mon.ToolListChanged
-// from it. A tools/list_changed notification makes every catalog discovered
-// before it stale: its calls fail with [ReasonCatalogStale] until the host
+// A tools/list_changed notification makes every catalog discovered before
+// it stale: its calls fail with [ReasonCatalogStale] until the host
 // discovers again and swaps catalogs. Closing the monitor makes calls fail
 // with [ReasonConnectionClosed].
 //

@@ -15,27 +15,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// WritePolicy is the host's policy for a remote write tool. Writes are only
-// ever imported in confirm mode: every call needs a durable approval.
-type WritePolicy struct {
-	// Mode must be [ModeConfirm].
-	Mode string
-	// Title is published as the tool's title and shown to approvers.
-	Title string
-	// Effect is the declared effect, "write" or "destructive"; it must
-	// equal the binding's Effect.
-	Effect approval.Effect
-}
-
 // WriteBinding is the host's explicit authorization of one remote tool that
 // writes. Every field but Description and Scopes is required; nothing the
 // remote server says (annotations included) stands in for any of them.
 type WriteBinding struct {
 	// Name is the local capability name.
 	Name string
-	// Policy must be a confirm policy whose effect matches Effect.
-	Policy WritePolicy
-	// Effect is the declared effect: "write" or "destructive".
+	// Title is published as the tool's title and shown to approvers.
+	Title string
+	// Effect is the declared effect: [approval.EffectWrite] or
+	// [approval.EffectDestructive]. Every call of a write tool needs a
+	// durable approval ([ModeConfirm]); there is no other mode to choose.
 	Effect approval.Effect
 	// Description, when set, is published instead of the remote one.
 	Description string
@@ -69,14 +59,10 @@ func (b *WriteBinding) check(remote string) *Error {
 		return newError(BindingInvalid, "", "a write binding has an empty remote tool name")
 	case !localNamePattern.MatchString(b.Name):
 		return newError(BindingInvalid, remote, "local name %q: want a letter followed by at most 31 letters, digits, '_' or '-'", b.Name)
-	case b.Policy.Mode != ModeConfirm:
-		return newError(BindingInvalid, remote, "a write needs a confirm policy (Policy.Mode = %q), not %q", ModeConfirm, b.Policy.Mode)
-	case b.Policy.Title == "":
-		return newError(BindingInvalid, remote, "the write policy has no title")
+	case b.Title == "":
+		return newError(BindingInvalid, remote, "the write binding has no title")
 	case b.Effect != approval.EffectWrite && b.Effect != approval.EffectDestructive:
 		return newError(BindingInvalid, remote, "effect %q: want %q or %q", b.Effect, approval.EffectWrite, approval.EffectDestructive)
-	case b.Policy.Effect != b.Effect:
-		return newError(BindingInvalid, remote, "the policy's effect %q does not match the binding's effect %q", b.Policy.Effect, b.Effect)
 	case b.ScopeValidator == nil:
 		return newError(BindingInvalid, remote, "a write binding needs a ScopeValidator")
 	case b.BindingID == "" || b.BindingRevision == "":
@@ -108,7 +94,7 @@ func (b *WriteBinding) check(remote string) *Error {
 // The registration's identity for approvals is the complete write catalog:
 // its binding revision is the snapshot's digest, so after a rediscovery that
 // changes anything, approvals given for the old catalog no longer dispatch.
-func DiscoverWrites(ctx context.Context, session *mcp.ClientSession, monitor *Monitor, serverID string, bindings map[string]WriteBinding, opts *WriteOptions) (*Catalog, error) {
+func DiscoverWrites(ctx context.Context, sess *Session, bindings map[string]WriteBinding, opts *WriteOptions) (*Catalog, error) {
 	var o WriteOptions
 	if opts != nil {
 		o = *opts
@@ -127,7 +113,7 @@ func DiscoverWrites(ctx context.Context, session *mcp.ClientSession, monitor *Mo
 		sels = append(sels, selection{
 			remote: remote,
 			entry: Entry{
-				Name: b.Name, Title: b.Policy.Title, Mode: ModeConfirm, Effect: string(b.Effect),
+				Name: b.Name, Title: b.Title, Mode: ModeConfirm, Effect: b.Effect,
 				Authorization: &Authorization{BindingID: b.BindingID, BindingRevision: b.BindingRevision, ScopeID: b.ScopeID, ScopeRevision: b.ScopeRevision},
 			},
 			description: b.Description,
@@ -138,7 +124,7 @@ func DiscoverWrites(ctx context.Context, session *mcp.ClientSession, monitor *Mo
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return discover(ctx, session, monitor, serverID, sels, Options{Limits: o.Limits, Logger: o.Logger}, WriteSnapshotSchemaVersion, o.Approvals)
+	return discover(ctx, sess, sels, Options{Limits: o.Limits, Logger: o.Logger}, WriteSnapshotSchemaVersion, o.Approvals)
 }
 
 // approvalBinding is the identity approvals of this tool are bound to, when
@@ -151,7 +137,7 @@ func (t *tool) approvalBinding(identity string) approval.Binding {
 		Revision:      t.cat.snap.digest, // the complete write catalog, not the host's own revision
 		ScopeID:       a.ScopeID,
 		ScopeRevision: a.ScopeRevision,
-		Effect:        approval.Effect(t.entry.Effect),
+		Effect:        t.entry.Effect,
 	}
 }
 
@@ -376,7 +362,7 @@ func (t *tool) registerWrite(app *agnara.App) *agnara.Capability {
 		desc = t.entry.Description
 	}
 	var ann agnara.Annotations
-	if t.entry.Effect == string(approval.EffectDestructive) {
+	if t.entry.Effect == approval.EffectDestructive {
 		ann = agnara.Destructive
 	}
 	identity := app.Name() + "." + t.entry.Name

@@ -119,7 +119,7 @@ func writeBindings(validator mcpimport.ScopeValidator) map[string]mcpimport.Writ
 	return map[string]mcpimport.WriteBinding{
 		"record_value": {
 			Name:           "record_value",
-			Policy:         mcpimport.WritePolicy{Mode: mcpimport.ModeConfirm, Title: "Record the value", Effect: approval.EffectWrite},
+			Title:          "Record the value",
 			Effect:         approval.EffectWrite,
 			Scopes:         []string{"ledger:write"},
 			ScopeValidator: validator,
@@ -142,7 +142,7 @@ func openStore(t *testing.T, path string) *approval.SQLiteStore {
 // plan of application "host".
 func writePlans(t *testing.T, r *remote, store approval.Store, limits mcpimport.Limits, validator mcpimport.ScopeValidator) (*mcpimport.Catalog, *execution.Plan) {
 	t.Helper()
-	cat, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", writeBindings(validator), &mcpimport.WriteOptions{Approvals: store, Limits: limits})
+	cat, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), writeBindings(validator), &mcpimport.WriteOptions{Approvals: store, Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestRediscoveryInvalidatesApprovals(t *testing.T) {
 	b := bindings["record_value"]
 	b.ScopeRevision = "scope-2"
 	bindings["record_value"] = b
-	fresh, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", bindings, &mcpimport.WriteOptions{Approvals: store})
+	fresh, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), bindings, &mcpimport.WriteOptions{Approvals: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestWriteSnapshot(t *testing.T) {
 		t.Errorf("schema version %d, want 2", snap.SchemaVersion())
 	}
 	e := snap.Entries()[0]
-	if e.Mode != mcpimport.ModeConfirm || e.Effect != "write" || e.ConcurrencySafe ||
+	if e.Mode != mcpimport.ModeConfirm || e.Effect != approval.EffectWrite || e.ConcurrencySafe ||
 		*e.Authorization != (mcpimport.Authorization{BindingID: "ledger-service", BindingRevision: "host-config-1", ScopeID: "sandbox-ledger", ScopeRevision: "scope-1"}) {
 		t.Errorf("entry %+v", e)
 	}
@@ -402,10 +402,9 @@ func TestWriteBindingsAreChecked(t *testing.T) {
 		want     string
 	}{
 		{"no store", writeBindings(nil), nil, "Approvals"},
-		{"read policy", change(func(b *mcpimport.WriteBinding) { b.Policy.Mode = mcpimport.ModeRead }), store, "confirm policy"},
-		{"no title", change(func(b *mcpimport.WriteBinding) { b.Policy.Title = "" }), store, "no title"},
-		{"no effect", change(func(b *mcpimport.WriteBinding) { b.Effect, b.Policy.Effect = "", "" }), store, "effect"},
-		{"mismatched effect", change(func(b *mcpimport.WriteBinding) { b.Policy.Effect = approval.EffectDestructive }), store, "does not match"},
+		{"no title", change(func(b *mcpimport.WriteBinding) { b.Title = "" }), store, "no title"},
+		{"no effect", change(func(b *mcpimport.WriteBinding) { b.Effect = "" }), store, "effect"},
+		{"read effect", change(func(b *mcpimport.WriteBinding) { b.Effect = "read" }), store, `effect "read"`},
 		{"no validator", change(func(b *mcpimport.WriteBinding) { b.ScopeValidator = nil }), store, "ScopeValidator"},
 		{"no binding id", change(func(b *mcpimport.WriteBinding) { b.BindingID = "" }), store, "BindingID"},
 		{"no binding revision", change(func(b *mcpimport.WriteBinding) { b.BindingRevision = "" }), store, "BindingRevision"},
@@ -417,7 +416,7 @@ func TestWriteBindingsAreChecked(t *testing.T) {
 			if tc.store != nil {
 				opts.Approvals = tc.store
 			}
-			_, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", tc.bindings, opts)
+			_, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), tc.bindings, opts)
 			if mcpimport.CodeOf(err) != mcpimport.BindingInvalid || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %s mentioning %q", err, mcpimport.BindingInvalid, tc.want)
 			}
@@ -435,7 +434,7 @@ func TestWriteThroughMCP(t *testing.T) {
 	r := startWriteServer(t, remoteDir, "success", "2026-07-28")
 	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
 	defer store.Close()
-	cat, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", writeBindings(nil), &mcpimport.WriteOptions{Approvals: store})
+	cat, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), writeBindings(nil), &mcpimport.WriteOptions{Approvals: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -668,7 +667,7 @@ func TestAnonymousWriteRefused(t *testing.T) {
 	b := bindings["record_value"]
 	b.Scopes = nil // no local scope guard in front of the handler
 	bindings["record_value"] = b
-	cat, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", bindings, &mcpimport.WriteOptions{Approvals: store})
+	cat, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), bindings, &mcpimport.WriteOptions{Approvals: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -717,9 +716,9 @@ func TestApprovalBoundToCatalogDigest(t *testing.T) {
 
 	bindings := writeBindings(nil)
 	b := bindings["record_value"]
-	b.Policy.Title = "Record the value (reworded)" // same host and scope revisions
+	b.Title = "Record the value (reworded)" // same host and scope revisions
 	bindings["record_value"] = b
-	fresh, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", bindings, &mcpimport.WriteOptions{Approvals: store})
+	fresh, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), bindings, &mcpimport.WriteOptions{Approvals: store})
 	if err != nil {
 		t.Fatal(err)
 	}
