@@ -3,6 +3,8 @@ package approval
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agnara-go/agnara/execution"
 )
 
 // Effect is what a remote tool may do to the world, as the host declared it
@@ -19,14 +21,15 @@ const (
 
 func (e Effect) valid() bool { return e == EffectWrite || e == EffectDestructive }
 
-// State is where an approval is in its lifecycle. The transitions:
+// State is where an approval is in its lifecycle. [Transitions] lists every
+// allowed change of state:
 //
-//	pending  → approved   Approve
-//	pending  → rejected   Reject
-//	pending  → canceled   Cancel        approved → canceled  Cancel
-//	pending  → expired    its deadline  approved → expired   its deadline
-//	approved → claimed    Claim
-//	claimed  → completed  Complete
+//	pending  → approved   approve
+//	pending  → rejected   reject
+//	pending  → canceled   cancel        approved → canceled  cancel
+//	pending  → expired    deadline      approved → expired   deadline
+//	approved → claimed    claim
+//	claimed  → completed  complete
 //
 // Rejected, expired, canceled and completed are final. Claimed is final too
 // when the process died before completing: the claim is held for good, and
@@ -198,8 +201,9 @@ type Receipt struct {
 	// success response, not_started only if nothing was sent, otherwise
 	// unknown.
 	Effect EffectState
-	// Code is the failure code (e.g. "mcp_timeout"), or "" on success.
-	Code string
+	// Reason is the reason of the failure the dispatch ended in (e.g.
+	// "mcp_timeout", see package mcpimport), or "" on success.
+	Reason execution.Reason
 	// Result is the success envelope, or nil. When set it must be JSON.
 	Result json.RawMessage
 	// At is when the dispatch ended. Complete sets it to the store's clock

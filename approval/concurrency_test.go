@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -123,7 +124,7 @@ func testCompleteExactlyOnce(t *testing.T, b backend) {
 		winner *approval.Receipt
 	)
 	won, lost := race(t, approval.ErrNotClaimed, func(i int) error {
-		done, err := ss[i%2].Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: fmt.Sprint("code-", i)})
+		done, err := ss[i%2].Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Reason: execution.Reason(fmt.Sprint("code-", i))})
 		if err == nil {
 			mu.Lock()
 			winner = done.Receipt

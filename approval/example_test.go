@@ -11,6 +11,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -36,7 +37,7 @@ func Example() {
 		Effect: approval.EffectWrite,
 	}
 	args := json.RawMessage(`{"id":42,"title":"Q3 plan"}`)
-	digest, err := approval.ArgumentsDigest(args)
+	digest, err := execution.ArgumentsDigest(args)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func Example() {
 
 	// The request went out and timed out: the write may or may not have
 	// happened.
-	a, err = store.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout"})
+	a, err = store.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Reason: "mcp_timeout"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -35,25 +36,16 @@ func checkIntent(in Intent) (Intent, error) {
 	if len(in.Arguments) > MaxArguments {
 		return Intent{}, fmt.Errorf("%w: arguments are %d bytes; the limit is %d", ErrInvalid, len(in.Arguments), MaxArguments)
 	}
-	args := normalizeArguments(in.Arguments)
-	digest, err := ArgumentsDigest(args)
+	args := execution.NormalizeArguments(in.Arguments)
+	digest, err := execution.ArgumentsDigest(args)
 	if err != nil {
-		return Intent{}, err
+		return Intent{}, fmt.Errorf("%w: arguments: %v", ErrInvalid, err)
 	}
 	if in.ArgumentsDigest != digest {
 		return Intent{}, fmt.Errorf("%w: arguments digest %q does not match the arguments (their RFC 8785 digest is %s)", ErrInvalid, in.ArgumentsDigest, digest)
 	}
 	in.Arguments = bytes.Clone(args)
 	return in, nil
-}
-
-// normalizeArguments trims args; empty arguments are {}.
-func normalizeArguments(args json.RawMessage) json.RawMessage {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 {
-		return json.RawMessage("{}")
-	}
-	return args
 }
 
 // intentDiff names what makes b a different intent from a.
@@ -217,7 +209,7 @@ func (s *sqlStore) List(ctx context.Context, f Filter) ([]Approval, error) {
 
 // expireDue records every approval past its deadline as expired.
 func (s *sqlStore) expireDue(ctx context.Context) error {
-	const dueWhere = " FROM approvals WHERE state IN ('pending','approved') AND expires_at <= $1"
+	dueWhere := " FROM approvals WHERE state IN (" + sqlSources(StateExpired) + ") AND expires_at <= $1"
 	var n int
 	if err := s.db.QueryRowContext(ctx, "SELECT count(*)"+dueWhere, nanos(s.now())).Scan(&n); err != nil {
 		return s.fail("list", err)
@@ -304,7 +296,7 @@ func (s *sqlStore) decide(ctx context.Context, id string, p policy.Principal, no
 		if err != nil {
 			return err
 		}
-		if a.State != StatePending {
+		if !canTransition(a.State, to) {
 			return fmt.Errorf("%w: approval %s is %s", ErrNotPending, id, a.State)
 		}
 		if p.ID() == a.Intent.PrincipalID && p.Issuer() == a.Intent.PrincipalIssuer {
@@ -315,7 +307,7 @@ func (s *sqlStore) decide(ctx context.Context, id string, p policy.Principal, no
 			expires = now.Add(s.opts.ApprovedTTL)
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = $1, decided_by = $2, decided_at = $3, note = $4, expires_at = $5
-			WHERE id = $6 AND state = 'pending'`, to, p.ID(), nanos(now), note, nanos(expires), id)
+			WHERE id = $6 AND state IN (`+sqlSources(to)+`)`, to, p.ID(), nanos(now), note, nanos(expires), id)
 		if err != nil {
 			return s.fail(verb, err)
 		}
@@ -351,11 +343,11 @@ func (s *sqlStore) Cancel(ctx context.Context, id string, by policy.Principal, n
 		if a, err = s.open(ctx, tx, id, now); err != nil {
 			return err
 		}
-		if a.State != StatePending && a.State != StateApproved {
+		if !canTransition(a.State, StateCanceled) {
 			return fmt.Errorf("%w: approval %s is %s; only pending or approved approvals can be canceled", ErrNotPending, id, a.State)
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = 'canceled', decided_by = $1, decided_at = $2, note = $3
-			WHERE id = $4 AND state IN ('pending','approved')`, by.ID(), nanos(now), note, id)
+			WHERE id = $4 AND state IN (`+sqlSources(StateCanceled)+`)`, by.ID(), nanos(now), note, id)
 		if err != nil {
 			return s.fail("cancel", err)
 		}
@@ -386,9 +378,9 @@ func (s *sqlStore) Claim(ctx context.Context, id string, current Binding) (Appro
 		if err != nil {
 			return err
 		}
-		switch a.State {
-		case StateApproved:
-		case StateClaimed, StateCompleted:
+		switch {
+		case canTransition(a.State, StateClaimed):
+		case a.State == StateClaimed || a.State == StateCompleted:
 			return fmt.Errorf("%w: approval %s was claimed at %s", ErrAlreadyClaimed, id, a.ClaimedAt.Format(time.RFC3339Nano))
 		default:
 			return fmt.Errorf("%w: approval %s is %s", ErrNotApproved, id, a.State)
@@ -401,7 +393,7 @@ func (s *sqlStore) Claim(ctx context.Context, id string, current Binding) (Appro
 			}
 			return fmt.Errorf("%w: approval %s: %s differ from the approved binding", ErrBindingChanged, id, strings.Join(d, ", "))
 		}
-		res, err := tx.ExecContext(ctx, "UPDATE approvals SET state = 'claimed', claimed_at = $1 WHERE id = $2 AND state = 'approved'", nanos(now), id)
+		res, err := tx.ExecContext(ctx, "UPDATE approvals SET state = 'claimed', claimed_at = $1 WHERE id = $2 AND state IN ("+sqlSources(StateClaimed)+")", nanos(now), id)
 		if err != nil {
 			return s.fail("claim", err)
 		}
@@ -441,7 +433,7 @@ func (s *sqlStore) Complete(ctx context.Context, id string, r Receipt) (Approval
 		if err != nil {
 			return err
 		}
-		if a.State != StateClaimed {
+		if !canTransition(a.State, StateCompleted) {
 			return fmt.Errorf("%w: approval %s is %s", ErrNotClaimed, id, a.State)
 		}
 		at := r.At
@@ -453,7 +445,7 @@ func (s *sqlStore) Complete(ctx context.Context, id string, r Receipt) (Approval
 			result = []byte(r.Result)
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = 'completed', receipt_effect = $1, receipt_code = $2,
-			receipt_result = $3, receipt_at = $4 WHERE id = $5 AND state = 'claimed'`, r.Effect, r.Code, result, nanos(at), id)
+			receipt_result = $3, receipt_at = $4 WHERE id = $5 AND state IN (`+sqlSources(StateCompleted)+`)`, r.Effect, string(r.Reason), result, nanos(at), id)
 		if err != nil {
 			return s.fail("complete", err)
 		}
@@ -462,7 +454,7 @@ func (s *sqlStore) Complete(ctx context.Context, id string, r Receipt) (Approval
 		} else if n != 1 {
 			return fmt.Errorf("%w: approval %s", ErrNotClaimed, id)
 		}
-		if err := s.event(ctx, tx, id, now, "completed", "", map[string]any{"effect": r.Effect, "code": r.Code}); err != nil {
+		if err := s.event(ctx, tx, id, now, "completed", "", map[string]any{"effect": r.Effect, "code": r.Reason}); err != nil {
 			return err
 		}
 		out, err = s.load(ctx, tx, id)

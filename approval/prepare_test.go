@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 )
 
 func testPrepare(t *testing.T, b backend) {
@@ -18,8 +19,9 @@ func testPrepare(t *testing.T, b backend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Same arguments written differently: same digest, same intent.
-		b, err := s.Prepare(ctx, testIntent(t, "k", `{ "title":"x", "id":1.0 }`))
+		// Same arguments written differently (order, whitespace, number
+		// spelling, escapes): same digest, same intent.
+		b, err := s.Prepare(ctx, testIntent(t, "k", `{ "title":"\u0078", "id":1.0 }`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,15 +205,37 @@ func testPrepareRefusesInvalidIntents(t *testing.T, b backend) {
 			t.Fatal(err)
 		}
 	})
-	t.Run("empty arguments are {}", func(t *testing.T) {
-		in := testIntent(t, "empty", ``)
+	for _, args := range []string{``, `null`, ` null `} {
+		t.Run("arguments "+args+" are {}", func(t *testing.T) {
+			in := testIntent(t, "empty", args)
+			a, err := s.Prepare(context.Background(), in)
+			if err != nil || string(a.Intent.Arguments) != "{}" {
+				t.Fatalf("= %s, %v", a.Intent.Arguments, err)
+			}
+		})
+	}
+	t.Run("the confirmation path's digest is the store's", func(t *testing.T) {
+		// Confirmation evidence and sealed request state are bound to
+		// execution.ArgumentsDigest of the arguments as the client sent
+		// them; an approval prepared from the same call under another
+		// spelling must carry that very digest.
+		sent := json.RawMessage(` {"n": 10E-1, "s": "\u0061"} `)
+		evidence, err := execution.ArgumentsDigest(sent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := testIntent(t, "confirm", `{"s":"a","n":1}`)
+		if in.ArgumentsDigest != evidence {
+			t.Fatalf("intent digest %s, confirmation digest %s", in.ArgumentsDigest, evidence)
+		}
+		in.Arguments = sent // the digest stays the one computed from the other spelling
 		a, err := s.Prepare(context.Background(), in)
-		if err != nil || string(a.Intent.Arguments) != "{}" {
-			t.Fatalf("= %s, %v", a.Intent.Arguments, err)
+		if err != nil || a.Intent.ArgumentsDigest != evidence {
+			t.Fatalf("prepare = %s, %v; want digest %s", a.Intent.ArgumentsDigest, err, evidence)
 		}
 	})
 	all, err := s.List(context.Background(), approval.Filter{})
-	if err != nil || len(all) != 2 {
+	if err != nil || len(all) != 3 {
 		t.Fatalf("refused intents were recorded: %d approvals, %v", len(all), err)
 	}
 }

@@ -26,7 +26,7 @@ func testReconcile(t *testing.T, b backend) {
 				case "claim":
 					_, err = s.Claim(ctx, a.ID, testBinding())
 				case "unknown", "committed", "not_started":
-					_, err = s.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectState(step), Code: "mcp_timeout"})
+					_, err = s.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectState(step), Reason: "mcp_timeout"})
 				case "reconcile":
 					_, err = s.Reconcile(ctx, a.ID, carol, approval.EffectNotStarted, "server log shows no request")
 				}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/agnara-go/agnara/execution"
 )
 
 // sqlStore is the one implementation of the approval lifecycle, on
@@ -138,7 +140,7 @@ func scanApproval(row scanner) (Approval, error) {
 	a.CreatedAt, a.ExpiresAt = fromNanos(created), fromNanos(expires)
 	a.DecidedAt, a.ClaimedAt = fromNanos(decided), fromNanos(claimed)
 	if rEffect.Valid {
-		a.Receipt = &Receipt{Effect: EffectState(rEffect.String), Code: rCode, At: fromNanos(rAt)}
+		a.Receipt = &Receipt{Effect: EffectState(rEffect.String), Reason: execution.Reason(rCode), At: fromNanos(rAt)}
 		if rResult != nil {
 			a.Receipt.Result = json.RawMessage(rResult)
 		}
@@ -173,7 +175,7 @@ func (s *sqlStore) read(ctx context.Context, q queryer, id, suffix string) (Appr
 
 // due reports whether a is pending or approved at or past its deadline.
 func due(a Approval, now time.Time) bool {
-	return (a.State == StatePending || a.State == StateApproved) && !now.Before(a.ExpiresAt)
+	return canTransition(a.State, StateExpired) && !now.Before(a.ExpiresAt)
 }
 
 // expire records that a, found due at now, expired. a is updated in place.

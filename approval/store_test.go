@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/policy"
 )
@@ -53,7 +54,7 @@ func testBinding() approval.Binding {
 
 func testIntent(t testing.TB, key, args string) approval.Intent {
 	t.Helper()
-	digest, err := approval.ArgumentsDigest(json.RawMessage(args))
+	digest, err := execution.ArgumentsDigest(json.RawMessage(args))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +335,7 @@ func testLifecycle(t *testing.T, b backend) {
 			_, err := e.s.Complete(ctx, e.id, receipt)
 			return err
 		}, func(e env) error {
-			_, err := e.s.Complete(ctx, e.id, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout"})
+			_, err := e.s.Complete(ctx, e.id, approval.Receipt{Effect: approval.EffectUnknown, Reason: "mcp_timeout"})
 			return err
 		}}, approval.ErrNotClaimed, approval.StateCompleted},
 		{"claim after complete", []func(env) error{approve, claim, func(e env) error {
@@ -393,12 +394,12 @@ func testCompleteRecordsReceipt(t *testing.T, b backend) {
 		t.Fatalf("ClaimedAt = %v, want %v", a.ClaimedAt, c.Now())
 	}
 	c.Add(time.Second)
-	done, err := s.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout"})
+	done, err := s.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Reason: "mcp_timeout"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout", At: c.Now()}
-	if r := done.Receipt; r == nil || r.Effect != want.Effect || r.Code != want.Code || r.Result != nil || !r.At.Equal(want.At) {
+	want := approval.Receipt{Effect: approval.EffectUnknown, Reason: "mcp_timeout", At: c.Now()}
+	if r := done.Receipt; r == nil || r.Effect != want.Effect || r.Reason != want.Reason || r.Result != nil || !r.At.Equal(want.At) {
 		t.Fatalf("receipt = %+v, want %+v", done.Receipt, want)
 	}
 	got, err := s.Get(ctx, a.ID)
@@ -427,7 +428,7 @@ func testEventsAreTheAuditTrail(t *testing.T, b backend) {
 		func() error { _, err := s.Claim(ctx, a.ID, changed); return err }(),
 		func() error { _, err := s.Claim(ctx, a.ID, testBinding()); return err }(),
 		func() error {
-			_, err := s.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_disconnected"})
+			_, err := s.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectUnknown, Reason: "mcp_disconnected"})
 			return err
 		}(),
 		func() error {
@@ -469,7 +470,7 @@ func equalReceipt(a, b *approval.Receipt) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Effect == b.Effect && a.Code == b.Code && string(a.Result) == string(b.Result) && a.At.Equal(b.At)
+	return a.Effect == b.Effect && a.Reason == b.Reason && string(a.Result) == string(b.Result) && a.At.Equal(b.At)
 }
 
 func testListAndFilter(t *testing.T, b backend) {

@@ -176,13 +176,13 @@ func toolFailure(err error) error {
 	case errors.Is(err, ErrNotFound):
 		return execution.Fail(execution.NotFound, "no approval with this id", nil)
 	case errors.Is(err, ErrSelfApproval):
-		return execution.Fail(execution.Forbidden, "a requester cannot decide their own approval", nil)
+		return execution.Fail(execution.Forbidden, "a requester cannot decide their own approval", nil).WithReason(ReasonSelfDecision)
 	case errors.Is(err, ErrNotAuthorized):
-		return execution.Fail(execution.Forbidden, "the caller may not decide approvals", nil)
+		return execution.Fail(execution.Forbidden, "the caller may not decide approvals", nil).WithReason(ReasonNotAuthorized)
 	case errors.Is(err, ErrNotPending):
-		return execution.Fail(execution.Conflict, "the approval is no longer pending", nil)
+		return execution.Fail(execution.Conflict, "the approval is no longer pending", nil).WithReason(ReasonNotPending)
 	case errors.Is(err, ErrExpired):
-		return execution.Fail(execution.Conflict, "the approval has expired", nil)
+		return execution.Fail(execution.Conflict, "the approval has expired", nil).WithReason(ReasonExpired)
 	}
 	return err
 }

@@ -76,7 +76,7 @@ func TestApprovalTools(t *testing.T) {
 
 	// The requester may not decide their own approval, even holding the scope.
 	self, _ := toolsClient(t, store, policy.NewPrincipal(requester.ID(), []string{approval.DefaultApproverScope}).WithIssuer(requester.Issuer()), true)
-	if text, isErr := callText(t, self, "host.approvals_approve", map[string]any{"id": a.ID}); !isErr || !strings.Contains(text, `"code":"forbidden"`) {
+	if text, isErr := callText(t, self, "host.approvals_approve", map[string]any{"id": a.ID}); !isErr || !strings.Contains(text, `"code":"forbidden"`) || !strings.Contains(text, `"reason":"approval_self_decision"`) {
 		t.Fatalf("self-approval: %s", text)
 	}
 
@@ -99,7 +99,7 @@ func TestApprovalTools(t *testing.T) {
 		t.Fatalf("approve: %s, asked %q", text, *asked)
 	}
 	mustState(t, store, a.ID, approval.StateApproved)
-	if text, isErr := callText(t, cs, "host.approvals_reject", map[string]any{"id": a.ID}); !isErr || !strings.Contains(text, `"code":"conflict"`) {
+	if text, isErr := callText(t, cs, "host.approvals_reject", map[string]any{"id": a.ID}); !isErr || !strings.Contains(text, `"code":"conflict"`) || !strings.Contains(text, `"reason":"approval_not_pending"`) {
 		t.Errorf("reject after approval: %s", text)
 	}
 	if text, isErr := callText(t, cs, "host.approvals_show", map[string]any{"id": "apv_nosuch"}); !isErr || !strings.Contains(text, `"code":"not_found"`) {

@@ -2,79 +2,49 @@ package execution
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/agnara-go/agnara/internal/canonjson"
 )
 
-// ArgumentsDigest returns a digest of a JSON arguments value that does not
-// depend on how the JSON was written: "sha256:" followed by the hex SHA-256 of
-// its canonical form. In the canonical form object keys are sorted bytewise
-// (a repeated key keeps its last value), there is no insignificant
-// whitespace, strings are escaped as encoding/json escapes them, integer
-// literals are kept as written (with -0 as 0), and other numbers are written
-// in the shortest form that round-trips through float64 (so 1.0, 1e0 and 1
-// agree). Empty arguments and null digest as {}.
+// ArgumentsDigest returns the one digest agnara binds a call's arguments
+// to: "sha256:" followed by the lowercase hex SHA-256 of the arguments'
+// RFC 8785 (JSON Canonicalization Scheme) form (ADR 0009). Equal arguments
+// written differently (member order, whitespace, escapes such as "\u0061"
+// for "a", number spellings such as 1.0 for 1) have one digest, and any
+// conforming implementation in another language reproduces it. Empty
+// arguments and null digest as {}.
 //
-// Confirmation evidence is bound to this digest, so that a confirmation given
-// for some arguments cannot be used for others.
+// Input that is not I-JSON is refused, never silently repaired: a duplicate
+// member name (which JSON decoders resolve differently, so that a digest
+// over "the last one wins" could describe other arguments than those a
+// handler reads), invalid UTF-8, a lone surrogate escape, a number beyond
+// the range of a double, trailing data. The error is then a [*Failure] with
+// code [InvalidInput] that says what is wrong and where, so that a pipeline
+// stage returning it answers the caller as for any other bad input.
+//
+// Confirmation evidence (policy.Confirmation), sealed request state and
+// durable approvals (package approval) are all bound to this digest, so that
+// evidence given for some arguments cannot be used for others. Safe for
+// concurrent use.
 func ArgumentsDigest(args json.RawMessage) (string, error) {
-	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
-		args = emptyObject
-	}
-	v, err := parseOrdered(args)
+	d, err := canonjson.Digest(NormalizeArguments(args))
 	if err != nil {
-		return "", fmt.Errorf("execution: arguments digest: %w", err)
+		msg := strings.TrimPrefix(err.Error(), "canonjson: ")
+		return "", invalidInput([]Violation{{Path: "", Message: "arguments are not I-JSON: " + msg}}, false)
 	}
-	if v, err = canonicalize(v); err != nil {
-		return "", fmt.Errorf("execution: arguments digest: %w", err)
-	}
-	var buf bytes.Buffer
-	if err := writeOrdered(&buf, v); err != nil {
-		return "", fmt.Errorf("execution: arguments digest: %w", err)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return d, nil
 }
 
-// canonicalize rewrites a parsed JSON tree in place into its canonical
-// form: object keys sorted, numbers in canonical spelling.
-func canonicalize(v any) (any, error) {
-	switch v := v.(type) {
-	case *object:
-		slices.Sort(v.keys)
-		for _, k := range v.keys {
-			c, err := canonicalize(v.vals[k])
-			if err != nil {
-				return nil, err
-			}
-			v.vals[k] = c
-		}
-	case []any:
-		for i, e := range v {
-			c, err := canonicalize(e)
-			if err != nil {
-				return nil, err
-			}
-			v[i] = c
-		}
-	case json.Number:
-		s := string(v)
-		if strings.ContainsAny(s, ".eE") {
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				return nil, fmt.Errorf("number out of range")
-			}
-			s = strconv.FormatFloat(f, 'g', -1, 64)
-		}
-		if s == "-0" {
-			s = "0"
-		}
-		return json.Number(s), nil
+// NormalizeArguments returns args without surrounding whitespace, and {} for
+// empty arguments and null: the arguments a call without any stands for,
+// as [ArgumentsDigest] digests them. It returns args itself (trimmed) or a
+// new slice; it never modifies args.
+func NormalizeArguments(args json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(args)
+	if len(t) == 0 || string(t) == "null" {
+		return json.RawMessage(`{}`)
 	}
-	return v, nil
+	return t
 }

@@ -52,8 +52,6 @@ type Invocation struct {
 // errPlanTimeout is the cancellation cause of a plan's own deadline.
 var errPlanTimeout = errors.New("execution: capability timeout")
 
-var emptyObject = json.RawMessage(`{}`)
-
 // Invoke runs the plan for one invocation, in this order:
 //
 //  1. scope guard: every declared scope must be held, else Forbidden;
@@ -109,10 +107,7 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation) (Outcome, error) {
 		}, nil
 	}
 
-	args := inv.Arguments
-	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
-		args = emptyObject
-	}
+	args := NormalizeArguments(inv.Arguments)
 	timeout := p.timeout
 	if inv.Timeout > 0 && (timeout == 0 || inv.Timeout < timeout) {
 		timeout = inv.Timeout

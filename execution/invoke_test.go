@@ -371,6 +371,15 @@ func TestConfirmation(t *testing.T) {
 			}
 		})
 	}
+	t.Run("duplicate keys", func(t *testing.T) {
+		// The schema validator keeps the last of repeated keys; the digest
+		// the evidence is bound to refuses them, as bad input.
+		out, err := pv.Invoke(bg, &execution.Invocation{Arguments: json.RawMessage(`{"id":"u2","id":"u1"}`), Answers: answer("accept", `{"confirm":true}`)})
+		f := mustFailure(t, out, err, execution.InvalidInput)
+		if !strings.Contains(f.Message, "duplicate") {
+			t.Errorf("message %q does not say what is wrong", f.Message)
+		}
+	})
 	_ = other
 }
 

@@ -130,15 +130,35 @@ type Success struct {
 
 func (Success) isOutcome() {}
 
-// Failure is a canonical failure: a code from the closed set, a caller-safe
-// message and optional details. It is both an [Outcome] and an error, so a
-// handler reports a deliberate failure by returning one (see [Fail]).
+// Reason names a finer condition within a failure [Code]: why an imported
+// tool's call failed ("mcp_timeout", "mcp_catalog_stale",
+// "mcp_connection_closed", ...; see package mcpimport), or which state an
+// approval is in ("approval_pending", "approval_in_progress", ...; see
+// package approval). The Code says what a caller can do (retry, fix the
+// input, ask for an approval); the Reason says precisely what happened, for
+// callers and operators who branch on it. It travels on the wire beside the
+// code (mcpexpose projects it as "reason").
+//
+// A Reason is a stable snake_case name, prefixed by its domain ("mcp_",
+// "approval_"), defined as a constant by the package that produces it; each
+// such package documents its set and the Code each reason comes with. The
+// zero Reason means none: the Code says all there is. A Reason is a name,
+// never a message: nothing a remote party said belongs in it.
+type Reason string
+
+// Failure is a canonical failure: a code from the closed set, an optional
+// finer [Reason], a caller-safe message and optional details. It is both an
+// [Outcome] and an error, so a handler reports a deliberate failure by
+// returning one (see [Fail]).
 //
 // Message and Details are shown to the caller as written: never put secrets,
 // internal error text or stack traces in them. Details must be
-// JSON-serializable.
+// JSON-serializable; a condition callers branch on belongs in Reason, not in
+// Details.
 type Failure struct {
-	Code    Code
+	Code Code
+	// Reason is the finer condition, or "". An internal failure has none.
+	Reason  Reason
 	Message string
 	Details map[string]any
 }
@@ -162,8 +182,25 @@ func Fail(code Code, msg string, details map[string]any) *Failure {
 	return &Failure{Code: code, Message: msg, Details: details}
 }
 
-// Error returns "code: message".
-func (f *Failure) Error() string { return f.Code.String() + ": " + f.Message }
+// WithReason returns a copy of f with reason r; f is not changed (the copy
+// shares f's Details). An internal failure stays without a reason: it says
+// nothing beyond its fixed message.
+func (f *Failure) WithReason(r Reason) *Failure {
+	c := *f
+	if c.Code != InternalFailure {
+		c.Reason = r
+	}
+	return &c
+}
+
+// Error returns "code: message", or "code (reason): message" when the
+// failure has a reason.
+func (f *Failure) Error() string {
+	if f.Reason != "" {
+		return f.Code.String() + " (" + string(f.Reason) + "): " + f.Message
+	}
+	return f.Code.String() + ": " + f.Message
+}
 
 // AsFailure returns the canonical failure err is or wraps, if any.
 func AsFailure(err error) (*Failure, bool) {
@@ -172,6 +209,15 @@ func AsFailure(err error) (*Failure, bool) {
 		return f, true
 	}
 	return nil, false
+}
+
+// ReasonOf returns the reason of the canonical failure err is or wraps, or
+// "" when it is none or has none.
+func ReasonOf(err error) Reason {
+	if f, ok := AsFailure(err); ok {
+		return f.Reason
+	}
+	return ""
 }
 
 // internal returns the redacted failure that stands for an unexpected error.

@@ -15,22 +15,9 @@ import (
 
 	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/invopop/jsonschema"
-)
 
-// Schemas published by agnara stay inside this keyword set, so that strict
-// consumers (including agnara's own importer) accept them. "default" is
-// deliberately absent: we never publish defaults, because a default a client
-// fills in is an argument the caller did not choose.
-var portableKeywords = map[string]bool{
-	"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"items": true, "enum": true, "const": true, "format": true, "pattern": true,
-	"minLength": true, "maxLength": true, "minimum": true, "maximum": true,
-	"exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
-	"minItems": true, "maxItems": true, "uniqueItems": true,
-	"title": true, "description": true, "examples": true, "deprecated": true,
-	"readOnly": true, "writeOnly": true,
-	"anyOf": true, "oneOf": true, "contentEncoding": true, "contentMediaType": true,
-}
+	"github.com/agnara-go/agnara/internal/portableschema"
+)
 
 var (
 	timeType       = reflect.TypeFor[time.Time]()
@@ -377,7 +364,7 @@ func (g *schemaGen) node(n any, t reflect.Type, loc string) any {
 		switch {
 		case k == "default":
 			g.problem(loc, "a default value (jsonschema \"default\" tag) is not allowed: agnara publishes no defaults; apply the default in the handler")
-		case !portableKeywords[k]:
+		case !portableschema.Keyword(k): // the set mcpimport accepts, ADR 0003
 			g.problem(loc, "JSON Schema keyword %q is outside the portable set agnara publishes", k)
 		}
 	}

@@ -78,7 +78,7 @@ func buildFixture() (*fixture, error) {
 		return len(l.entries), nil
 	}, &agnara.CapabilityOptions{Name: "append", Description: "Append to the ledger.", Scopes: []string{"ledger:write"}})
 	fail := app.Capability(func(ctx context.Context) error {
-		return execution.Fail(execution.NotFound, "nothing here", map[string]any{"hint": "try echo"})
+		return execution.Fail(execution.NotFound, "nothing here", map[string]any{"hint": "try echo"}).WithReason("fx_empty")
 	}, &agnara.CapabilityOptions{Name: "fail", Description: "Always fails."})
 	slow := app.Capability(func(ec *execution.Context, in SlowIn, l *Ledger) (string, error) {
 		for i := 1; i <= in.Steps; i++ {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -31,7 +32,7 @@ const DefaultMaxBodyBytes = 1 << 20
 const maxClockSkew = 5 * time.Minute
 
 // modernVersion is the first protocol version served without sessions.
-const modernVersion = "2026-07-28"
+const modernVersion = mcpversion.Modern
 
 // HandlerOptions configures [NewHandler]. A nil *HandlerOptions and every
 // zero field mean the documented default.

@@ -26,8 +26,9 @@ var errProjection = errors.New("mcpexpose: result cannot be projected")
 //     null inside the envelope.
 //   - Success with content: the content blocks, no structuredContent.
 //   - Failure: isError true and one text block holding the JSON object
-//     {"code", "message", "details"} (details omitted when empty). An
-//     internal failure carries only its code and fixed message.
+//     {"code", "reason", "message", "details"} (reason omitted when the
+//     failure has none, details when empty). An internal failure carries
+//     only its code and fixed message.
 //
 // A value that cannot be encoded as JSON (non-finite numbers, cycles,
 // unsupported types) or nests deeper than 128 levels is an error whose
@@ -61,13 +62,17 @@ func failureResult(f *execution.Failure) *mcp.CallToolResult {
 		f = execution.Fail(execution.InternalFailure, "", nil)
 	}
 	body := map[string]any{"code": f.Code, "message": f.Message}
+	if f.Reason != "" {
+		body["reason"] = f.Reason
+	}
 	if len(f.Details) > 0 {
 		body["details"] = f.Details
 	}
 	text, err := encodeSorted(body)
 	if err != nil {
 		// Details an application supplied that do not encode: say less.
-		text, _ = encodeSorted(map[string]any{"code": f.Code, "message": f.Message})
+		delete(body, "details")
+		text, _ = encodeSorted(body)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, IsError: true}
 }

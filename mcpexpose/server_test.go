@@ -216,7 +216,7 @@ func TestFailuresAndContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || textOf(t, res) != `{"code":"not_found","details":{"hint":"try echo"},"message":"nothing here"}` || res.StructuredContent != nil {
+	if !res.IsError || textOf(t, res) != `{"code":"not_found","details":{"hint":"try echo"},"message":"nothing here","reason":"fx_empty"}` || res.StructuredContent != nil {
 		t.Errorf("failure = %+v %q", res, textOf(t, res))
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx.echo", Arguments: map[string]any{"text": "", "extra": 1}})

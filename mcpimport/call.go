@@ -52,14 +52,14 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (json.RawMessag
 		return nil, t.fail(ec, code, nil)
 	}
 	if len(args) > c.limits.ObjectBytes {
-		return nil, t.fail(ec, InvalidArguments, nil)
+		return nil, t.fail(ec, ReasonInvalidArguments, nil)
 	}
 	if v := t.sel.validator; v != nil {
 		if err := v(ec, ec.Principal(), args); err != nil {
 			if ec.Err() != nil {
 				return nil, ec.Err()
 			}
-			return nil, t.fail(ec, ScopeDenied, err)
+			return nil, t.fail(ec, ReasonScopeDenied, err)
 		}
 	}
 	if t.turn != nil {
@@ -91,86 +91,86 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (json.RawMessag
 }
 
 // classify names the failure of a tools/call request that returned err.
-func classify(ctx context.Context, err error) Code {
+func classify(ctx context.Context, err error) execution.Reason {
 	var wire *jsonrpc.Error
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return Timeout
+		return ReasonTimeout
 	case errors.Is(err, mcp.ErrConnectionClosed):
-		return ConnectionClosed
+		return ReasonConnectionClosed
 	case errors.As(err, &wire) && wire.Code == jsonrpc.CodeInvalidParams:
-		return InvalidArguments
+		return ReasonInvalidArguments
 	case errors.As(err, &wire):
-		return ProtocolError
+		return ReasonProtocolError
 	}
-	return TransportError
+	return ReasonTransportError
 }
 
 // envelope turns a remote result into the local envelope, or names why it
 // cannot.
-func (t *tool) project(res *mcp.CallToolResult) (json.RawMessage, Code) {
+func (t *tool) project(res *mcp.CallToolResult) (json.RawMessage, execution.Reason) {
 	limits := t.cat.limits
 	switch {
 	case res == nil:
-		return nil, ProtocolError
+		return nil, ReasonProtocolError
 	case res.NeedsInput():
-		return nil, ResultUnsupported // this adapter answers no input requests
+		return nil, ReasonResultUnsupported // this adapter answers no input requests
 	case res.IsError:
-		return nil, ToolError
+		return nil, ReasonToolError
 	case len(res.Content) > limits.ContentBlocks:
-		return nil, ResultTooLarge
+		return nil, ReasonResultTooLarge
 	}
 	env := Envelope{Text: make([]string, 0, len(res.Content)), Structured: json.RawMessage("null")}
 	size := 0
 	for _, c := range res.Content {
 		tc, ok := c.(*mcp.TextContent)
 		if !ok {
-			return nil, ResultUnsupported
+			return nil, ReasonResultUnsupported
 		}
 		if size += len(tc.Text); size > limits.ObjectBytes {
-			return nil, ResultTooLarge
+			return nil, ReasonResultTooLarge
 		}
 		env.Text = append(env.Text, tc.Text)
 	}
 	if t.output != nil {
 		if res.StructuredContent == nil {
-			return nil, ResultInvalid // text, however JSON-like, is no substitute
+			return nil, ReasonResultInvalid // text, however JSON-like, is no substitute
 		}
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
-			return nil, ResultInvalid
+			return nil, ReasonResultInvalid
 		}
 		if len(b) > limits.ObjectBytes {
-			return nil, ResultTooLarge
+			return nil, ReasonResultTooLarge
 		}
 		v, err := schemacheck.Parse(b)
 		if err != nil || t.output.Validate(v) != nil {
-			return nil, ResultInvalid
+			return nil, ReasonResultInvalid
 		}
 		env.Structured = b
 	}
 	out, err := json.Marshal(env)
 	if err != nil {
-		return nil, ResultInvalid
+		return nil, ReasonResultInvalid
 	}
 	if len(out) > limits.ObjectBytes {
-		return nil, ResultTooLarge
+		return nil, ReasonResultTooLarge
 	}
 	return out, ""
 }
 
 // fail logs a failed call at debug level and returns its canonical failure.
-func (t *tool) fail(ctx context.Context, code Code, cause error) error {
+func (t *tool) fail(ctx context.Context, reason execution.Reason, cause error) error {
 	if t.cat.logger.Enabled(ctx, slog.LevelDebug) {
 		attrs := []slog.Attr{
 			slog.String("server", t.cat.snap.serverID),
 			slog.String("tool", t.entry.RemoteName),
-			slog.String("error_code", string(code)),
+			slog.String("reason", string(reason)),
 		}
 		if cause != nil {
 			attrs = append(attrs, slog.String("cause", cause.Error()))
 		}
 		t.cat.logger.LogAttrs(ctx, slog.LevelDebug, "mcpimport: call failed", attrs...)
 	}
-	return failure(code)
+	return failure(reason)
 }

@@ -39,8 +39,8 @@ func TestInputRequiredIsUnsupported(t *testing.T) {
 			t.Fatalf("%s: the SDK does not report NeedsInput", wire)
 		}
 		for _, tl := range []*tool{withSchema, without} {
-			if out, code := tl.project(&res); code != ResultUnsupported {
-				t.Errorf("%s (output schema %v): %s %q, want %s", wire, tl.output != nil, out, code, ResultUnsupported)
+			if out, code := tl.project(&res); code != ReasonResultUnsupported {
+				t.Errorf("%s (output schema %v): %s %q, want %s", wire, tl.output != nil, out, code, ReasonResultUnsupported)
 			}
 		}
 	}

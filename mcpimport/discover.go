@@ -19,7 +19,7 @@ import (
 // Options configures [Discover]. A nil *Options and every zero field mean the
 // documented default.
 type Options struct {
-	// Limits bound what the remote server may send. Default: [DefaultLimits].
+	// Limits bound what the remote server may send. Default: [DefaultLimits]().
 	Limits Limits
 	// Logger receives debug records about failed calls (codes and causes,
 	// never arguments or remote messages above debug level). Default: a
@@ -59,21 +59,20 @@ type tool struct {
 	turn      chan struct{}      // nil when concurrency-safe; else a one-slot semaphore
 }
 
-// Discover lists the tools of the remote server on session (every page) and
-// imports those that bindings select, keyed by remote tool name. serverID is
-// the host's name for the server, recorded in the snapshot.
+// Discover lists the tools of the remote server on sess (every page) and
+// imports those that bindings select, keyed by remote tool name. The
+// session's server id is recorded in the snapshot.
 //
-// The host owns the session: it has connected it (the handshake or
-// server/discover has happened), it closes it, and monitor is the session's
-// [Monitor], which has accepted the negotiated protocol version. Discover
-// makes only tools/list requests.
+// The host owns the session (see [Connect]): it closes it, after which every
+// call of the catalog fails with [ReasonConnectionClosed]. Discover makes
+// only tools/list requests.
 //
 // Discover returns every problem it finds, joined, each an [*Error] with its
 // code (see [CodeOf]), and no catalog: a binding that names a tool the server
 // does not list, a selected schema outside the profile (see the package
 // documentation), a catalog past the limits. Unselected tools are not
 // checked beyond the catalog limits, and never registered.
-func Discover(ctx context.Context, session *mcp.ClientSession, monitor *Monitor, serverID string, bindings map[string]Binding, opts *Options) (*Catalog, error) {
+func Discover(ctx context.Context, sess *Session, bindings map[string]Binding, opts *Options) (*Catalog, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -91,7 +90,7 @@ func Discover(ctx context.Context, session *mcp.ClientSession, monitor *Monitor,
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return discover(ctx, session, monitor, serverID, sels, o, SnapshotSchemaVersion, nil)
+	return discover(ctx, sess, sels, o, SnapshotSchemaVersion, nil)
 }
 
 // selection is one bound remote tool, read or write, as discovery sees it.
@@ -104,7 +103,7 @@ type selection struct {
 }
 
 // discover is the discovery both entry points share.
-func discover(ctx context.Context, session *mcp.ClientSession, monitor *Monitor, serverID string, sels []selection, o Options, version int, store approval.Store) (*Catalog, error) {
+func discover(ctx context.Context, sess *Session, sels []selection, o Options, version int, store approval.Store) (*Catalog, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -112,12 +111,10 @@ func discover(ctx context.Context, session *mcp.ClientSession, monitor *Monitor,
 	if err != nil {
 		return nil, err
 	}
-	if session == nil || monitor == nil {
-		return nil, newError(BindingInvalid, "", "discovery needs a connected session and its monitor")
+	if sess == nil {
+		return nil, newError(BindingInvalid, "", "discovery needs a connected session (see Connect)")
 	}
-	if serverID == "" || len(serverID) > 128 || strings.ContainsFunc(serverID, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return nil, newError(BindingInvalid, "", "server id %s: want 1 to 128 bytes without control characters", quote(serverID))
-	}
+	session, monitor, serverID := sess.cs, sess.mon, sess.serverID
 	if len(sels) == 0 {
 		return nil, newError(BindingInvalid, "", "no bindings: a catalog imports only tools the host binds")
 	}

@@ -6,10 +6,10 @@
 //
 // # The host owns the session
 //
-// The application creates, connects and closes the SDK client session, its
-// transport, credentials and limits; this package only lists tools (every
-// page) and makes single tools/call requests on it. A [Monitor] follows the
-// session: it accepts the protocol version the real handshake negotiated
+// The application connects ([Connect]) and closes the [Session], and owns
+// its transport, credentials and limits; this package only lists tools
+// (every page) and makes single tools/call requests on it. The session's
+// [Monitor], wired in by Connect, follows it: it accepts the protocol version the real handshake negotiated
 // (2026-07-28, 2025-11-25 or 2025-06-18) and receives tools/list_changed
 // notifications, after which every catalog discovered earlier is stale.
 // There is no implicit rediscovery: the host calls [Discover] again and swaps
@@ -49,9 +49,11 @@
 // {...} | null}. When the remote tool advertises an output schema, valid
 // structured content is required; JSON-looking text is never a substitute.
 // Images, audio, resources, links, input requests and isError results fail
-// closed. A failed call ends in a canonical failure whose details carry one
-// of the call codes ([InvalidArguments] ... [ResultTooLarge]) under
-// "error_code"; what the remote server said never reaches the caller. There
+// closed. A failed call ends in a canonical failure whose
+// [execution.Failure.Reason] is one of the call reasons
+// ([ReasonInvalidArguments] ... [ReasonResultTooLarge]), or for a write one
+// of the approval reasons of package approval; what the remote server said
+// never reaches the caller. There
 // are no retries and no hidden calls. Cancellation stops the wait and
 // discards a late result; the remote server may go on executing.
 package mcpimport

@@ -6,13 +6,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
 )
 
-// Code is an mcpimport error code: a closed set of stable, caller-safe
-// names. Discovery returns them in an [*Error]; a failed call of an imported
-// tool ends in a canonical [execution.Failure] whose details carry the code
-// under "error_code".
+// Code is a discovery error code: a closed set of stable, caller-safe names
+// carried by an [*Error] (see [CodeOf]). A failed call of an imported tool is
+// no [*Error] but a canonical [execution.Failure] whose [execution.Reason]
+// names what went wrong (the Reason constants below).
 type Code string
 
 // Discovery error codes. Discovery either returns a complete catalog or
@@ -44,84 +45,92 @@ const (
 	DescriptionTooLarge Code = "mcp_description_too_large"
 )
 
-// Call failure codes. Each maps to one canonical failure code (see
-// [Code.Canonical]).
+// Call failure reasons: the [execution.Reason] of the canonical failure a
+// call of an imported tool ends in. Each comes with one canonical code (see
+// [Canonical]), given in parentheses.
 const (
-	// InvalidArguments: the arguments are larger than the object limit, or
-	// the remote server refused them (JSON-RPC -32602).
-	InvalidArguments Code = "mcp_invalid_arguments"
-	// ScopeDenied: the binding's scope validator refused the call.
-	ScopeDenied Code = "mcp_scope_denied"
-	// CatalogStale: the remote catalog changed after discovery; the host
-	// must discover again.
-	CatalogStale Code = "mcp_catalog_stale"
-	// ConnectionClosed: the session is closed (or the host closed the
-	// monitor).
-	ConnectionClosed Code = "mcp_connection_closed"
-	// Timeout: the remote server did not answer within the call timeout.
-	Timeout Code = "mcp_timeout"
-	// ProtocolError: the remote server answered with a JSON-RPC error, or
-	// with a result this adapter cannot read.
-	ProtocolError Code = "mcp_protocol_error"
-	// TransportError: the request or its response was lost in transport.
-	TransportError Code = "mcp_transport_error"
-	// ToolError: the remote tool reported an error (isError).
-	ToolError Code = "mcp_tool_error"
-	// ResultInvalid: the result does not match the tool's output schema, or
-	// lacks the structured content an output schema requires.
-	ResultInvalid Code = "mcp_result_invalid"
-	// ResultUnsupported: the result holds content other than text (images,
-	// audio, resources, links), or asks for input.
-	ResultUnsupported Code = "mcp_result_unsupported"
-	// ResultTooLarge: the result is larger than the object limit or has
-	// more content blocks than the content limit.
-	ResultTooLarge Code = "mcp_result_too_large"
+	// ReasonInvalidArguments: the arguments are larger than the object
+	// limit, are not I-JSON, or the remote server refused them (JSON-RPC
+	// -32602) (invalid_input).
+	ReasonInvalidArguments execution.Reason = "mcp_invalid_arguments"
+	// ReasonScopeDenied: the binding's scope validator refused the call
+	// (forbidden).
+	ReasonScopeDenied execution.Reason = "mcp_scope_denied"
+	// ReasonCatalogStale: the remote catalog changed after discovery; the
+	// host must discover again (unavailable).
+	ReasonCatalogStale execution.Reason = "mcp_catalog_stale"
+	// ReasonConnectionClosed: the session is closed (or the host closed the
+	// monitor) (unavailable).
+	ReasonConnectionClosed execution.Reason = "mcp_connection_closed"
+	// ReasonTimeout: the remote server did not answer within the call
+	// timeout (timeout).
+	ReasonTimeout execution.Reason = "mcp_timeout"
+	// ReasonProtocolError: the remote server answered with a JSON-RPC
+	// error, or with a result this adapter cannot read (unavailable).
+	ReasonProtocolError execution.Reason = "mcp_protocol_error"
+	// ReasonTransportError: the request or its response was lost in
+	// transport (unavailable).
+	ReasonTransportError execution.Reason = "mcp_transport_error"
+	// ReasonToolError: the remote tool reported an error (isError)
+	// (unavailable).
+	ReasonToolError execution.Reason = "mcp_tool_error"
+	// ReasonResultInvalid: the result does not match the tool's output
+	// schema, or lacks the structured content an output schema requires
+	// (unavailable).
+	ReasonResultInvalid execution.Reason = "mcp_result_invalid"
+	// ReasonResultUnsupported: the result holds content other than text
+	// (images, audio, resources, links), or asks for input (unavailable).
+	ReasonResultUnsupported execution.Reason = "mcp_result_unsupported"
+	// ReasonResultTooLarge: the result is larger than the object limit or
+	// has more content blocks than the content limit (unavailable).
+	ReasonResultTooLarge execution.Reason = "mcp_result_too_large"
 )
 
-// callFailure is what a call failure code stands for: its canonical code
+// callFailure is what a call failure reason stands for: its canonical code
 // and the fixed message a caller sees.
 type callFailure struct {
 	canonical execution.Code
 	message   string
 }
 
-var callFailures = map[Code]callFailure{
-	InvalidArguments:  {execution.InvalidInput, "the remote tool did not accept these arguments"},
-	ScopeDenied:       {execution.Forbidden, "this call is outside the caller's scope"},
-	CatalogStale:      {execution.Unavailable, "the remote tool catalog changed; the tool is unavailable until it is discovered again"},
-	ConnectionClosed:  {execution.Unavailable, "the connection to the remote server is closed"},
-	Timeout:           {execution.Timeout, "the remote tool did not answer in time"},
-	ProtocolError:     {execution.Unavailable, "the remote server answered with a protocol error"},
-	TransportError:    {execution.Unavailable, "the remote server could not be reached"},
-	ToolError:         {execution.Unavailable, "the remote tool reported an error"},
-	ResultInvalid:     {execution.Unavailable, "the remote tool's result does not match its declared output"},
-	ResultUnsupported: {execution.Unavailable, "the remote tool returned content that cannot be passed on"},
-	ResultTooLarge:    {execution.Unavailable, "the remote tool's result is too large"},
+var callFailures = map[execution.Reason]callFailure{
+	ReasonInvalidArguments:  {execution.InvalidInput, "the remote tool did not accept these arguments"},
+	ReasonScopeDenied:       {execution.Forbidden, "this call is outside the caller's scope"},
+	ReasonCatalogStale:      {execution.Unavailable, "the remote tool catalog changed; the tool is unavailable until it is discovered again"},
+	ReasonConnectionClosed:  {execution.Unavailable, "the connection to the remote server is closed"},
+	ReasonTimeout:           {execution.Timeout, "the remote tool did not answer in time"},
+	ReasonProtocolError:     {execution.Unavailable, "the remote server answered with a protocol error"},
+	ReasonTransportError:    {execution.Unavailable, "the remote server could not be reached"},
+	ReasonToolError:         {execution.Unavailable, "the remote tool reported an error"},
+	ReasonResultInvalid:     {execution.Unavailable, "the remote tool's result does not match its declared output"},
+	ReasonResultUnsupported: {execution.Unavailable, "the remote tool returned content that cannot be passed on"},
+	ReasonResultTooLarge:    {execution.Unavailable, "the remote tool's result is too large"},
 
-	// Write calls (write.go).
-	ApprovalPending:        {execution.InteractionRequired, "this call needs an approval by an authorized approver; call again with the same arguments once it is approved"},
-	ApprovalRejected:       {execution.Forbidden, "an approver rejected this call"},
-	ApprovalInProgress:     {execution.Conflict, "this approved call is already being dispatched, or its outcome is unknown"},
-	ApprovalBindingChanged: {execution.Conflict, "the tool changed after this call was approved; it was not dispatched"},
-	ApprovalUnavailable:    {execution.Unavailable, "the approval store is unavailable; nothing was dispatched"},
+	// Write calls (write.go): the approval's state.
+	approval.ReasonPending:        {execution.InteractionRequired, "this call needs an approval by an authorized approver; call again with the same arguments once it is approved"},
+	approval.ReasonRejected:       {execution.Forbidden, "an approver rejected this call"},
+	approval.ReasonInProgress:     {execution.Conflict, "this approved call is already being dispatched, or its outcome is unknown"},
+	approval.ReasonBindingChanged: {execution.Conflict, "the tool changed after this call was approved; it was not dispatched"},
+	approval.ReasonUnavailable:    {execution.Unavailable, "the approval store is unavailable; nothing was dispatched"},
 }
 
-// Canonical returns the canonical failure code a call failure with code c
-// ends in: invalid_input, forbidden, timeout, or unavailable. Discovery codes
-// have none and return execution.InternalFailure.
-func (c Code) Canonical() execution.Code {
-	if f, ok := callFailures[c]; ok {
+// Canonical returns the canonical failure code a call failure with reason r
+// ends in: invalid_input, forbidden, timeout, conflict,
+// interaction_required or unavailable. A reason this package does not
+// produce returns execution.InternalFailure.
+func Canonical(r execution.Reason) execution.Code {
+	if f, ok := callFailures[r]; ok {
 		return f.canonical
 	}
 	return execution.InternalFailure
 }
 
-// failure returns the canonical failure of a call failure code: a fixed
-// caller-safe message, and the code in the details under "error_code".
-// Nothing the remote server said reaches it.
-func failure(c Code) *execution.Failure {
-	f := callFailures[c]
-	return execution.Fail(f.canonical, f.message, map[string]any{"error_code": string(c)})
+// failure returns the canonical failure of a call failure reason: its
+// canonical code, a fixed caller-safe message and the reason. Nothing the
+// remote server said reaches it.
+func failure(r execution.Reason) *execution.Failure {
+	f := callFailures[r]
+	return execution.Fail(f.canonical, f.message, nil).WithReason(r)
 }
 
 // Error is a discovery error. Its message is built from this package's own
@@ -156,17 +165,12 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause, if any.
 func (e *Error) Unwrap() error { return e.cause }
 
-// CodeOf returns the code of the first [*Error] err is or wraps, or of the
-// canonical failure of a failed call ("error_code" in its details), or "".
+// CodeOf returns the code of the first [*Error] err is or wraps, or "". The
+// reason of a failed call is [execution.ReasonOf].
 func CodeOf(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
-	}
-	if f, ok := execution.AsFailure(err); ok {
-		if s, ok := f.Details["error_code"].(string); ok {
-			return Code(s)
-		}
 	}
 	return ""
 }

@@ -34,20 +34,18 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	// The host owns the session and its monitor.
-	mon := mcpimport.NewMonitor()
-	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{ToolListChangedHandler: mon.ToolListChanged})
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	// The host owns the session: Connect also wires the session's monitor
+	// (tools/list_changed, the negotiated protocol version).
+	sess, err := mcpimport.Connect(ctx, "docs", ct, &mcpimport.ConnectOptions{
+		Client:         &mcp.Implementation{Name: "host", Version: "1"},
+		SessionOptions: &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer cs.Close()
-	defer mon.Close()
-	if err := mon.AcceptProtocolVersion(cs.InitializeResult().ProtocolVersion); err != nil {
-		log.Fatal(err)
-	}
+	defer sess.Close()
 
-	cat, err := mcpimport.Discover(ctx, cs, mon, "docs", map[string]mcpimport.Binding{
+	cat, err := mcpimport.Discover(ctx, sess, map[string]mcpimport.Binding{
 		"search": {Name: "search_docs", Title: "Search documents", Scopes: []string{"docs:read"}, NoScopeValidator: true},
 	}, nil)
 	if err != nil {

@@ -254,3 +254,14 @@ func readBindings() map[string]mcpimport.Binding {
 }
 
 var versions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
+
+// newSession pairs cs and mon as the session of serverID; a server id
+// NewSession refuses yields nil, which discovery refuses in turn.
+func newSession(t testing.TB, cs *mcp.ClientSession, mon *mcpimport.Monitor, serverID string) *mcpimport.Session {
+	t.Helper()
+	s, err := mcpimport.NewSession(serverID, cs, mon)
+	if err != nil {
+		return nil
+	}
+	return s
+}

@@ -23,7 +23,7 @@ var reader = policy.NewPrincipal("alice", []string{"docs:read"})
 // fresh application "gw".
 func imported(t testing.TB, cs *mcp.ClientSession, mon *mcpimport.Monitor, bindings map[string]mcpimport.Binding, opts *mcpimport.Options) (*mcpimport.Catalog, *execution.Plans) {
 	t.Helper()
-	cat, err := mcpimport.Discover(context.Background(), cs, mon, "docs", bindings, opts)
+	cat, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), bindings, opts)
 	if err != nil {
 		t.Fatalf("Discover: %v", err)
 	}
@@ -65,15 +65,15 @@ func callAs(t *testing.T, ctx context.Context, plans *execution.Plans, name, arg
 	return mcpimport.Envelope{}, nil
 }
 
-// wantCode checks that err is the canonical failure of call failure code.
-func wantCode(t *testing.T, err error, code mcpimport.Code) {
+// wantCode checks that err is the canonical failure of call failure reason code.
+func wantCode(t *testing.T, err error, code execution.Reason) {
 	t.Helper()
 	f, ok := execution.AsFailure(err)
 	if !ok {
 		t.Fatalf("err = %v, want a failure with %s", err, code)
 	}
-	if got := mcpimport.CodeOf(err); got != code || f.Code != code.Canonical() {
-		t.Fatalf("failure %v (error_code %q), want %s (%s)", f, got, code, code.Canonical())
+	if got := execution.ReasonOf(err); got != code || f.Code != mcpimport.Canonical(code) {
+		t.Fatalf("failure %v (reason %q), want %s (%s)", f, got, code, mcpimport.Canonical(code))
 	}
 	if strings.Contains(f.Message, "secret") {
 		t.Fatalf("remote text reached the caller: %q", f.Message)
@@ -161,7 +161,7 @@ func TestStdioServerProcess(t *testing.T) {
 				t.Fatalf("call: %+v, %v", env, err)
 			}
 			_, err = call(t, plans, "search_docs", `{"q":"x","mode":"error"}`)
-			wantCode(t, err, mcpimport.ToolError)
+			wantCode(t, err, mcpimport.ReasonToolError)
 
 			mon.Close()
 			if err := cs.Close(); err != nil {
@@ -171,7 +171,7 @@ func TestStdioServerProcess(t *testing.T) {
 				t.Fatal("the server process has not exited after the session closed")
 			}
 			_, err = call(t, plans, "search_docs", `{"q":"x"}`)
-			wantCode(t, err, mcpimport.ConnectionClosed)
+			wantCode(t, err, mcpimport.ReasonConnectionClosed)
 		})
 	}
 }
@@ -180,7 +180,7 @@ func TestServerProcessExitMidCall(t *testing.T) {
 	cs, mon, cmd := stdioSession(t, "2025-11-25")
 	_, plans := imported(t, cs, mon, readBindings(), nil)
 	_, err := call(t, plans, "search_docs", `{"q":"x","mode":"exit"}`)
-	if code := mcpimport.CodeOf(err); code != mcpimport.ConnectionClosed && code != mcpimport.TransportError {
+	if code := execution.ReasonOf(err); code != mcpimport.ReasonConnectionClosed && code != mcpimport.ReasonTransportError {
 		t.Fatalf("remote exit mid-call: %v, want connection closed or transport error", err)
 	}
 	cs.Close()
@@ -195,14 +195,14 @@ func TestResults(t *testing.T) {
 	_, plans := imported(t, cs, mon, readBindings(), nil)
 	for _, tc := range []struct {
 		mode string
-		want mcpimport.Code
+		want execution.Reason
 	}{
-		{"error", mcpimport.ToolError},
-		{"protocol", mcpimport.ProtocolError},
-		{"image", mcpimport.ResultUnsupported},
-		{"link", mcpimport.ResultUnsupported},
-		{"nostruct", mcpimport.ResultInvalid}, // JSON-looking text is no substitute
-		{"badstruct", mcpimport.ResultInvalid},
+		{"error", mcpimport.ReasonToolError},
+		{"protocol", mcpimport.ReasonProtocolError},
+		{"image", mcpimport.ReasonResultUnsupported},
+		{"link", mcpimport.ReasonResultUnsupported},
+		{"nostruct", mcpimport.ReasonResultInvalid}, // JSON-looking text is no substitute
+		{"badstruct", mcpimport.ReasonResultInvalid},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			_, err := call(t, plans, "search_docs", `{"q":"x","mode":"`+tc.mode+`"}`)
@@ -240,7 +240,7 @@ func TestScopeValidator(t *testing.T) {
 	}
 	before := d.calls.Load()
 	_, err := call(t, plans, "search_docs", `{"q":"private"}`)
-	wantCode(t, err, mcpimport.ScopeDenied)
+	wantCode(t, err, mcpimport.ReasonScopeDenied)
 	if f, _ := execution.AsFailure(err); strings.Contains(f.Message, "docs:private") {
 		t.Errorf("the validator's own words reached the caller: %q", f.Message)
 	}
@@ -276,7 +276,7 @@ func TestCallTimeout(t *testing.T) {
 	cs, mon := connect(t, d.server, "2025-11-25")
 	_, plans := imported(t, cs, mon, readBindings(), &mcpimport.Options{Limits: mcpimport.Limits{CallTimeout: 50 * time.Millisecond}})
 	_, err := call(t, plans, "search_docs", `{"q":"x","mode":"hang"}`)
-	wantCode(t, err, mcpimport.Timeout)
+	wantCode(t, err, mcpimport.ReasonTimeout)
 	// The session is still usable afterwards.
 	if _, err := call(t, plans, "search_docs", `{"q":"x"}`); err != nil {
 		t.Fatal(err)
@@ -350,7 +350,7 @@ func TestListChangedMakesCatalogStale(t *testing.T) {
 			}
 			before := d.calls.Load()
 			_, err := call(t, plans, "search_docs", `{"q":"x"}`)
-			wantCode(t, err, mcpimport.CatalogStale)
+			wantCode(t, err, mcpimport.ReasonCatalogStale)
 			if d.calls.Load() != before {
 				t.Error("a call of a stale catalog reached the remote server")
 			}
@@ -365,7 +365,7 @@ func TestListChangedMakesCatalogStale(t *testing.T) {
 				t.Fatalf("call of the new catalog: %v", err)
 			}
 			_, err = call(t, plans, "search_docs", `{"q":"x"}`)
-			wantCode(t, err, mcpimport.CatalogStale) // the old one stays stale
+			wantCode(t, err, mcpimport.ReasonCatalogStale) // the old one stays stale
 		})
 	}
 }
@@ -422,20 +422,20 @@ func TestDiscoverNeedsTheNegotiatedVersion(t *testing.T) {
 	defer cs.Close()
 
 	fresh := mcpimport.NewMonitor()
-	_, err = mcpimport.Discover(context.Background(), cs, fresh, "docs", readBindings(), nil)
+	_, err = mcpimport.Discover(context.Background(), newSession(t, cs, fresh, "docs"), readBindings(), nil)
 	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
 		t.Errorf("monitor without a version: %v", err)
 	}
 	guess := mcpimport.NewMonitor()
 	guess.AcceptProtocolVersion("2026-07-28") // a configured guess, not what was negotiated
-	_, err = mcpimport.Discover(context.Background(), cs, guess, "docs", readBindings(), nil)
+	_, err = mcpimport.Discover(context.Background(), newSession(t, cs, guess, "docs"), readBindings(), nil)
 	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
 		t.Errorf("monitor with another version: %v", err)
 	}
 	closed := mcpimport.NewMonitor()
 	closed.AcceptProtocolVersion("2025-11-25")
 	closed.Close()
-	_, err = mcpimport.Discover(context.Background(), cs, closed, "docs", readBindings(), nil)
+	_, err = mcpimport.Discover(context.Background(), newSession(t, cs, closed, "docs"), readBindings(), nil)
 	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
 		t.Errorf("closed monitor: %v", err)
 	}
@@ -454,8 +454,7 @@ func TestBindings(t *testing.T) {
 		want     string
 	}{
 		{"none", "docs", nil, mcpimport.Limits{}, mcpimport.BindingInvalid, "no bindings"},
-		{"empty server id", "", readBindings(), mcpimport.Limits{}, mcpimport.BindingInvalid, "server id"},
-		{"control in server id", "do\ncs", readBindings(), mcpimport.Limits{}, mcpimport.BindingInvalid, "server id"},
+		{"no session", "", readBindings(), mcpimport.Limits{}, mcpimport.BindingInvalid, "needs a connected session"},
 		{"no local name", "docs", map[string]mcpimport.Binding{"search": {Title: "S", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "local name"},
 		{"bad local name", "docs", map[string]mcpimport.Binding{"search": {Name: "search docs", Title: "S", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "local name"},
 		{"no title", "docs", map[string]mcpimport.Binding{"search": {Name: "s", NoScopeValidator: true}}, mcpimport.Limits{}, mcpimport.BindingInvalid, "no title"},
@@ -469,16 +468,16 @@ func TestBindings(t *testing.T) {
 		{"timeout past 300s", "docs", readBindings(), mcpimport.Limits{CallTimeout: 301 * time.Second}, mcpimport.BindingInvalid, "CallTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cat, err := mcpimport.Discover(context.Background(), cs, mon, tc.serverID, tc.bindings, &mcpimport.Options{Limits: tc.limits})
+			cat, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, tc.serverID), tc.bindings, &mcpimport.Options{Limits: tc.limits})
 			if cat != nil || mcpimport.CodeOf(err) != tc.code || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %s containing %q", err, tc.code, tc.want)
 			}
 		})
 	}
 	// Accepted at the edges: a 300 s timeout, limits equal to the defaults.
-	lim := mcpimport.DefaultLimits
+	lim := mcpimport.DefaultLimits()
 	lim.CallTimeout = mcpimport.MaxCallTimeout
-	if _, err := mcpimport.Discover(context.Background(), cs, mon, "docs", readBindings(), &mcpimport.Options{Limits: lim}); err != nil {
+	if _, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), readBindings(), &mcpimport.Options{Limits: lim}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -486,7 +485,7 @@ func TestBindings(t *testing.T) {
 func TestEveryMistakeReportedAtOnce(t *testing.T) {
 	d := newDocs(nil)
 	cs, mon := connect(t, d.server, "2025-11-25")
-	_, err := mcpimport.Discover(context.Background(), cs, mon, "docs", map[string]mcpimport.Binding{
+	_, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), map[string]mcpimport.Binding{
 		"nosuch": {Name: "a", Title: "A", NoScopeValidator: true},
 		"delete": {Name: "b", Title: "B", NoScopeValidator: true},
 		"search": {Name: "c", Title: "C", NoScopeValidator: true},
@@ -520,7 +519,7 @@ func TestListChangedDuringCallDiscardsTheAnswer(t *testing.T) {
 	d.mu.Unlock()
 	select {
 	case err := <-done:
-		wantCode(t, err, mcpimport.CatalogStale)
+		wantCode(t, err, mcpimport.ReasonCatalogStale)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not return")
 	}
@@ -566,7 +565,7 @@ func TestDuplicateToolNameRefused(t *testing.T) {
 		}
 	})
 	cs, mon := connect(t, d.server, "2025-11-25")
-	cat, err := mcpimport.Discover(context.Background(), cs, mon, "docs", readBindings(), nil)
+	cat, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), readBindings(), nil)
 	if cat != nil || mcpimport.CodeOf(err) != mcpimport.ToolDuplicate {
 		t.Fatalf("err = %v, want %s", err, mcpimport.ToolDuplicate)
 	}
@@ -593,9 +592,9 @@ func TestRemoteInvalidParams(t *testing.T) {
 	cs, mon := connect(t, d.server, "2025-11-25")
 	_, plans := imported(t, cs, mon, readBindings(), nil)
 	_, err := call(t, plans, "search_docs", `{"q":"refuse"}`)
-	wantCode(t, err, mcpimport.InvalidArguments)
+	wantCode(t, err, mcpimport.ReasonInvalidArguments)
 	_, err = call(t, plans, "search_docs", `{"q":"fault"}`)
-	wantCode(t, err, mcpimport.ProtocolError)
+	wantCode(t, err, mcpimport.ReasonProtocolError)
 }
 
 // TestServerHangsUp: when the remote side closes the connection before the
@@ -616,7 +615,7 @@ func TestServerHangsUp(t *testing.T) {
 	ss.Close()
 	cs.Wait()
 	_, err = call(t, plans, "search_docs", `{"q":"x"}`)
-	wantCode(t, err, mcpimport.ConnectionClosed)
+	wantCode(t, err, mcpimport.ReasonConnectionClosed)
 }
 
 // TestBindingDescriptionIsPublished: a binding's Description is published

@@ -39,21 +39,26 @@ type Limits struct {
 // MaxCallTimeout is the largest call timeout [Limits] accept.
 const MaxCallTimeout = 300 * time.Second
 
-// DefaultLimits are the limits a zero [Limits] stands for.
-var DefaultLimits = Limits{
-	Pages:            32,
-	Tools:            256,
-	CatalogBytes:     1 << 20,
-	SchemaBytes:      64 << 10,
-	DescriptionBytes: 8 << 10,
-	ObjectBytes:      64 << 10,
-	ContentBlocks:    128,
-	CallTimeout:      30 * time.Second,
+// DefaultLimits returns the limits a zero [Limits] stands for. They are also
+// the ceilings: a limit may be lowered below its default, never raised
+// (except CallTimeout, up to [MaxCallTimeout]). A function, not a variable,
+// so that no importer can raise a ceiling for every other one.
+func DefaultLimits() Limits {
+	return Limits{
+		Pages:            32,
+		Tools:            256,
+		CatalogBytes:     1 << 20,
+		SchemaBytes:      64 << 10,
+		DescriptionBytes: 8 << 10,
+		ObjectBytes:      64 << 10,
+		ContentBlocks:    128,
+		CallTimeout:      30 * time.Second,
+	}
 }
 
 // resolve fills in defaults and checks the bounds.
 func (l Limits) resolve() (Limits, error) {
-	d := DefaultLimits
+	d := DefaultLimits()
 	ints := []struct {
 		name string
 		v    *int

@@ -3,9 +3,11 @@ package mcpimport_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpimport"
 )
 
@@ -15,7 +17,7 @@ import (
 func discoverWith(t *testing.T, d *docs, limits mcpimport.Limits) error {
 	t.Helper()
 	cs, mon := connect(t, d.server, "2025-11-25")
-	_, err := mcpimport.Discover(context.Background(), cs, mon, "docs", readBindings(), &mcpimport.Options{Limits: limits})
+	_, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), readBindings(), &mcpimport.Options{Limits: limits})
 	return err
 }
 
@@ -85,12 +87,12 @@ func TestCallLimits(t *testing.T) {
 		name             string
 		tool, args       string
 		atLimit, overRun mcpimport.Limits
-		code             mcpimport.Code
+		code             execution.Reason
 		sent             bool // whether the refused call reached the remote server
 	}{
-		{"argument bytes", "echo_text", args(argBytes), mcpimport.Limits{ObjectBytes: argBytes}, mcpimport.Limits{ObjectBytes: argBytes - 1}, mcpimport.InvalidArguments, false},
-		{"result bytes", "search_docs", `{"q":"q","mode":"bigtext","n":2000}`, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes)}, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes) - 1}, mcpimport.ResultTooLarge, true},
-		{"content blocks", "search_docs", `{"q":"q","mode":"blocks","n":5}`, mcpimport.Limits{ContentBlocks: 5}, mcpimport.Limits{ContentBlocks: 4}, mcpimport.ResultTooLarge, true},
+		{"argument bytes", "echo_text", args(argBytes), mcpimport.Limits{ObjectBytes: argBytes}, mcpimport.Limits{ObjectBytes: argBytes - 1}, mcpimport.ReasonInvalidArguments, false},
+		{"result bytes", "search_docs", `{"q":"q","mode":"bigtext","n":2000}`, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes)}, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes) - 1}, mcpimport.ReasonResultTooLarge, true},
+		{"content blocks", "search_docs", `{"q":"q","mode":"blocks","n":5}`, mcpimport.Limits{ContentBlocks: 5}, mcpimport.Limits{ContentBlocks: 4}, mcpimport.ReasonResultTooLarge, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDocs(nil)
@@ -112,8 +114,14 @@ func TestCallLimits(t *testing.T) {
 
 func TestDefaultLimits(t *testing.T) {
 	want := mcpimport.Limits{Pages: 32, Tools: 256, CatalogBytes: 1 << 20, SchemaBytes: 64 << 10, DescriptionBytes: 8 << 10, ObjectBytes: 64 << 10, ContentBlocks: 128, CallTimeout: 30e9}
-	if mcpimport.DefaultLimits != want {
-		t.Errorf("DefaultLimits = %v", mcpimport.DefaultLimits)
+	got := mcpimport.DefaultLimits()
+	if got != want {
+		t.Errorf("DefaultLimits() = %v", got)
+	}
+	// A caller's copy is its own: changing it raises no ceiling.
+	got.ObjectBytes *= 2
+	if mcpimport.DefaultLimits() != want {
+		t.Error("changing a returned Limits changed the defaults")
 	}
 	// Every limit can be lowered and none raised.
 	for _, raise := range []mcpimport.Limits{
@@ -124,5 +132,21 @@ func TestDefaultLimits(t *testing.T) {
 		if mcpimport.CodeOf(err) != mcpimport.BindingInvalid {
 			t.Errorf("%v: err = %v, want %s", raise, err, mcpimport.BindingInvalid)
 		}
+	}
+}
+
+func TestSupportedProtocolVersions(t *testing.T) {
+	want := []string{"2026-07-28", "2025-11-25", "2025-06-18"}
+	got := mcpimport.SupportedProtocolVersions()
+	if !slices.Equal(got, want) {
+		t.Fatalf("SupportedProtocolVersions() = %v, want %v", got, want)
+	}
+	// Changing the returned slice widens nothing.
+	got[0] = "1999-01-01"
+	if m := mcpimport.NewMonitor(); m.AcceptProtocolVersion("1999-01-01") == nil {
+		t.Error("a version added to a returned slice was accepted")
+	}
+	if !slices.Equal(mcpimport.SupportedProtocolVersions(), want) {
+		t.Error("changing the returned slice changed the supported versions")
 	}
 }

@@ -5,17 +5,22 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// SupportedProtocolVersions are the negotiated MCP protocol versions a
-// [Monitor] accepts, newest first.
-var SupportedProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
+// SupportedProtocolVersions returns the negotiated MCP protocol versions a
+// [Monitor] accepts, newest first: the revisions agnara serves. The slice is
+// new on every call; changing it changes nothing else.
+func SupportedProtocolVersions() []string { return mcpversion.Supported() }
 
 // Monitor watches one client session for changes to the remote tool catalog.
-// The host creates it with the session, feeds it the protocol version the
-// real handshake negotiated, routes the session's tools/list_changed
-// notifications to it, and closes it when the session ends:
+// [Connect] creates one with each [Session] and wires it in; a host that
+// builds its own SDK client creates it with [NewMonitor], feeds it the
+// protocol version the real handshake negotiated, routes the session's
+// tools/list_changed notifications to it, closes it when the session ends,
+// and pairs the two with [NewSession]:
 //
 //	mon := mcpimport.NewMonitor()
 //	client := mcp.NewClient(impl, &mcp.ClientOptions{ToolListChangedHandler: mon.ToolListChanged})
@@ -23,12 +28,12 @@ var SupportedProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18
 //	...
 //	defer mon.Close()
 //	if err := mon.AcceptProtocolVersion(cs.InitializeResult().ProtocolVersion); err != nil { ... }
+//	sess, err := mcpimport.NewSession("documents", cs, mon)
 //
-// A host that has its own ToolListChangedHandler calls mon.ToolListChanged
-// from it. A tools/list_changed notification makes every catalog discovered
-// before it stale: its calls fail with [CatalogStale] until the host
+// A tools/list_changed notification makes every catalog discovered before
+// it stale: its calls fail with [ReasonCatalogStale] until the host
 // discovers again and swaps catalogs. Closing the monitor makes calls fail
-// with [ConnectionClosed].
+// with [ReasonConnectionClosed].
 //
 // A Monitor is safe for concurrent use.
 type Monitor struct {
@@ -55,8 +60,8 @@ func (m *Monitor) AcceptProtocolVersion(version string) error {
 	switch {
 	case m.closed:
 		return newError(ProtocolUnsupported, "", "the monitor is closed")
-	case !slices.Contains(SupportedProtocolVersions, version):
-		return newError(ProtocolUnsupported, "", "negotiated protocol version %s is not supported (want one of %v)", quote(version), SupportedProtocolVersions)
+	case !slices.Contains(mcpversion.Supported(), version):
+		return newError(ProtocolUnsupported, "", "negotiated protocol version %s is not supported (want one of %v)", quote(version), mcpversion.Supported())
 	case m.version != "" && m.version != version:
 		return newError(ProtocolUnsupported, "", "the monitor already accepted protocol version %s", m.version)
 	}
@@ -78,7 +83,7 @@ func (m *Monitor) ToolListChanged(context.Context, *mcp.ToolListChangedRequest) 
 }
 
 // Close marks the session as gone: calls of every catalog discovered through
-// this monitor fail with [ConnectionClosed], and discovery fails. Close is
+// this monitor fail with [ReasonConnectionClosed], and discovery fails. Close is
 // idempotent.
 func (m *Monitor) Close() {
 	m.mu.Lock()
@@ -104,15 +109,15 @@ func (m *Monitor) watch() watch {
 }
 
 // current reports whether a catalog discovered at generation gen is still
-// current, and if not, which failure code says why.
-func (m *Monitor) current(gen uint64) (Code, bool) {
+// current, and if not, which failure reason says why.
+func (m *Monitor) current(gen uint64) (execution.Reason, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
 	case m.closed:
-		return ConnectionClosed, false
+		return ReasonConnectionClosed, false
 	case m.gen != gen:
-		return CatalogStale, false
+		return ReasonCatalogStale, false
 	}
 	return "", true
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agnara-go/agnara/internal/portableschema"
 	"github.com/agnara-go/agnara/internal/schemacheck"
 )
 
@@ -38,20 +39,6 @@ const (
 	// seconds and a gigabyte of allocations to compile.
 	profileMaxPatternCost = 1 << 16
 )
-
-// profileKeywords is the keyword set of the profile: the portable set agnara
-// itself publishes (execution's portableKeywords, ADR 0003). "$schema" is
-// handled apart, because it is allowed only at the root.
-var profileKeywords = map[string]bool{
-	"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"items": true, "enum": true, "const": true, "format": true, "pattern": true,
-	"minLength": true, "maxLength": true, "minimum": true, "maximum": true,
-	"exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
-	"minItems": true, "maxItems": true, "uniqueItems": true,
-	"title": true, "description": true, "examples": true, "deprecated": true,
-	"readOnly": true, "writeOnly": true,
-	"anyOf": true, "oneOf": true, "contentEncoding": true, "contentMediaType": true,
-}
 
 var profileTypes = map[string]bool{
 	"object": true, "array": true, "string": true, "number": true,
@@ -386,7 +373,7 @@ func (w *profileWalk) schema(v any, at *profileAt, depth int) *profileError {
 			}
 			continue
 		}
-		if !profileKeywords[k] {
+		if !portableschema.Keyword(k) {
 			if strings.HasPrefix(k, "x-") {
 				return fail("vendor keyword " + quote(k) + " is outside the profile")
 			}
@@ -663,7 +650,7 @@ func profileCompileError(err error) *profileError {
 		}
 	}
 	leaves(ve)
-	if n := len(best); n > 0 && (profileKeywords[best[n-1]] || best[n-1] == "$schema") {
+	if n := len(best); n > 0 && (portableschema.Keyword(best[n-1]) || best[n-1] == "$schema") {
 		perr.Pointer = profilePointer(best[:n-1])
 		perr.Reason = "keyword " + strconv.Quote(best[n-1]) + " does not compile as JSON Schema draft 2020-12"
 	} else {

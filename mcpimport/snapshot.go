@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/internal/canonjson"
 )
 
@@ -15,13 +16,17 @@ const (
 	WriteSnapshotSchemaVersion = 2
 )
 
-// Policy modes of snapshot entries.
+// Mode is the policy mode of a snapshot entry. It follows from the entry
+// point: [Discover] imports reads, [DiscoverWrites] writes.
+type Mode string
+
+// The policy modes.
 const (
 	// ModeRead: the host declared the remote tool read-only.
-	ModeRead = "read"
+	ModeRead Mode = "read"
 	// ModeConfirm: the remote tool writes; every call needs a durable
 	// approval.
-	ModeConfirm = "confirm"
+	ModeConfirm Mode = "confirm"
 )
 
 // Snapshot is the detached, immutable record of one discovery: which remote
@@ -47,10 +52,10 @@ type Entry struct {
 	// Title is the policy's title.
 	Title string
 	// Mode is the policy's mode: [ModeRead] or [ModeConfirm].
-	Mode string
-	// Effect is a write's declared effect, "write" or "destructive", or ""
-	// for reads.
-	Effect string
+	Mode Mode
+	// Effect is a write's declared effect, [approval.EffectWrite] or
+	// [approval.EffectDestructive], or "" for reads.
+	Effect approval.Effect
 	// Authorization is the host's authorization of a write, or nil for
 	// reads.
 	Authorization *Authorization
@@ -133,9 +138,9 @@ type entryDoc struct {
 }
 
 type policyDoc struct {
-	Effect string `json:"effect,omitempty"`
-	Mode   string `json:"mode"`
-	Title  string `json:"title"`
+	Effect approval.Effect `json:"effect,omitempty"`
+	Mode   Mode            `json:"mode"`
+	Title  string          `json:"title"`
 }
 
 type snapshotDoc struct {

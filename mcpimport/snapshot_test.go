@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func digestOf(t *testing.T, d *docs, version string, bindings map[string]mcpimport.Binding) *mcpimport.Snapshot {
 	t.Helper()
 	cs, mon := connect(t, d.server, version)
-	cat, err := mcpimport.Discover(context.Background(), cs, mon, "docs", bindings, nil)
+	cat, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), bindings, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

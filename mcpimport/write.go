@@ -15,27 +15,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// WritePolicy is the host's policy for a remote write tool. Writes are only
-// ever imported in confirm mode: every call needs a durable approval.
-type WritePolicy struct {
-	// Mode must be [ModeConfirm].
-	Mode string
-	// Title is published as the tool's title and shown to approvers.
-	Title string
-	// Effect is the declared effect, "write" or "destructive"; it must
-	// equal the binding's Effect.
-	Effect approval.Effect
-}
-
 // WriteBinding is the host's explicit authorization of one remote tool that
 // writes. Every field but Description and Scopes is required; nothing the
 // remote server says (annotations included) stands in for any of them.
 type WriteBinding struct {
 	// Name is the local capability name.
 	Name string
-	// Policy must be a confirm policy whose effect matches Effect.
-	Policy WritePolicy
-	// Effect is the declared effect: "write" or "destructive".
+	// Title is published as the tool's title and shown to approvers.
+	Title string
+	// Effect is the declared effect: [approval.EffectWrite] or
+	// [approval.EffectDestructive]. Every call of a write tool needs a
+	// durable approval ([ModeConfirm]); there is no other mode to choose.
 	Effect approval.Effect
 	// Description, when set, is published instead of the remote one.
 	Description string
@@ -69,14 +59,10 @@ func (b *WriteBinding) check(remote string) *Error {
 		return newError(BindingInvalid, "", "a write binding has an empty remote tool name")
 	case !localNamePattern.MatchString(b.Name):
 		return newError(BindingInvalid, remote, "local name %q: want a letter followed by at most 31 letters, digits, '_' or '-'", b.Name)
-	case b.Policy.Mode != ModeConfirm:
-		return newError(BindingInvalid, remote, "a write needs a confirm policy (Policy.Mode = %q), not %q", ModeConfirm, b.Policy.Mode)
-	case b.Policy.Title == "":
-		return newError(BindingInvalid, remote, "the write policy has no title")
+	case b.Title == "":
+		return newError(BindingInvalid, remote, "the write binding has no title")
 	case b.Effect != approval.EffectWrite && b.Effect != approval.EffectDestructive:
 		return newError(BindingInvalid, remote, "effect %q: want %q or %q", b.Effect, approval.EffectWrite, approval.EffectDestructive)
-	case b.Policy.Effect != b.Effect:
-		return newError(BindingInvalid, remote, "the policy's effect %q does not match the binding's effect %q", b.Policy.Effect, b.Effect)
 	case b.ScopeValidator == nil:
 		return newError(BindingInvalid, remote, "a write binding needs a ScopeValidator")
 	case b.BindingID == "" || b.BindingRevision == "":
@@ -108,7 +94,7 @@ func (b *WriteBinding) check(remote string) *Error {
 // The registration's identity for approvals is the complete write catalog:
 // its binding revision is the snapshot's digest, so after a rediscovery that
 // changes anything, approvals given for the old catalog no longer dispatch.
-func DiscoverWrites(ctx context.Context, session *mcp.ClientSession, monitor *Monitor, serverID string, bindings map[string]WriteBinding, opts *WriteOptions) (*Catalog, error) {
+func DiscoverWrites(ctx context.Context, sess *Session, bindings map[string]WriteBinding, opts *WriteOptions) (*Catalog, error) {
 	var o WriteOptions
 	if opts != nil {
 		o = *opts
@@ -127,7 +113,7 @@ func DiscoverWrites(ctx context.Context, session *mcp.ClientSession, monitor *Mo
 		sels = append(sels, selection{
 			remote: remote,
 			entry: Entry{
-				Name: b.Name, Title: b.Policy.Title, Mode: ModeConfirm, Effect: string(b.Effect),
+				Name: b.Name, Title: b.Title, Mode: ModeConfirm, Effect: b.Effect,
 				Authorization: &Authorization{BindingID: b.BindingID, BindingRevision: b.BindingRevision, ScopeID: b.ScopeID, ScopeRevision: b.ScopeRevision},
 			},
 			description: b.Description,
@@ -138,7 +124,7 @@ func DiscoverWrites(ctx context.Context, session *mcp.ClientSession, monitor *Mo
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return discover(ctx, session, monitor, serverID, sels, Options{Limits: o.Limits, Logger: o.Logger}, WriteSnapshotSchemaVersion, o.Approvals)
+	return discover(ctx, sess, sels, Options{Limits: o.Limits, Logger: o.Logger}, WriteSnapshotSchemaVersion, o.Approvals)
 }
 
 // approvalBinding is the identity approvals of this tool are bound to, when
@@ -151,7 +137,7 @@ func (t *tool) approvalBinding(identity string) approval.Binding {
 		Revision:      t.cat.snap.digest, // the complete write catalog, not the host's own revision
 		ScopeID:       a.ScopeID,
 		ScopeRevision: a.ScopeRevision,
-		Effect:        approval.Effect(t.entry.Effect),
+		Effect:        t.entry.Effect,
 	}
 }
 
@@ -162,34 +148,16 @@ func (t *tool) writeHandler(identity string) func(*execution.Context, json.RawMe
 	}
 }
 
-// Write failure codes, in the details of the canonical failures a write
-// call can end in besides the call codes.
-const (
-	// ApprovalPending: the call waits for an approval (interaction_required).
-	ApprovalPending Code = "approval_pending"
-	// ApprovalRejected: an approver rejected the call (forbidden).
-	ApprovalRejected Code = "approval_rejected"
-	// ApprovalInProgress: the approval is claimed and no receipt is recorded
-	// yet — the dispatch is under way, or the process died during it
-	// (conflict). The effect is unknown until a receipt or a reconciliation
-	// says otherwise.
-	ApprovalInProgress Code = "approval_in_progress"
-	// ApprovalBindingChanged: the approval was given for another identity
-	// of the registration (a different catalog or scope revision); it is not
-	// dispatched (conflict).
-	ApprovalBindingChanged Code = "approval_binding_changed"
-	// ApprovalUnavailable: the approval store failed (unavailable). Nothing
-	// was dispatched.
-	ApprovalUnavailable Code = "approval_unavailable"
-)
-
-// writeFailure is failure(code) with the approval's id and, when known, the
-// effect state.
-func writeFailure(code Code, a *approval.Approval, effect approval.EffectState) *execution.Failure {
-	f := failure(code)
+// writeFailure is failure(reason) with the approval's id and, when known,
+// the effect state in its details. A write call fails with the call reasons
+// and with the approval reasons of package approval (approval.ReasonPending,
+// ReasonRejected, ReasonInProgress, ReasonBindingChanged,
+// ReasonUnavailable).
+func writeFailure(reason execution.Reason, a *approval.Approval, effect approval.EffectState) *execution.Failure {
+	f := failure(reason)
+	f.Details = map[string]any{}
 	if a != nil {
 		f.Details["approval_id"] = a.ID
-		f.Details["approval_state"] = string(a.State)
 	}
 	if effect != "" {
 		f.Details["effect"] = string(effect)
@@ -205,27 +173,27 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 		return nil, t.fail(ec, code, nil)
 	}
 	if len(args) > c.limits.ObjectBytes {
-		return nil, t.fail(ec, InvalidArguments, nil)
+		return nil, t.fail(ec, ReasonInvalidArguments, nil)
 	}
 	caller := ec.Principal()
 	if caller.IsAnonymous() {
 		// Approvals need to know who asked: self-approval is refused.
-		return nil, t.fail(ec, ScopeDenied, errors.New("anonymous callers cannot request writes"))
+		return nil, t.fail(ec, ReasonScopeDenied, errors.New("anonymous callers cannot request writes"))
 	}
 	if err := t.sel.validator(ec, caller, args); err != nil {
 		if ec.Err() != nil {
 			return nil, ec.Err()
 		}
-		return nil, t.fail(ec, ScopeDenied, err)
+		return nil, t.fail(ec, ReasonScopeDenied, err)
 	}
-	digest, err := approval.ArgumentsDigest(args)
+	digest, err := execution.ArgumentsDigest(args)
 	if err != nil {
-		return nil, t.fail(ec, InvalidArguments, err)
+		return nil, t.fail(ec, ReasonInvalidArguments, err)
 	}
 	binding := t.approvalBinding(identity)
 	key, err := idempotencyKey(binding, caller.Issuer(), caller.ID(), digest)
 	if err != nil {
-		return nil, t.fail(ec, ApprovalUnavailable, err)
+		return nil, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	intent := approval.Intent{
 		Binding:         binding,
@@ -238,13 +206,13 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	}
 	a, err := c.store.Prepare(ec, intent)
 	if err != nil {
-		return nil, t.fail(ec, ApprovalUnavailable, err)
+		return nil, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	switch a.State {
 	case approval.StatePending:
-		return nil, writeFailure(ApprovalPending, &a, "")
+		return nil, writeFailure(approval.ReasonPending, &a, "")
 	case approval.StateRejected:
-		return nil, writeFailure(ApprovalRejected, &a, "")
+		return nil, writeFailure(approval.ReasonRejected, &a, "")
 	case approval.StateClaimed:
 		return t.awaitReceipt(ec, a)
 	case approval.StateCompleted:
@@ -252,7 +220,7 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	case approval.StateApproved:
 		return t.dispatch(ec, intent, args, a)
 	}
-	return nil, t.fail(ec, ApprovalUnavailable, errors.New("approval in state "+string(a.State)))
+	return nil, t.fail(ec, approval.ReasonUnavailable, errors.New("approval in state "+string(a.State)))
 }
 
 // awaitReceipt answers a call whose approval is claimed: when this process
@@ -272,12 +240,12 @@ func (t *tool) awaitReceipt(ec *execution.Context, a approval.Approval) (json.Ra
 func (t *tool) receiptOrInProgress(ec *execution.Context, a approval.Approval) (json.RawMessage, error) {
 	cur, err := t.cat.store.Get(ec, a.ID)
 	if err != nil {
-		return nil, t.fail(ec, ApprovalUnavailable, err)
+		return nil, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	if cur.State == approval.StateCompleted {
 		return receipt(&cur)
 	}
-	return nil, writeFailure(ApprovalInProgress, &cur, approval.EffectUnknown)
+	return nil, writeFailure(approval.ReasonInProgress, &cur, approval.EffectUnknown)
 }
 
 // receipt answers a repeated call from its recorded receipt.
@@ -286,9 +254,9 @@ func receipt(a *approval.Approval) (json.RawMessage, error) {
 	if r.Effect == approval.EffectCommitted {
 		return json.RawMessage(slices.Clone(r.Result)), nil
 	}
-	code := Code(r.Code)
+	code := r.Reason
 	if _, ok := callFailures[code]; !ok {
-		code = ProtocolError
+		code = ReasonProtocolError
 	}
 	return nil, writeFailure(code, a, r.Effect)
 }
@@ -310,17 +278,17 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 		// Expired or withdrawn since Prepare looked: ask again.
 		fresh, perr := c.store.Prepare(ec, intent)
 		if perr != nil {
-			return nil, t.fail(ec, ApprovalUnavailable, perr)
+			return nil, t.fail(ec, approval.ReasonUnavailable, perr)
 		}
-		return nil, writeFailure(ApprovalPending, &fresh, "")
+		return nil, writeFailure(approval.ReasonPending, &fresh, "")
 	case errors.Is(err, approval.ErrBindingChanged):
-		return nil, writeFailure(ApprovalBindingChanged, &a, approval.EffectNotStarted)
+		return nil, writeFailure(approval.ReasonBindingChanged, &a, approval.EffectNotStarted)
 	case errors.Is(err, approval.ErrAlreadyClaimed):
 		// Another call claimed it while this one waited its turn; it has
 		// finished meanwhile unless another process holds the claim.
 		return t.receiptOrInProgress(ec, a)
 	case err != nil:
-		return nil, t.fail(ec, ApprovalUnavailable, err)
+		return nil, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	// From here on the claim is durable: whatever happens is recorded, even
 	// if the caller goes away.
@@ -335,24 +303,24 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	}
 	// Checked again at the last moment: the catalog, and the current scope.
 	if code, ok := c.monitor.current(c.gen); !ok {
-		record(approval.Receipt{Effect: approval.EffectNotStarted, Code: string(code)})
+		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: code})
 		return nil, writeFailure(code, &claimed, approval.EffectNotStarted)
 	}
 	if err := t.sel.validator(context.WithoutCancel(ec), ec.Principal(), args); err != nil {
-		record(approval.Receipt{Effect: approval.EffectNotStarted, Code: string(ScopeDenied)})
-		t.fail(ec, ScopeDenied, err)
-		return nil, writeFailure(ScopeDenied, &claimed, approval.EffectNotStarted)
+		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonScopeDenied})
+		t.fail(ec, ReasonScopeDenied, err)
+		return nil, writeFailure(ReasonScopeDenied, &claimed, approval.EffectNotStarted)
 	}
 
 	ctx, cancel := context.WithTimeout(ec, c.limits.CallTimeout)
 	defer cancel()
 	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args})
-	code := Code("")
+	var code execution.Reason
 	switch {
 	case ec.Err() != nil:
-		code = TransportError // the caller went away: the request was sent, the outcome is unknown
+		code = ReasonTransportError // the caller went away: the request was sent, the outcome is unknown
 		if errors.Is(ec.Err(), context.DeadlineExceeded) {
-			code = Timeout
+			code = ReasonTimeout
 		}
 	case err != nil:
 		code = classify(ctx, err)
@@ -366,7 +334,7 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 		env, code = t.project(res)
 	}
 	if code != "" {
-		record(approval.Receipt{Effect: approval.EffectUnknown, Code: string(code)})
+		record(approval.Receipt{Effect: approval.EffectUnknown, Reason: code})
 		t.fail(ec, code, err)
 		if ec.Err() != nil {
 			return nil, ec.Err()
@@ -394,7 +362,7 @@ func (t *tool) registerWrite(app *agnara.App) *agnara.Capability {
 		desc = t.entry.Description
 	}
 	var ann agnara.Annotations
-	if t.entry.Effect == string(approval.EffectDestructive) {
+	if t.entry.Effect == approval.EffectDestructive {
 		ann = agnara.Destructive
 	}
 	identity := app.Name() + "." + t.entry.Name

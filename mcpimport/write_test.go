@@ -119,7 +119,7 @@ func writeBindings(validator mcpimport.ScopeValidator) map[string]mcpimport.Writ
 	return map[string]mcpimport.WriteBinding{
 		"record_value": {
 			Name:           "record_value",
-			Policy:         mcpimport.WritePolicy{Mode: mcpimport.ModeConfirm, Title: "Record the value", Effect: approval.EffectWrite},
+			Title:          "Record the value",
 			Effect:         approval.EffectWrite,
 			Scopes:         []string{"ledger:write"},
 			ScopeValidator: validator,
@@ -142,7 +142,7 @@ func openStore(t *testing.T, path string) *approval.SQLiteStore {
 // plan of application "host".
 func writePlans(t *testing.T, r *remote, store approval.Store, limits mcpimport.Limits, validator mcpimport.ScopeValidator) (*mcpimport.Catalog, *execution.Plan) {
 	t.Helper()
-	cat, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", writeBindings(validator), &mcpimport.WriteOptions{Approvals: store, Limits: limits})
+	cat, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), writeBindings(validator), &mcpimport.WriteOptions{Approvals: store, Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,17 +182,17 @@ func TestWriteServerScenarios(t *testing.T) {
 	for i, tc := range []struct {
 		scenario   string
 		effect     approval.EffectState
-		code       mcpimport.Code // "" for success
+		code       execution.Reason // "" for success
 		ledger     string
 		written    bool
 		exitCode   int // of the server process, when it exits by itself
 		callTimout time.Duration
 	}{
 		{"success", approval.EffectCommitted, "", "received written answered", true, -1, 0},
-		{"lost-response", approval.EffectUnknown, mcpimport.Timeout, "received written", true, -1, time.Second},
+		{"lost-response", approval.EffectUnknown, mcpimport.ReasonTimeout, "received written", true, -1, time.Second},
 		{"exit-before-write", approval.EffectUnknown, "", "received", false, 3, 0},
 		{"exit-after-write", approval.EffectUnknown, "", "received written", true, 4, 0},
-		{"error-after-write", approval.EffectUnknown, mcpimport.ToolError, "received written answered-error", true, -1, 0},
+		{"error-after-write", approval.EffectUnknown, mcpimport.ReasonToolError, "received written answered-error", true, -1, 0},
 	} {
 		version := versions[i%2] // alternate eras
 		t.Run(tc.scenario, func(t *testing.T) {
@@ -205,8 +205,8 @@ func TestWriteServerScenarios(t *testing.T) {
 
 			// 1. The call prepares a durable approval and dispatches nothing.
 			_, f := invokeWrite(t, plan)
-			if f == nil || mcpimport.CodeOf(f) != mcpimport.ApprovalPending || f.Code != execution.InteractionRequired {
-				t.Fatalf("first call: %v, want %s", f, mcpimport.ApprovalPending)
+			if f == nil || execution.ReasonOf(f) != approval.ReasonPending || f.Code != execution.InteractionRequired {
+				t.Fatalf("first call: %v, want %s", f, approval.ReasonPending)
 			}
 			id, _ := f.Details["approval_id"].(string)
 			if !strings.HasPrefix(id, "apv_") {
@@ -236,8 +236,8 @@ func TestWriteServerScenarios(t *testing.T) {
 				if f == nil || f.Details["effect"] != string(approval.EffectUnknown) || f.Details["approval_id"] != id {
 					t.Fatalf("approved call: %s, %v (details %v), want an unknown effect", env, f, f.Details)
 				}
-				if tc.code != "" && mcpimport.CodeOf(f) != tc.code {
-					t.Errorf("code %s, want %s", mcpimport.CodeOf(f), tc.code)
+				if tc.code != "" && execution.ReasonOf(f) != tc.code {
+					t.Errorf("reason %s, want %s", execution.ReasonOf(f), tc.code)
 				}
 				if strings.Contains(f.Message, "could not confirm") {
 					t.Errorf("remote error text reached the caller: %q", f.Message)
@@ -309,7 +309,7 @@ func TestScopeRevokedBeforeDispatch(t *testing.T) {
 	id := approveFirstCall(t, store, plan)
 	revoked.Store(requester.ID(), true)
 	_, f := invokeWrite(t, plan)
-	if mcpimport.CodeOf(f) != mcpimport.ScopeDenied || f.Code != execution.Forbidden {
+	if execution.ReasonOf(f) != mcpimport.ReasonScopeDenied || f.Code != execution.Forbidden {
 		t.Fatalf("revoked scope: %v", f)
 	}
 	a, _ := store.Get(context.Background(), id)
@@ -340,7 +340,7 @@ func TestRediscoveryInvalidatesApprovals(t *testing.T) {
 	b := bindings["record_value"]
 	b.ScopeRevision = "scope-2"
 	bindings["record_value"] = b
-	fresh, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", bindings, &mcpimport.WriteOptions{Approvals: store})
+	fresh, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), bindings, &mcpimport.WriteOptions{Approvals: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestRediscoveryInvalidatesApprovals(t *testing.T) {
 	plans, _ := execution.Compile(app)
 	p2, _ := plans.Lookup("host.record_value")
 	_, f := invokeWrite(t, p2)
-	if mcpimport.CodeOf(f) != mcpimport.ApprovalPending || f.Details["approval_id"] == id {
+	if execution.ReasonOf(f) != approval.ReasonPending || f.Details["approval_id"] == id {
 		t.Fatalf("call on the new catalog: %v (details %v), want a new pending approval", f, f.Details)
 	}
 	if got := ledger(t, remoteDir); got != nil {
@@ -371,7 +371,7 @@ func TestWriteSnapshot(t *testing.T) {
 		t.Errorf("schema version %d, want 2", snap.SchemaVersion())
 	}
 	e := snap.Entries()[0]
-	if e.Mode != mcpimport.ModeConfirm || e.Effect != "write" || e.ConcurrencySafe ||
+	if e.Mode != mcpimport.ModeConfirm || e.Effect != approval.EffectWrite || e.ConcurrencySafe ||
 		*e.Authorization != (mcpimport.Authorization{BindingID: "ledger-service", BindingRevision: "host-config-1", ScopeID: "sandbox-ledger", ScopeRevision: "scope-1"}) {
 		t.Errorf("entry %+v", e)
 	}
@@ -402,10 +402,9 @@ func TestWriteBindingsAreChecked(t *testing.T) {
 		want     string
 	}{
 		{"no store", writeBindings(nil), nil, "Approvals"},
-		{"read policy", change(func(b *mcpimport.WriteBinding) { b.Policy.Mode = mcpimport.ModeRead }), store, "confirm policy"},
-		{"no title", change(func(b *mcpimport.WriteBinding) { b.Policy.Title = "" }), store, "no title"},
-		{"no effect", change(func(b *mcpimport.WriteBinding) { b.Effect, b.Policy.Effect = "", "" }), store, "effect"},
-		{"mismatched effect", change(func(b *mcpimport.WriteBinding) { b.Policy.Effect = approval.EffectDestructive }), store, "does not match"},
+		{"no title", change(func(b *mcpimport.WriteBinding) { b.Title = "" }), store, "no title"},
+		{"no effect", change(func(b *mcpimport.WriteBinding) { b.Effect = "" }), store, "effect"},
+		{"read effect", change(func(b *mcpimport.WriteBinding) { b.Effect = "read" }), store, `effect "read"`},
 		{"no validator", change(func(b *mcpimport.WriteBinding) { b.ScopeValidator = nil }), store, "ScopeValidator"},
 		{"no binding id", change(func(b *mcpimport.WriteBinding) { b.BindingID = "" }), store, "BindingID"},
 		{"no binding revision", change(func(b *mcpimport.WriteBinding) { b.BindingRevision = "" }), store, "BindingRevision"},
@@ -417,7 +416,7 @@ func TestWriteBindingsAreChecked(t *testing.T) {
 			if tc.store != nil {
 				opts.Approvals = tc.store
 			}
-			_, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", tc.bindings, opts)
+			_, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), tc.bindings, opts)
 			if mcpimport.CodeOf(err) != mcpimport.BindingInvalid || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %s mentioning %q", err, mcpimport.BindingInvalid, tc.want)
 			}
@@ -435,7 +434,7 @@ func TestWriteThroughMCP(t *testing.T) {
 	r := startWriteServer(t, remoteDir, "success", "2026-07-28")
 	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
 	defer store.Close()
-	cat, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", writeBindings(nil), &mcpimport.WriteOptions{Approvals: store})
+	cat, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), writeBindings(nil), &mcpimport.WriteOptions{Approvals: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +462,7 @@ func TestWriteThroughMCP(t *testing.T) {
 	}
 	res, body := call()
 	details, _ := body["details"].(map[string]any)
-	if !res.IsError || body["code"] != "interaction_required" || details["error_code"] != "approval_pending" {
+	if !res.IsError || body["code"] != "interaction_required" || body["reason"] != "approval_pending" {
 		t.Fatalf("first call: %v", body)
 	}
 	id, _ := details["approval_id"].(string)
@@ -501,7 +500,7 @@ func TestConcurrentApprovedCallsDispatchOnce(t *testing.T) {
 		go func() {
 			env, f := invokeWrite(t, plan)
 			if f != nil {
-				results <- "failure " + string(mcpimport.CodeOf(f))
+				results <- "failure " + string(execution.ReasonOf(f))
 				return
 			}
 			results <- string(env)
@@ -542,7 +541,7 @@ func TestClaimHeldByADeadProcess(t *testing.T) {
 	}
 
 	_, f := invokeWrite(t, plan)
-	if mcpimport.CodeOf(f) != mcpimport.ApprovalInProgress || f.Code != execution.Conflict || f.Details["effect"] != "unknown" {
+	if execution.ReasonOf(f) != approval.ReasonInProgress || f.Code != execution.Conflict || f.Details["effect"] != "unknown" {
 		t.Fatalf("call with a dead claim: %v %v", f, f.Details)
 	}
 	if got := ledger(t, remoteDir); got != nil {
@@ -574,8 +573,8 @@ func (s afterClaim) Claim(ctx context.Context, id string, current approval.Bindi
 func approveFirstCall(t *testing.T, store approval.Store, p *execution.Plan) string {
 	t.Helper()
 	_, f := invokeWrite(t, p)
-	if f == nil || mcpimport.CodeOf(f) != mcpimport.ApprovalPending {
-		t.Fatalf("first call: %v, want %s", f, mcpimport.ApprovalPending)
+	if f == nil || execution.ReasonOf(f) != approval.ReasonPending {
+		t.Fatalf("first call: %v, want %s", f, approval.ReasonPending)
 	}
 	id := f.Details["approval_id"].(string)
 	if _, err := store.Approve(context.Background(), id, approver, ""); err != nil {
@@ -586,13 +585,13 @@ func approveFirstCall(t *testing.T, store approval.Store, p *execution.Plan) str
 
 // wantNotStarted checks a refused dispatch: the failure, a not_started
 // receipt, and nothing on the remote side.
-func wantNotStarted(t *testing.T, store approval.Store, f *execution.Failure, id string, code mcpimport.Code, remoteDir string) {
+func wantNotStarted(t *testing.T, store approval.Store, f *execution.Failure, id string, code execution.Reason, remoteDir string) {
 	t.Helper()
-	if f == nil || mcpimport.CodeOf(f) != code || f.Code != code.Canonical() || f.Details["effect"] != string(approval.EffectNotStarted) {
+	if f == nil || execution.ReasonOf(f) != code || f.Code != mcpimport.Canonical(code) || f.Details["effect"] != string(approval.EffectNotStarted) {
 		t.Fatalf("approved call: %v (details %v), want %s with effect not_started", f, f.Details, code)
 	}
 	a, err := store.Get(context.Background(), id)
-	if err != nil || a.State != approval.StateCompleted || a.Receipt == nil || a.Receipt.Effect != approval.EffectNotStarted || a.Receipt.Code != string(code) {
+	if err != nil || a.State != approval.StateCompleted || a.Receipt == nil || a.Receipt.Effect != approval.EffectNotStarted || a.Receipt.Reason != code {
 		t.Fatalf("recorded %+v (receipt %+v), %v; want completed, not_started, %s", a, a.Receipt, err, code)
 	}
 	if got := ledger(t, remoteDir); got != nil {
@@ -619,7 +618,7 @@ func TestScopeRevokedAfterClaim(t *testing.T) {
 	_, plan := writePlans(t, r, hooked, mcpimport.Limits{}, validator)
 	id := approveFirstCall(t, store, plan)
 	_, f := invokeWrite(t, plan)
-	wantNotStarted(t, store, f, id, mcpimport.ScopeDenied, remoteDir)
+	wantNotStarted(t, store, f, id, mcpimport.ReasonScopeDenied, remoteDir)
 	r.close(t)
 }
 
@@ -634,7 +633,7 @@ func TestCatalogStaleAfterClaim(t *testing.T) {
 	_, plan := writePlans(t, r, hooked, mcpimport.Limits{}, nil)
 	id := approveFirstCall(t, store, plan)
 	_, f := invokeWrite(t, plan)
-	wantNotStarted(t, store, f, id, mcpimport.CatalogStale, remoteDir)
+	wantNotStarted(t, store, f, id, mcpimport.ReasonCatalogStale, remoteDir)
 	r.close(t)
 }
 
@@ -647,8 +646,8 @@ func TestStaleWriteCatalogPreparesNothing(t *testing.T) {
 	_, plan := writePlans(t, r, store, mcpimport.Limits{}, nil)
 	r.mon.ToolListChanged(context.Background(), nil)
 	_, f := invokeWrite(t, plan)
-	if f == nil || mcpimport.CodeOf(f) != mcpimport.CatalogStale {
-		t.Fatalf("call of a stale catalog: %v, want %s", f, mcpimport.CatalogStale)
+	if f == nil || execution.ReasonOf(f) != mcpimport.ReasonCatalogStale {
+		t.Fatalf("call of a stale catalog: %v, want %s", f, mcpimport.ReasonCatalogStale)
 	}
 	if all, err := store.List(context.Background(), approval.Filter{}); err != nil || len(all) != 0 {
 		t.Fatalf("recorded %d approvals (%v), want none", len(all), err)
@@ -668,7 +667,7 @@ func TestAnonymousWriteRefused(t *testing.T) {
 	b := bindings["record_value"]
 	b.Scopes = nil // no local scope guard in front of the handler
 	bindings["record_value"] = b
-	cat, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", bindings, &mcpimport.WriteOptions{Approvals: store})
+	cat, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), bindings, &mcpimport.WriteOptions{Approvals: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -684,8 +683,8 @@ func TestAnonymousWriteRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _ := out.(*execution.Failure)
-	if f == nil || mcpimport.CodeOf(f) != mcpimport.ScopeDenied || f.Code != execution.Forbidden {
-		t.Fatalf("anonymous call: %v, want %s", out, mcpimport.ScopeDenied)
+	if f == nil || execution.ReasonOf(f) != mcpimport.ReasonScopeDenied || f.Code != execution.Forbidden {
+		t.Fatalf("anonymous call: %v, want %s", out, mcpimport.ReasonScopeDenied)
 	}
 	if validated.Load() {
 		t.Error("the scope validator ran for an anonymous caller")
@@ -717,9 +716,9 @@ func TestApprovalBoundToCatalogDigest(t *testing.T) {
 
 	bindings := writeBindings(nil)
 	b := bindings["record_value"]
-	b.Policy.Title = "Record the value (reworded)" // same host and scope revisions
+	b.Title = "Record the value (reworded)" // same host and scope revisions
 	bindings["record_value"] = b
-	fresh, err := mcpimport.DiscoverWrites(context.Background(), r.cs, r.mon, "ledger", bindings, &mcpimport.WriteOptions{Approvals: store})
+	fresh, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), bindings, &mcpimport.WriteOptions{Approvals: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -728,7 +727,7 @@ func TestApprovalBoundToCatalogDigest(t *testing.T) {
 	plans, _ := execution.Compile(app)
 	p2, _ := plans.Lookup("host.record_value")
 	_, f := invokeWrite(t, p2)
-	if f == nil || mcpimport.CodeOf(f) != mcpimport.ApprovalPending || f.Details["approval_id"] == id {
+	if f == nil || execution.ReasonOf(f) != approval.ReasonPending || f.Details["approval_id"] == id {
 		t.Fatalf("call on the new catalog: %v, want a new pending approval", f)
 	}
 	if got := ledger(t, remoteDir); got != nil {
@@ -753,9 +752,9 @@ func TestRejectedWriteIsRefused(t *testing.T) {
 	}
 	for range 2 {
 		_, f = invokeWrite(t, plan)
-		if f == nil || mcpimport.CodeOf(f) != mcpimport.ApprovalRejected || f.Code != execution.Forbidden ||
-			f.Details["approval_id"] != id || f.Details["approval_state"] != string(approval.StateRejected) {
-			t.Fatalf("rejected call: %v (details %v), want %s", f, f.Details, mcpimport.ApprovalRejected)
+		if f == nil || execution.ReasonOf(f) != approval.ReasonRejected || f.Code != execution.Forbidden ||
+			f.Details["approval_id"] != id {
+			t.Fatalf("rejected call: %v (details %v), want %s", f, f.Details, approval.ReasonRejected)
 		}
 	}
 	if got := ledger(t, remoteDir); got != nil {
@@ -773,8 +772,8 @@ func TestWriteArgumentsOverLimit(t *testing.T) {
 	args := `{"value":"` + syntheticValue + `"}`
 	_, plan := writePlans(t, r, store, mcpimport.Limits{ObjectBytes: len(args) - 1}, nil)
 	_, f := invokeWrite(t, plan)
-	if f == nil || mcpimport.CodeOf(f) != mcpimport.InvalidArguments || f.Code != execution.InvalidInput {
-		t.Fatalf("arguments over the limit: %v, want %s", f, mcpimport.InvalidArguments)
+	if f == nil || execution.ReasonOf(f) != mcpimport.ReasonInvalidArguments || f.Code != execution.InvalidInput {
+		t.Fatalf("arguments over the limit: %v, want %s", f, mcpimport.ReasonInvalidArguments)
 	}
 	if all, err := store.List(context.Background(), approval.Filter{}); err != nil || len(all) != 0 {
 		t.Fatalf("recorded %d approvals (%v), want none", len(all), err)
@@ -801,9 +800,9 @@ func TestClaimRefusedForChangedBinding(t *testing.T) {
 	_, plan := writePlans(t, r, bindingChanged{store}, mcpimport.Limits{}, nil)
 	id := approveFirstCall(t, store, plan)
 	_, f := invokeWrite(t, plan)
-	if f == nil || mcpimport.CodeOf(f) != mcpimport.ApprovalBindingChanged || f.Code != execution.Conflict ||
+	if f == nil || execution.ReasonOf(f) != approval.ReasonBindingChanged || f.Code != execution.Conflict ||
 		f.Details["effect"] != string(approval.EffectNotStarted) || f.Details["approval_id"] != id {
-		t.Fatalf("refused claim: %v (details %v), want %s, not started", f, f.Details, mcpimport.ApprovalBindingChanged)
+		t.Fatalf("refused claim: %v (details %v), want %s, not started", f, f.Details, approval.ReasonBindingChanged)
 	}
 	if got := ledger(t, remoteDir); got != nil {
 		t.Fatalf("the remote saw %v", got)

@@ -313,8 +313,8 @@ func writeApproval(out io.Writer, a approval.Approval, evs []approval.Event) {
 	row("Claimed", stamp(a.ClaimedAt))
 	if r := a.Receipt; r != nil {
 		v := string(r.Effect) + " at " + stamp(r.At)
-		if r.Code != "" {
-			v += ", code " + r.Code
+		if r.Reason != "" {
+			v += ", reason " + string(r.Reason)
 		}
 		row("Receipt", v)
 	} else {

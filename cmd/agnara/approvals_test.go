@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/google/go-cmp/cmp"
@@ -29,7 +30,7 @@ func binding(tool string) approval.Binding {
 
 func intent(t *testing.T, key, tool, requester, args string) approval.Intent {
 	t.Helper()
-	d, err := approval.ArgumentsDigest(json.RawMessage(args))
+	d, err := execution.ArgumentsDigest(json.RawMessage(args))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func fixture(t *testing.T, d database) (pending, approved, completed string) {
 		func() error { _, err := s.Approve(ctx, c.ID, bob, "checked"); return err },
 		func() error { _, err := s.Claim(ctx, c.ID, binding("gw.update_document")); return err },
 		func() error {
-			_, err := s.Complete(ctx, c.ID, approval.Receipt{Effect: approval.EffectUnknown, Code: "mcp_timeout"})
+			_, err := s.Complete(ctx, c.ID, approval.Receipt{Effect: approval.EffectUnknown, Reason: "mcp_timeout"})
 			return err
 		},
 	} {
@@ -190,7 +191,7 @@ func testShow(t *testing.T, d database) {
 		"Requester:        alice (https://idp.example)",
 		`Decided:          bob at 2026-12-01T09:01:00Z (note: "checked")`,
 		"Claimed:          2026-12-01T09:01:00Z",
-		"Receipt:          unknown at 2026-12-01T09:01:00Z, code mcp_timeout",
+		"Receipt:          unknown at 2026-12-01T09:01:00Z, reason mcp_timeout",
 		"Arguments (sha256:",
 		"  {\n    \"id\": 42,\n    \"title\": \"Q3 plan\"\n  }\n",
 		"prepared   alice",

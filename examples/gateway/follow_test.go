@@ -33,19 +33,15 @@ func TestGatewaySwapsItsHandlerWhenTheUpstreamChanges(t *testing.T) {
 	}
 	defer ss.Close()
 
-	mon := mcpimport.NewMonitor()
-	defer mon.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "gw", Version: "1"}, &mcp.ClientOptions{ToolListChangedHandler: mon.ToolListChanged}).
-		Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	sess, err := mcpimport.Connect(ctx, "users", ct, &mcpimport.ConnectOptions{
+		SessionOptions: &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
-	if err := mon.AcceptProtocolVersion(cs.InitializeResult().ProtocolVersion); err != nil {
-		t.Fatal(err)
-	}
+	defer sess.Close()
 
-	gw := &gateway{session: cs, monitor: mon, logger: slog.New(slog.DiscardHandler), principal: policy.NewPrincipal("dev", nil)}
+	gw := &gateway{session: sess, logger: slog.New(slog.DiscardHandler), principal: policy.NewPrincipal("dev", nil)}
 	stale, err := gw.load(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -122,12 +122,12 @@ func TestGatewayServesTheUsersExample(t *testing.T) {
 
 			// The gateway's own argument-level check.
 			res = callTool(t, gw, "directory.get_user", `{"id":"admin"}`)
-			if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"error_code":"mcp_scope_denied"`) {
+			if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"reason":"mcp_scope_denied"`) {
 				t.Errorf("admin lookup: %+v", res.Content[0])
 			}
 			// An upstream domain failure is not passed through in the upstream's words.
 			res = callTool(t, gw, "directory.get_user", `{"id":"999"}`)
-			if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, `"error_code":"mcp_tool_error"`) || strings.Contains(text, "no user with this id") {
+			if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, `"reason":"mcp_tool_error"`) || strings.Contains(text, "no user with this id") {
 				t.Errorf("missing user: %s", text)
 			}
 		})
@@ -209,13 +209,13 @@ func TestGatewayWritesNeedApproval(t *testing.T) {
 	res := callTool(t, gw, "directory.create_user", args)
 	var body struct {
 		Code    string `json:"code"`
+		Reason  string `json:"reason"`
 		Details struct {
-			ErrorCode  string `json:"error_code"`
 			ApprovalID string `json:"approval_id"`
 		} `json:"details"`
 	}
 	json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &body)
-	if !res.IsError || body.Code != "interaction_required" || body.Details.ErrorCode != "approval_pending" || body.Details.ApprovalID == "" {
+	if !res.IsError || body.Code != "interaction_required" || body.Reason != "approval_pending" || body.Details.ApprovalID == "" {
 		t.Fatalf("first call: %s", res.Content[0].(*mcp.TextContent).Text)
 	}
 	if res := callTool(t, gw, "directory.list_users", `{}`); strings.Contains(structured(t, res), "Edsger") {

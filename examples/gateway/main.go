@@ -128,7 +128,7 @@ func writeBindings() map[string]mcpimport.WriteBinding {
 	return map[string]mcpimport.WriteBinding{
 		"users.create_user": {
 			Name:           "create_user",
-			Policy:         mcpimport.WritePolicy{Mode: mcpimport.ModeConfirm, Title: "Create user", Effect: approval.EffectWrite},
+			Title:          "Create user",
 			Effect:         approval.EffectWrite,
 			Description:    "Create a directory user. Every call needs an approval by a directory approver.",
 			Scopes:         []string{"directory:write"},
@@ -180,24 +180,22 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	}
 
 	// The host owns the upstream session: transport, credentials, limits.
-	mon := mcpimport.NewMonitor()
-	defer mon.Close()
-	client := mcp.NewClient(&mcp.Implementation{Name: "agnara-gateway", Version: "0.1.0"},
-		&mcp.ClientOptions{ToolListChangedHandler: mon.ToolListChanged})
+	// Connect also wires the session's monitor (tools/list_changed, the
+	// negotiated protocol version).
 	transport := &mcp.StreamableClientTransport{Endpoint: cfg.upstream, HTTPClient: upstreamClient(ctx, cfg), MaxRetries: -1}
 	connectCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(connectCtx, transport, &mcp.ClientSessionOptions{ProtocolVersion: cfg.protocolVersion})
+	sess, err := mcpimport.Connect(connectCtx, "users", transport, &mcpimport.ConnectOptions{
+		Client:         &mcp.Implementation{Name: "agnara-gateway", Version: "0.1.0"},
+		SessionOptions: &mcp.ClientSessionOptions{ProtocolVersion: cfg.protocolVersion},
+	})
 	if err != nil {
 		return fmt.Errorf("connecting to the upstream %s: %w", cfg.upstream, err)
 	}
-	defer cs.Close()
-	if err := mon.AcceptProtocolVersion(cs.InitializeResult().ProtocolVersion); err != nil {
-		return err
-	}
+	defer sess.Close()
 
 	dev := policy.NewPrincipal("developer", strings.Fields(cfg.devScopes))
-	gw := &gateway{session: cs, monitor: mon, logger: logger, principal: dev}
+	gw := &gateway{session: sess, logger: logger, principal: dev}
 	store, err := openApprovals(ctx, cfg)
 	if err != nil {
 		return err
@@ -221,7 +219,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)
 	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)),
-		slog.String("upstream", cfg.upstream), slog.String("upstream_protocol", cs.InitializeResult().ProtocolVersion),
+		slog.String("upstream", cfg.upstream), slog.String("upstream_protocol", sess.ClientSession().InitializeResult().ProtocolVersion),
 		slog.Bool("writes", gw.approvals != nil))
 	stopped := make(chan error, 1)
 	go func() {
@@ -239,8 +237,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 // gateway serves the current catalog and swaps it, whole, when the upstream
 // catalog changes.
 type gateway struct {
-	session   *mcp.ClientSession
-	monitor   *mcpimport.Monitor
+	session   *mcpimport.Session
 	logger    *slog.Logger
 	principal policy.Principal
 	approvals approval.Store // nil: no writes imported
@@ -255,7 +252,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // configured) and builds a handler serving them. It returns a channel that
 // is closed when what it loaded goes stale.
 func (g *gateway) load(ctx context.Context) (<-chan struct{}, error) {
-	reads, err := mcpimport.Discover(ctx, g.session, g.monitor, "users", bindings(), &mcpimport.Options{Logger: g.logger})
+	reads, err := mcpimport.Discover(ctx, g.session, bindings(), &mcpimport.Options{Logger: g.logger})
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +262,7 @@ func (g *gateway) load(ctx context.Context) (<-chan struct{}, error) {
 		exp.Tool(c, nil)
 	}
 	if g.approvals != nil {
-		writes, err := mcpimport.DiscoverWrites(ctx, g.session, g.monitor, "users", writeBindings(), &mcpimport.WriteOptions{Logger: g.logger, Approvals: g.approvals})
+		writes, err := mcpimport.DiscoverWrites(ctx, g.session, writeBindings(), &mcpimport.WriteOptions{Logger: g.logger, Approvals: g.approvals})
 		if err != nil {
 			return nil, err
 		}
@@ -278,7 +275,7 @@ func (g *gateway) load(ctx context.Context) (<-chan struct{}, error) {
 		return nil, err
 	}
 	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
-		Timeout:              mcpimport.DefaultLimits.CallTimeout + 5*time.Second,
+		Timeout:              mcpimport.DefaultLimits().CallTimeout + 5*time.Second,
 		Logger:               g.logger,
 		DevelopmentPrincipal: &g.principal,
 	}})
@@ -303,7 +300,7 @@ func (g *gateway) follow(ctx context.Context, stale <-chan struct{}) {
 		}
 		next, err := g.load(ctx)
 		if err != nil {
-			g.logger.Error("the upstream catalog changed and could not be imported again; its tools stay unavailable", slog.String("error_code", string(mcpimport.CodeOf(err))))
+			g.logger.Error("the upstream catalog changed and could not be imported again; its tools stay unavailable", slog.String("code", string(mcpimport.CodeOf(err))))
 			return
 		}
 		stale = next

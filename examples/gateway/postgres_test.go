@@ -18,7 +18,7 @@ import (
 type writeAnswer struct {
 	ok         bool
 	structured string // on success
-	errorCode  string // details.error_code on failure
+	reason     string // the failure's reason
 	approvalID string
 }
 
@@ -32,8 +32,8 @@ func callWrite(ctx context.Context, cs *mcp.ClientSession, args string) (writeAn
 		return writeAnswer{ok: true, structured: string(b)}, err
 	}
 	var body struct {
+		Reason  string `json:"reason"`
 		Details struct {
-			ErrorCode  string `json:"error_code"`
 			ApprovalID string `json:"approval_id"`
 		} `json:"details"`
 	}
@@ -41,7 +41,7 @@ func callWrite(ctx context.Context, cs *mcp.ClientSession, args string) (writeAn
 	if err := json.Unmarshal([]byte(text), &body); err != nil {
 		return writeAnswer{}, err
 	}
-	return writeAnswer{errorCode: body.Details.ErrorCode, approvalID: body.Details.ApprovalID}, nil
+	return writeAnswer{reason: body.Reason, approvalID: body.Details.ApprovalID}, nil
 }
 
 func mustWrite(t *testing.T, cs *mcp.ClientSession, args string) writeAnswer {
@@ -94,10 +94,10 @@ func TestGatewaysShareApprovalsOnPostgres(t *testing.T) {
 
 	const edsger = `{"name":"Edsger","email":"edsger@example.com"}`
 	first := mustWrite(t, gw1, edsger)
-	if first.errorCode != "approval_pending" || first.approvalID == "" {
+	if first.reason != "approval_pending" || first.approvalID == "" {
 		t.Fatalf("first call: %+v", first)
 	}
-	if again := mustWrite(t, gw2, edsger); again.errorCode != "approval_pending" || again.approvalID != first.approvalID {
+	if again := mustWrite(t, gw2, edsger); again.reason != "approval_pending" || again.approvalID != first.approvalID {
 		t.Fatalf("the same call on the other gateway: %+v; want approval %s pending", again, first.approvalID)
 	}
 	cli("approve", "-postgres", dsn, first.approvalID, "-as", "alice")
@@ -129,7 +129,7 @@ func TestGatewaysShareApprovalsOnPostgres(t *testing.T) {
 				t.Errorf("the gateways answered two different users:\n%s\n%s", created, a.structured)
 			}
 			created = a.structured
-		case a.errorCode == "approval_in_progress" && a.approvalID == first.approvalID:
+		case a.reason == "approval_in_progress" && a.approvalID == first.approvalID:
 			// The other gateway held the claim and was dispatching: the
 			// documented answer for the loser.
 		default:
@@ -152,7 +152,7 @@ func TestGatewaysShareApprovalsOnPostgres(t *testing.T) {
 	// close anything.
 	const barbara = `{"name":"Barbara","email":"barbara@example.com"}`
 	pending := mustWrite(t, gw1, barbara)
-	if pending.errorCode != "approval_pending" {
+	if pending.reason != "approval_pending" {
 		t.Fatalf("second write: %+v", pending)
 	}
 	cli("approve", "-postgres", dsn, pending.approvalID, "-as", "alice")

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/agnara-go/agnara/internal/mcpversion"
 )
 
 // Meta is the request _meta a 2026-07-28 client sends, with the given
@@ -20,7 +22,7 @@ func Meta(capabilities map[string]any) map[string]any {
 		capabilities = map[string]any{}
 	}
 	return map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/protocolVersion":    mcpversion.Modern,
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "mcptest", "version": "1"},
 		"io.modelcontextprotocol/clientCapabilities": capabilities,
 	}
@@ -41,7 +43,7 @@ func Request(t testing.TB, url, method string, params map[string]any, token stri
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Protocol-Version", mcpversion.Modern)
 	req.Header.Set("Mcp-Method", method)
 	if name, ok := params["name"].(string); ok {
 		req.Header.Set("Mcp-Name", name)

@@ -1,0 +1,120 @@
+package mcpimport
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Session is a connected client session to one remote server together with
+// its [Monitor]: what discovery and every call of a catalog need. [Connect]
+// makes one in a single step; [NewSession] pairs a session and monitor a
+// host connected itself.
+//
+// A Session is safe for concurrent use.
+type Session struct {
+	serverID string
+	cs       *mcp.ClientSession
+	mon      *Monitor
+}
+
+// ConnectOptions configures [Connect]. A nil *ConnectOptions and every zero
+// field mean the documented default.
+type ConnectOptions struct {
+	// Client is how this host introduces itself to the remote server.
+	// Default: name "agnara-mcpimport", version "1".
+	Client *mcp.Implementation
+	// ClientOptions are the SDK client's options; they are copied. A
+	// ToolListChangedHandler set here runs after the session's monitor has
+	// recorded the notification.
+	ClientOptions *mcp.ClientOptions
+	// SessionOptions are passed to the SDK's Client.Connect (to ask for a
+	// protocol version, say).
+	SessionOptions *mcp.ClientSessionOptions
+}
+
+// Connect connects to the remote server the host calls serverID (1 to 128
+// bytes without control characters; it is recorded in every snapshot) over
+// transport. It creates the session's [Monitor], routes the session's
+// tools/list_changed notifications to it, and has it accept the protocol
+// version the handshake actually negotiated. A version agnara does not
+// support is an error with code [ProtocolUnsupported], and the session is
+// closed again.
+//
+// The host owns the returned session: it closes it with [Session.Close].
+func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts *ConnectOptions) (*Session, error) {
+	if err := checkServerID(serverID); err != nil {
+		return nil, err
+	}
+	var o ConnectOptions
+	if opts != nil {
+		o = *opts
+	}
+	impl := o.Client
+	if impl == nil {
+		impl = &mcp.Implementation{Name: "agnara-mcpimport", Version: "1"}
+	}
+	var co mcp.ClientOptions
+	if o.ClientOptions != nil {
+		co = *o.ClientOptions
+	}
+	mon := NewMonitor()
+	next := co.ToolListChangedHandler
+	co.ToolListChangedHandler = func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+		mon.ToolListChanged(ctx, req)
+		if next != nil {
+			next(ctx, req)
+		}
+	}
+	cs, err := mcp.NewClient(impl, &co).Connect(ctx, transport, o.SessionOptions)
+	if err != nil {
+		mon.Close()
+		return nil, err
+	}
+	if err := mon.AcceptProtocolVersion(cs.InitializeResult().ProtocolVersion); err != nil {
+		mon.Close()
+		return nil, errors.Join(err, cs.Close())
+	}
+	return &Session{serverID: serverID, cs: cs, mon: mon}, nil
+}
+
+// NewSession pairs a client session the host connected itself with its
+// monitor, for hosts that build their own SDK client. The host must have
+// routed the session's tools/list_changed notifications to mon (its
+// ClientOptions.ToolListChangedHandler calls mon.ToolListChanged) and had
+// mon accept the negotiated protocol version; discovery refuses a session
+// whose monitor disagrees with it. serverID is as for [Connect].
+func NewSession(serverID string, cs *mcp.ClientSession, mon *Monitor) (*Session, error) {
+	if err := checkServerID(serverID); err != nil {
+		return nil, err
+	}
+	if cs == nil || mon == nil {
+		return nil, newError(BindingInvalid, "", "a session needs a connected client session and its monitor")
+	}
+	return &Session{serverID: serverID, cs: cs, mon: mon}, nil
+}
+
+// ServerID returns the host's name for the remote server.
+func (s *Session) ServerID() string { return s.serverID }
+
+// ClientSession returns the SDK client session.
+func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }
+
+// Monitor returns the session's monitor.
+func (s *Session) Monitor() *Monitor { return s.mon }
+
+// Close closes the monitor (calls of every catalog of this session then fail
+// with [ReasonConnectionClosed]) and the client session.
+func (s *Session) Close() error {
+	s.mon.Close()
+	return s.cs.Close()
+}
+
+func checkServerID(id string) error {
+	if id == "" || len(id) > 128 || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return newError(BindingInvalid, "", "server id %s: want 1 to 128 bytes without control characters", quote(id))
+	}
+	return nil
+}
