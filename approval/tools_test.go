@@ -27,7 +27,7 @@ func toolsClient(t *testing.T, store approval.Store, who policy.Principal, confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{DevelopmentPrincipal: &who})
+	srv := mustServer(mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{DevelopmentPrincipal: &who}))
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(context.Background(), st, nil)
 	if err != nil {
@@ -118,4 +118,12 @@ func TestApprovalToolsNeedConfirmation(t *testing.T) {
 		t.Fatalf("declined confirmation: %s, asked %q", text, *asked)
 	}
 	mustState(t, store, a.ID, approval.StatePending)
+}
+
+// mustServer returns the server of a NewServer call that must succeed.
+func mustServer(s *mcp.Server, err error) *mcp.Server {
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

@@ -65,7 +65,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		}{
 			{"sdk", raw},
 			{"sdk_unvalidated", bare},
-			{"agnara", mcpexpose.NewServer(snap, nil)},
+			{"agnara", mustServer(mcpexpose.NewServer(snap, nil))},
 		} {
 			b.Run(era.name+"/"+bc.name, func(b *testing.B) {
 				benchCall(b, bc.server, era.version)
@@ -134,7 +134,7 @@ func BenchmarkToolsList(b *testing.B) {
 		want   int
 	}{
 		{"sdk_unfiltered", raw, n},
-		{"agnara_filtered", mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{DevelopmentPrincipal: &half}), n / 2},
+		{"agnara_filtered", mustServer(mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{DevelopmentPrincipal: &half})), n / 2},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()

@@ -217,7 +217,7 @@ func TestOutputIsValidatedBeforeItIsSent(t *testing.T) {
 	}
 	var logs strings.Builder
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))}).Connect(context.Background(), st, nil)
+	ss, err := mustServer(mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})).Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -211,7 +211,7 @@ func inMemory(t testing.TB, snap *mcpexpose.Snapshot) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := mcpexpose.NewServer(snap, nil).Connect(ctx, st, nil)
+	ss, err := mustServer(mcpexpose.NewServer(snap, nil)).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,4 +226,12 @@ func inMemory(t testing.TB, snap *mcpexpose.Snapshot) *mcp.ClientSession {
 
 func callParams(name string, args any) *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: name, Arguments: args}
+}
+
+// mustServer returns the server of a NewServer call that must succeed.
+func mustServer(s *mcp.Server, err error) *mcp.Server {
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

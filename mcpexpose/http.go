@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/internal/mcpversion"
-	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -141,9 +140,6 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.ReplayBytes == 0 {
 		o.ReplayBytes = DefaultReplayBytes
 	}
-	if o.Server.StateTTL < 0 || o.Server.StateTTL > requeststate.MaxTTL {
-		return nil, fmt.Errorf("mcpexpose: StateTTL %v must be positive and at most %v", o.Server.StateTTL, requeststate.MaxTTL)
-	}
 	origins := make([]string, 0, len(o.AllowedOrigins))
 	for _, s := range o.AllowedOrigins {
 		u, err := url.Parse(s)
@@ -155,7 +151,10 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.Resource != nil && o.Server.Audience == "" {
 		o.Server.Audience = o.Resource.URL
 	}
-	srv := newServer(snap, &o.Server, true)
+	srv, err := newServer(snap, &o.Server, true)
+	if err != nil {
+		return nil, err
+	}
 	if o.AllowAnonymous && o.Tokens == nil {
 		return nil, errors.New("mcpexpose: AllowAnonymous needs Tokens: without tokens every caller is anonymous already")
 	}

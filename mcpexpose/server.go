@@ -118,24 +118,51 @@ func (f levelFloor) WithGroup(name string) slog.Handler {
 // tools. It advertises only the tools capability (and logging, with
 // ForwardLogs), without list-changed notifications, and answers only
 // tools/list and tools/call besides the protocol's own lifecycle methods.
-func NewServer(snap *Snapshot, opts *ServerOptions) *mcp.Server {
-	return newServer(snap, opts, true).mcp
+// It fails, saying which, when snap is nil or an option is out of range.
+func NewServer(snap *Snapshot, opts *ServerOptions) (*mcp.Server, error) {
+	s, err := newServer(snap, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	return s.mcp, nil
 }
 
 // NewDiscoveryServer returns an SDK server that lists the snapshot's tools
-// but invokes none: tools/call answers -32601 (method not found).
-func NewDiscoveryServer(snap *Snapshot, opts *ServerOptions) *mcp.Server {
-	return newServer(snap, opts, false).mcp
+// but invokes none: tools/call answers -32601 (method not found). It fails
+// as NewServer does.
+func NewDiscoveryServer(snap *Snapshot, opts *ServerOptions) (*mcp.Server, error) {
+	s, err := newServer(snap, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.mcp, nil
 }
 
-func newServer(snap *Snapshot, opts *ServerOptions, invoke bool) *server {
+func newServer(snap *Snapshot, opts *ServerOptions, invoke bool) (*server, error) {
 	return newServerFor(snap, opts, invoke, nil)
 }
 
-func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *policy.Principal) *server {
+// checkServerOptions reports the first option that is out of range.
+func checkServerOptions(o *ServerOptions) error {
+	switch {
+	case o.Timeout < 0:
+		return fmt.Errorf("mcpexpose: negative Timeout %v", o.Timeout)
+	case o.StateTTL < 0 || o.StateTTL > requeststate.MaxTTL:
+		return fmt.Errorf("mcpexpose: StateTTL %v must be positive and at most %v", o.StateTTL, requeststate.MaxTTL)
+	}
+	return nil
+}
+
+func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *policy.Principal) (*server, error) {
+	if snap == nil {
+		return nil, errors.New("mcpexpose: no snapshot: build one with Exposure.Compile")
+	}
 	s := &server{snap: snap, invoke: invoke, private: snap.callerDependent(), local: local}
 	if opts != nil {
 		s.opts = *opts
+	}
+	if err := checkServerOptions(&s.opts); err != nil {
+		return nil, err
 	}
 	s.identity = s.opts.Identity
 	if s.identity == nil {
@@ -156,7 +183,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 			ring, err = requeststate.NewKeyRing(key)
 		}
 		if err != nil {
-			panic(fmt.Sprintf("mcpexpose: cannot generate a request state key: %v", err))
+			return nil, fmt.Errorf("mcpexpose: cannot generate a request state key: %w", err)
 		}
 	}
 	if s.opts.StateKeys != nil && s.opts.StateReplay == nil {
@@ -166,7 +193,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	}
 	sealer, err := requeststate.NewSealer(ring, &requeststate.Options{TTL: s.opts.StateTTL, Replay: s.opts.StateReplay})
 	if err != nil {
-		panic(fmt.Sprintf("mcpexpose: %v", err))
+		return nil, fmt.Errorf("mcpexpose: %w", err)
 	}
 	s.sealer = sealer
 	s.audience = s.opts.Audience
@@ -189,7 +216,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 		}
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
-	return s
+	return s, nil
 }
 
 // Errors answered to requests the server refuses.

@@ -338,7 +338,7 @@ func TestServerTimeout(t *testing.T) {
 
 func TestDiscoveryServer(t *testing.T) {
 	f := newFixture(t)
-	srv := mcpexpose.NewDiscoveryServer(f.snap, nil)
+	srv := mustServer(mcpexpose.NewDiscoveryServer(f.snap, nil))
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)
@@ -583,3 +583,34 @@ func TestSharedStateOptions(t *testing.T) {
 		})
 	}
 }
+
+// Constructors report bad options as errors; none panics.
+func TestConstructorsRefuseBadOptions(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name string
+		snap *mcpexpose.Snapshot
+		opts mcpexpose.ServerOptions
+		want string
+	}{
+		{"no snapshot", nil, mcpexpose.ServerOptions{}, "no snapshot"},
+		{"state TTL too long", f.snap, mcpexpose.ServerOptions{StateTTL: 2 * time.Hour}, "StateTTL"},
+		{"negative state TTL", f.snap, mcpexpose.ServerOptions{StateTTL: -time.Second}, "StateTTL"},
+		{"negative timeout", f.snap, mcpexpose.ServerOptions{Timeout: -time.Second}, "negative Timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for ctor, err := range map[string]error{
+				"NewServer":          second(mcpexpose.NewServer(tc.snap, &tc.opts)),
+				"NewDiscoveryServer": second(mcpexpose.NewDiscoveryServer(tc.snap, &tc.opts)),
+				"NewHandler":         second(mcpexpose.NewHandler(tc.snap, &mcpexpose.HandlerOptions{Server: tc.opts})),
+				"RunStdio":           mcpexpose.RunStdio(t.Context(), tc.snap, policy.Anonymous(), &tc.opts),
+			} {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%s: %v, want an error saying %q", ctor, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func second[T any](_ T, err error) error { return err }

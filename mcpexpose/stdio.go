@@ -14,5 +14,9 @@ import (
 // sees only tools that declare no scopes). Nothing but the protocol may be
 // written to standard output while it runs.
 func RunStdio(ctx context.Context, snap *Snapshot, local policy.Principal, opts *ServerOptions) error {
-	return newServerFor(snap, opts, true, &local).mcp.Run(ctx, &mcp.StdioTransport{})
+	s, err := newServerFor(snap, opts, true, &local)
+	if err != nil {
+		return err
+	}
+	return s.mcp.Run(ctx, &mcp.StdioTransport{})
 }

@@ -447,7 +447,7 @@ func TestWriteThroughMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{DevelopmentPrincipal: &requester})
+	srv := mustServer(mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{DevelopmentPrincipal: &requester}))
 	cs, _ := connect(t, srv, "2026-07-28")
 
 	call := func() (*mcp.CallToolResult, map[string]any) {
@@ -808,4 +808,12 @@ func TestClaimRefusedForChangedBinding(t *testing.T) {
 		t.Fatalf("the remote saw %v", got)
 	}
 	r.close(t)
+}
+
+// mustServer returns the server of a NewServer call that must succeed.
+func mustServer(s *mcp.Server, err error) *mcp.Server {
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

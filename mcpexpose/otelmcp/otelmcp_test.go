@@ -48,7 +48,7 @@ func TestSpansAndMetrics(t *testing.T) {
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
 	dev := policy.NewPrincipal("dana", nil)
-	ss, err := mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{Observer: tel.Requests(), DevelopmentPrincipal: &dev}).Connect(ctx, st, nil)
+	ss, err := mustServer(mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{Observer: tel.Requests(), DevelopmentPrincipal: &dev})).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSpansAndMetrics(t *testing.T) {
 
 	// A handshake-era client lists without params.
 	ct2, st2 := mcp.NewInMemoryTransports()
-	ss2, err := mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{Observer: tel.Requests(), DevelopmentPrincipal: &dev}).Connect(ctx, st2, nil)
+	ss2, err := mustServer(mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{Observer: tel.Requests(), DevelopmentPrincipal: &dev})).Connect(ctx, st2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,4 +163,12 @@ func names(spans []sdktrace.ReadOnlySpan) []string {
 		out = append(out, s.Name())
 	}
 	return out
+}
+
+// mustServer returns the server of a NewServer call that must succeed.
+func mustServer(s *mcp.Server, err error) *mcp.Server {
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
