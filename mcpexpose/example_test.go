@@ -1,11 +1,14 @@
 package mcpexpose_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
@@ -92,4 +95,71 @@ func ExampleNewHandler() {
 	fmt.Println(cs.InitializeResult().ProtocolVersion, res.Content[0].(*mcp.TextContent).Text)
 	// Output:
 	// 2026-07-28 {"result":5}
+}
+
+type ArchiveInput struct {
+	ID string `json:"id"`
+}
+
+// What a 2026-07-28 client sends for a confirmation, on the wire: round 1
+// answers with the question and a sealed requestState; the retry repeats
+// the call with the state unchanged and the answer under the question's
+// key. (A form is answered the same way, its content matching the form's
+// requestedSchema.)
+func ExampleHandler_confirmation() {
+	app := agnara.New("docs", nil)
+	archive := app.Capability(func(ctx context.Context, in ArchiveInput) (string, error) {
+		return "archived " + in.ID, nil
+	}, &agnara.CapabilityOptions{Name: "archive", Description: "Archive a document.", Confirm: "Archive it?"})
+	exp := mcpexpose.New(app)
+	exp.Tool(archive, nil)
+	snap, err := exp.Compile()
+	if err != nil {
+		panic(err)
+	}
+	h, err := mcpexpose.NewHandler(snap, nil)
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	call := func(extra string) map[string]any {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"docs.archive","arguments":{"id":"d-7"},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"example","version":"1"},` +
+			`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}` + extra + `}}`
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "docs.archive")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if i := bytes.Index(raw, []byte("data: ")); i >= 0 { // an event stream
+			raw = bytes.TrimSpace(raw[i+len("data: "):])
+		}
+		var msg struct{ Result map[string]any }
+		if err := json.Unmarshal(raw, &msg); err != nil {
+			panic(err)
+		}
+		return msg.Result
+	}
+
+	round1 := call("")
+	question, _ := json.Marshal(round1["inputRequests"])
+	fmt.Println(round1["resultType"], string(question))
+
+	state, _ := json.Marshal(round1["requestState"])
+	retry := call(`,"requestState":` + string(state) +
+		`,"inputResponses":{"agnara.confirm":{"action":"accept","content":{"confirm":true}}}`)
+	fmt.Println(retry["resultType"], retry["structuredContent"])
+	// Output:
+	// input_required {"agnara.confirm":{"method":"elicitation/create","params":{"message":"Archive it?","mode":"form","requestedSchema":{"properties":{"confirm":{"title":"Confirm","type":"boolean"}},"required":["confirm"],"type":"object"}}}}
+	// complete map[result:archived d-7]
 }
