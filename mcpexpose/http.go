@@ -351,10 +351,10 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token has expired")
 		return
 	}
-	ti = h.srv.withPrincipal(r.Context(), ti)
+	ti = h.srv.withPrincipal(ti)
 	if h.stepUp && msg != nil && msg.call {
 		if t, ok := h.srv.snap.byName[msg.name]; ok {
-			if p, err := mappedPrincipal(ti); err == nil && !t.plan.Allows(p) {
+			if p, err := mappedPrincipal(r.Context(), ti); err == nil && !t.plan.Allows(p) {
 				h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(t.plan.Scopes(), " "), "the token lacks a scope this tool requires")
 				return
 			}

@@ -42,10 +42,10 @@ type Identity struct {
 // principal is the OAuth client, the subject, or both. An error refuses the
 // request; it is logged and never shown to the caller.
 //
-// A mapper is called for every tools/list and tools/call request that
-// carries a verified token (for a tools/call, possibly twice: once for the
-// HTTP step-up check and once by the server), so it must be a deterministic
-// function of the identity, and safe for concurrent use.
+// A mapper is called once per tools/list or tools/call request that carries
+// a verified token, the first time a stage needs the caller (over HTTP with
+// step-up, the step-up check; otherwise the server), and its answer serves
+// every later stage of that request. It must be safe for concurrent use.
 type IdentityMapper func(ctx context.Context, id Identity) (policy.Principal, error)
 
 // SubjectPrincipal is the default [IdentityMapper]: the principal's id is

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agnara-go/agnara/execution"
@@ -354,7 +355,7 @@ func (s *server) principal(ctx context.Context, req mcp.Request) (policy.Princip
 		ti = extra.TokenInfo
 	}
 	if ti != nil {
-		if p, err := mappedPrincipal(ti); err != errNotMapped {
+		if p, err := mappedPrincipal(ctx, ti); err != errNotMapped {
 			return p, err
 		}
 	}
@@ -540,35 +541,45 @@ func (b boundHandler) WithGroup(name string) slog.Handler {
 	return boundHandler{h: b.h.WithGroup(name), ctx: b.ctx}
 }
 
-// principalKey is where withPrincipal records the mapped caller in the
-// verified token facts the SDK hands to the server: a key no token can
-// carry, because the facts are built here, after verification.
+// principalKey is where withPrincipal records the caller in the verified
+// token facts the SDK hands to the server: a key no token can carry,
+// because the facts are built here, after verification.
 const principalKey = "\x00agnara/principal"
 
-// mapped is the identity mapper's answer for one request.
+// mapped is the identity mapper's answer for one request, computed on first
+// use and then kept.
 type mapped struct {
-	p   policy.Principal
-	err error
+	once sync.Once
+	s    *server
+	ti   *auth.TokenInfo // the verifier's facts, as verified
+	p    policy.Principal
+	err  error
 }
 
-// withPrincipal returns a copy of ti that carries the caller mapped from
-// it, so that the mapper runs once per request, here, however many times
-// the request's stages need the caller.
-func (s *server) withPrincipal(ctx context.Context, ti *auth.TokenInfo) *auth.TokenInfo {
-	p, err := s.principalOf(ctx, ti)
+func (m *mapped) get(ctx context.Context) (policy.Principal, error) {
+	m.once.Do(func() { m.p, m.err = m.s.principalOf(ctx, m.ti) })
+	return m.p, m.err
+}
+
+// withPrincipal returns a copy of ti that maps its caller at most once for
+// the whole request, the first time a stage needs it (the step-up check or
+// the server), however many stages need it after. Requests that need no
+// caller (initialize, ping, an unknown tool) never call the mapper.
+func (s *server) withPrincipal(ti *auth.TokenInfo) *auth.TokenInfo {
 	cp := *ti
 	cp.Extra = make(map[string]any, len(ti.Extra)+1)
 	for k, v := range ti.Extra {
 		cp.Extra[k] = v
 	}
-	cp.Extra[principalKey] = mapped{p: p, err: err}
+	cp.Extra[principalKey] = &mapped{s: s, ti: ti}
 	return &cp
 }
 
-// mappedPrincipal returns the caller withPrincipal recorded in ti.
-func mappedPrincipal(ti *auth.TokenInfo) (policy.Principal, error) {
-	if m, ok := ti.Extra[principalKey].(mapped); ok {
-		return m.p, m.err
+// mappedPrincipal returns the caller of ti, mapped once per request, or
+// errNotMapped when ti did not come through withPrincipal.
+func mappedPrincipal(ctx context.Context, ti *auth.TokenInfo) (policy.Principal, error) {
+	if m, ok := ti.Extra[principalKey].(*mapped); ok {
+		return m.get(ctx)
 	}
 	return policy.Principal{}, errNotMapped
 }
