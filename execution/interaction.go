@@ -161,14 +161,18 @@ func confirmationAnswer(a Answer) (accepted bool, f *Failure) {
 	case "decline", "cancel":
 		return false, nil
 	case "accept":
-		if f := invalidAnswer(ConfirmKey, confirmForm.validator, a.Content); f != nil {
+		form, err := confirmForm()
+		if err != nil {
+			return false, internal()
+		}
+		if f := invalidAnswer(ConfirmKey, form.validator, a.Content); f != nil {
 			return false, f
 		}
 		var v struct {
 			Confirm bool `json:"confirm"`
 		}
 		if err := json.Unmarshal(a.Content, &v); err != nil {
-			return false, invalidAnswer(ConfirmKey, confirmForm.validator, nil)
+			return false, invalidAnswer(ConfirmKey, form.validator, nil)
 		}
 		return v.Confirm, nil
 	}
@@ -213,15 +217,15 @@ func (c *Context) CanAsk(k InputKind) bool {
 
 var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Confirm"}},"required":["confirm"]}`)
 
-var confirmForm = &formSchema{schema: confirmSchema, validator: mustValidator(confirmSchema)}
-
-func mustValidator(schema []byte) *jsonschema.Schema {
-	v, err := schemacheck.Compile(schema)
+// confirmForm is the compiled form of every confirmation, compiled once, on
+// first use.
+var confirmForm = sync.OnceValues(func() (*formSchema, error) {
+	v, err := schemacheck.Compile(confirmSchema)
 	if err != nil {
-		panic(err)
+		return nil, fmt.Errorf("execution: the confirmation form does not compile: %w", err)
 	}
-	return v
-}
+	return &formSchema{schema: confirmSchema, validator: v}, nil
+})
 
 // Confirm asks the caller a yes/no question under key. It returns the
 // answer once given. A declined or cancelled question ends the invocation:
@@ -230,7 +234,11 @@ func (c *Context) Confirm(key, message string) (bool, error) {
 	var v struct {
 		Confirm bool `json:"confirm"`
 	}
-	if err := c.askForm(key, message, confirmForm, &v); err != nil {
+	form, err := confirmForm()
+	if err != nil {
+		return false, err
+	}
+	if err := c.askForm(key, message, form, &v); err != nil {
 		return false, err
 	}
 	return v.Confirm, nil
