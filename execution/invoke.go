@@ -17,7 +17,13 @@ import (
 // Invocation is one request to run a plan, as an adapter received it.
 type Invocation struct {
 	// Principal is the caller. The zero value is the anonymous principal.
+	// It is ignored when Admission admits a principal to this plan.
 	Principal policy.Principal
+	// Admission, from this plan's [Plan.Admit], is the caller already
+	// admitted: the invocation runs as its principal, and the scope guard
+	// is not evaluated again. An admission to another plan, or the zero
+	// Admission, admits no one: Principal is checked as usual.
+	Admission Admission
 	// Arguments is the JSON object of arguments, unvalidated. Empty or
 	// "null" means no arguments (an empty object).
 	Arguments json.RawMessage
@@ -47,6 +53,26 @@ type Invocation struct {
 	// own Timeout: when it passes, the outcome is a Timeout failure. The
 	// shorter of the two applies. Adapters use it for a server-wide limit.
 	Timeout time.Duration
+}
+
+// Admission is a plan's proof that a principal holds every scope the plan
+// declares, made by [Plan.Admit]. An adapter that has already checked the
+// scopes (to hide a tool from callers who lack them) hands the admission to
+// Invoke in [Invocation.Admission], and the scopes are not evaluated again.
+// Its fields are unexported: only Admit makes one, so it cannot be forged.
+// The zero Admission admits no one.
+type Admission struct {
+	plan      *Plan
+	principal policy.Principal
+}
+
+// Admit reports whether principal holds every scope the plan declares and,
+// when it does, returns its admission to this plan.
+func (p *Plan) Admit(principal policy.Principal) (Admission, bool) {
+	if !p.scopeC.Allows(principal, p.scopes) {
+		return Admission{}, false
+	}
+	return Admission{plan: p, principal: principal}, true
 }
 
 // errPlanTimeout is the cancellation cause of a plan's own deadline.
@@ -90,16 +116,20 @@ func (p *Plan) Invoke(ctx context.Context, inv *Invocation) (Outcome, error) {
 		inv = &Invocation{}
 	}
 	start := time.Now()
-	out, err := p.invoke(ctx, inv)
-	p.logFinished(ctx, inv, out, err, time.Since(start))
+	principal, admitted := inv.Principal, inv.Admission.plan == p
+	if admitted {
+		principal = inv.Admission.principal
+	}
+	out, err := p.invoke(ctx, inv, principal, admitted)
+	p.logFinished(ctx, principal, out, err, time.Since(start))
 	return out, err
 }
 
-func (p *Plan) invoke(ctx context.Context, inv *Invocation) (Outcome, error) {
+func (p *Plan) invoke(ctx context.Context, inv *Invocation, principal policy.Principal, admitted bool) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if !p.scopeC.Allows(inv.Principal, p.scopes) {
+	if !admitted && !p.scopeC.Allows(principal, p.scopes) {
 		return &Failure{
 			Code:    Forbidden,
 			Message: "the caller lacks a scope this capability requires",
@@ -117,7 +147,7 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation) (Outcome, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errPlanTimeout)
 		defer cancel()
 	}
-	ec := &Context{ctx: ctx, plan: p, principal: inv.Principal, progress: inv.Progress, logHandler: inv.LogHandler, timeout: timeout}
+	ec := &Context{ctx: ctx, plan: p, principal: principal, progress: inv.Progress, logHandler: inv.LogHandler, timeout: timeout}
 	ec.inter.answers = inv.Answers
 	ec.inter.supports = inv.Supports
 	return p.run(ec, inv, &input{plan: p, args: args})
@@ -176,7 +206,7 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		}
 	}()
 
-	req := policy.Request{Principal: inv.Principal, Capability: p.identity, Input: args.value}
+	req := policy.Request{Principal: ec.principal, Capability: p.identity, Input: args.value}
 	if len(p.policies) > 0 {
 		end := p.stage(ec, "policy")
 		out, err := p.checkPolicies(ec, req)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -789,3 +790,50 @@ func TestLateSuccessIsATimeout(t *testing.T) {
 
 // otherKey is an unrelated context key.
 type otherKey struct{}
+
+// An admission from Plan.Admit carries the scope check into Invoke: the
+// scopes are evaluated once, and the invocation runs as the admitted
+// principal. An admission to another plan admits no one.
+func TestAdmissionEvaluatesScopesOnce(t *testing.T) {
+	var evaluated atomic.Int32
+	implies := func(held, required string) bool {
+		evaluated.Add(1)
+		return held == "docs" && strings.HasPrefix(required, "docs:")
+	}
+	app := agnara.New("docs", &agnara.Options{Scopes: policy.Scopes{Implies: implies}})
+	who := func(ctx context.Context) (string, error) {
+		ec, _ := execution.FromContext(ctx)
+		return ec.Principal().ID(), nil
+	}
+	readCap := app.Capability(who, &agnara.CapabilityOptions{Name: "read", Scopes: []string{"docs:read"}})
+	otherCap := app.Capability(who, &agnara.CapabilityOptions{Name: "other", Scopes: []string{"docs:write"}})
+	plans, err := execution.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, _ := plans.Plan(readCap)
+	other, _ := plans.Plan(otherCap)
+	alice := policy.NewPrincipal("alice", []string{"docs"})
+
+	adm, ok := read.Admit(alice)
+	if !ok {
+		t.Fatal("alice not admitted")
+	}
+	before := evaluated.Load()
+	out, err := read.Invoke(bg, &execution.Invocation{Admission: adm})
+	if s := mustSuccess(t, out, err); s.Value != "alice" {
+		t.Errorf("admitted invocation ran as %v, want alice", s.Value)
+	}
+	if n := evaluated.Load() - before; n != 0 {
+		t.Errorf("Invoke evaluated the scopes %d more times after Admit", n)
+	}
+	// Another plan's admission is no admission: the anonymous caller is
+	// checked, and refused.
+	out, err = other.Invoke(bg, &execution.Invocation{Admission: adm})
+	mustFailure(t, out, err, execution.Forbidden)
+	if _, ok := read.Admit(policy.Anonymous()); ok {
+		t.Error("the anonymous principal was admitted")
+	}
+	out, err = read.Invoke(bg, &execution.Invocation{Admission: execution.Admission{}})
+	mustFailure(t, out, err, execution.Forbidden)
+}

@@ -5,28 +5,24 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/agnara-go/agnara/policy"
 )
 
 // logFinished writes the one record of a finished invocation: capability
 // identity, principal id, outcome code and duration. Argument values are
 // never logged.
-func (p *Plan) logFinished(ctx context.Context, inv *Invocation, out Outcome, err error, d time.Duration) {
+func (p *Plan) logFinished(ctx context.Context, principal policy.Principal, out Outcome, err error, d time.Duration) {
 	if !p.logger.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	outcome := "ok"
-	switch o := out.(type) {
-	case *Failure:
-		outcome = o.Code.String()
-	case nil:
-		outcome = "canceled"
-		if errors.Is(err, context.DeadlineExceeded) {
-			outcome = "deadline_exceeded"
-		}
+	outcome := Label(out)
+	if out == nil && errors.Is(err, context.DeadlineExceeded) {
+		outcome = "deadline_exceeded"
 	}
 	p.logger.LogAttrs(ctx, slog.LevelInfo, "invocation finished",
 		slog.String("capability", p.identity),
-		slog.String("principal", inv.Principal.ID()),
+		slog.String("principal", principal.ID()),
 		slog.String("outcome", outcome),
 		slog.Duration("duration", d))
 }

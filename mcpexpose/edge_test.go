@@ -6,10 +6,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // The identity mapper runs once per request that needs the caller — over
@@ -104,3 +107,45 @@ func TestEdgeReadsKeysAsTheSDKDoes(t *testing.T) {
 type nopCloser struct{ *strings.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+type docIn struct {
+	ID string `json:"id"`
+}
+
+// Over HTTP with step-up, the step-up check, the server's routing and the
+// plan's scope guard need the same answer: the scope predicate runs once
+// per tools/call.
+func TestScopesAreEvaluatedOncePerCall(t *testing.T) {
+	var evaluated atomic.Int32
+	implies := func(held, required string) bool {
+		evaluated.Add(1)
+		return held == "docs" && strings.HasPrefix(required, "docs:")
+	}
+	app := agnara.New("docs", &agnara.Options{Scopes: policy.Scopes{Implies: implies}})
+	read := app.Capability(func(ctx context.Context, in docIn) (string, error) { return in.ID, nil },
+		&agnara.CapabilityOptions{Name: "read", Description: "Read a document.", Scopes: []string{"docs:read"}})
+	exp := mcpexpose.New(app)
+	exp.Tool(read, nil)
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: token, Scopes: []string{"docs"}, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: verify})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := httptestServer(t, h)
+	before := evaluated.Load()
+	_, body, msg := mcptest.Do(t, mcptest.Request(t, url, "tools/call",
+		map[string]any{"name": "docs.read", "arguments": map[string]any{"id": "d1"}, "_meta": mcptest.Meta(nil)}, "alice"))
+	res, _ := msg["result"].(map[string]any)
+	if res == nil || res["isError"] == true {
+		t.Fatalf("call = %s", body)
+	}
+	if n := evaluated.Load() - before; n != 1 {
+		t.Errorf("the scope predicate ran %d times for one tools/call, want 1", n)
+	}
+}

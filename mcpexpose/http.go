@@ -354,9 +354,11 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 	ti = h.srv.withPrincipal(ti)
 	if h.stepUp && msg != nil && msg.call {
 		if t, ok := h.srv.snap.byName[msg.name]; ok {
-			if p, err := mappedPrincipal(r.Context(), ti); err == nil && !t.plan.Allows(p) {
-				h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(t.plan.Scopes(), " "), "the token lacks a scope this tool requires")
-				return
+			if p, err := mappedPrincipal(r.Context(), ti); err == nil {
+				if _, admitted := mappedOf(ti).admit(t, p); !admitted {
+					h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(t.plan.Scopes(), " "), "the token lacks a scope this tool requires")
+					return
+				}
 			}
 		}
 	}

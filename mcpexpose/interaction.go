@@ -233,8 +233,8 @@ func answerOf(r mcp.InputResponse) (execution.Answer, bool) {
 // legacyRounds bridges input requests to a handshake-era client as
 // server-to-client requests on its session, round after round, calling the
 // tool again with the answers, until the call completes.
-func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal) (*mcp.CallToolResult, string, error) {
-	res, label, err := s.call(ctx, req, t, p)
+func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, string, error) {
+	res, label, err := s.call(ctx, req, t, p, adm)
 	for round := 0; err == nil && res.InputRequests != nil && req.Session != nil; round++ {
 		if round == maxLegacyRounds {
 			f := execution.Fail(execution.InteractionRequired, "too many rounds of questions", nil)
@@ -265,7 +265,7 @@ func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *
 		retry := *req
 		retry.Params = &params
 		req = &retry
-		res, label, err = s.call(ctx, req, t, p)
+		res, label, err = s.call(ctx, req, t, p, adm)
 	}
 	return res, label, err
 }

@@ -273,7 +273,8 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				return nil, err
 			}
-			if !t.plan.Allows(p) && !s.opts.ForbiddenResult {
+			adm, admitted := s.admit(req, t, p)
+			if !admitted && !s.opts.ForbiddenResult {
 				// A tool the caller may not see is answered exactly like
 				// one that does not exist.
 				return nil, unknownTool(cr.Params.Name)
@@ -286,9 +287,9 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			var res *mcp.CallToolResult
 			var label string
 			if cr.ProtocolVersion() < modernVersion {
-				res, label, err = s.legacyRounds(ctx, cr, t, p)
+				res, label, err = s.legacyRounds(ctx, cr, t, p, adm)
 			} else {
-				res, label, err = s.call(ctx, cr, t, p)
+				res, label, err = s.call(ctx, cr, t, p, adm)
 			}
 			var out mcp.Result
 			if err == nil {
@@ -423,13 +424,17 @@ func (s *server) handler(*tool) mcp.ToolHandler {
 // answers the round's sealed state vouches for. It returns the result and
 // the outcome's label ([execution.Label]); an error means a protocol error
 // (bad state) or that the caller went away.
-func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal) (*mcp.CallToolResult, string, error) {
+//
+// adm is p's admission to t when p holds t's scopes; otherwise (only with
+// ServerOptions.ForbiddenResult) the plan's own scope guard answers.
+func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, string, error) {
 	round, err := s.openRound(ctx, req.Params, p)
 	if err != nil {
 		return nil, "error", err // bad state: the plan is not invoked
 	}
 	inv := &execution.Invocation{
 		Principal:       p,
+		Admission:       adm,
 		Arguments:       req.Params.Arguments,
 		ArgumentsDigest: round.digest,
 		Timeout:         s.opts.Timeout,
@@ -546,19 +551,58 @@ func (b boundHandler) WithGroup(name string) slog.Handler {
 // because the facts are built here, after verification.
 const principalKey = "\x00agnara/principal"
 
-// mapped is the identity mapper's answer for one request, computed on first
-// use and then kept.
+// mapped is what one request knows of its caller, each part computed on
+// first use and then kept: the identity mapper's answer, and the caller's
+// admission to the tool it calls (the scope predicate, evaluated once for
+// the step-up check and the server).
 type mapped struct {
 	once sync.Once
 	s    *server
 	ti   *auth.TokenInfo // the verifier's facts, as verified
 	p    policy.Principal
 	err  error
+
+	mu       sync.Mutex
+	tool     *tool
+	adm      execution.Admission
+	admitted bool
 }
 
 func (m *mapped) get(ctx context.Context) (policy.Principal, error) {
 	m.once.Do(func() { m.p, m.err = m.s.principalOf(ctx, m.ti) })
 	return m.p, m.err
+}
+
+// admit returns p's admission to t, evaluated once per request.
+func (m *mapped) admit(t *tool, p policy.Principal) (execution.Admission, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tool != t {
+		m.tool = t
+		m.adm, m.admitted = t.plan.Admit(p)
+	}
+	return m.adm, m.admitted
+}
+
+// mappedOf returns the request record withPrincipal put in ti, or nil.
+func mappedOf(ti *auth.TokenInfo) *mapped {
+	if ti == nil {
+		return nil
+	}
+	m, _ := ti.Extra[principalKey].(*mapped)
+	return m
+}
+
+// admit returns p's admission to t: over HTTP from the request's record
+// (so the step-up check and the server evaluate the scopes once), else
+// evaluated now.
+func (s *server) admit(req mcp.Request, t *tool, p policy.Principal) (execution.Admission, bool) {
+	if extra := req.GetExtra(); extra != nil {
+		if m := mappedOf(extra.TokenInfo); m != nil {
+			return m.admit(t, p)
+		}
+	}
+	return t.plan.Admit(p)
 }
 
 // withPrincipal returns a copy of ti that maps its caller at most once for
@@ -578,7 +622,7 @@ func (s *server) withPrincipal(ti *auth.TokenInfo) *auth.TokenInfo {
 // mappedPrincipal returns the caller of ti, mapped once per request, or
 // errNotMapped when ti did not come through withPrincipal.
 func mappedPrincipal(ctx context.Context, ti *auth.TokenInfo) (policy.Principal, error) {
-	if m, ok := ti.Extra[principalKey].(*mapped); ok {
+	if m := mappedOf(ti); m != nil {
 		return m.get(ctx)
 	}
 	return policy.Principal{}, errNotMapped
