@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
@@ -162,4 +163,13 @@ func ExampleHandler_confirmation() {
 	// Output:
 	// input_required {"agnara.confirm":{"method":"elicitation/create","params":{"message":"Archive it?","mode":"form","requestedSchema":{"properties":{"confirm":{"title":"Confirm","type":"boolean"}},"required":["confirm"],"type":"object"}}}}
 	// complete map[result:archived d-7]
+}
+
+// A hardened *http.Server for a handler: slow clients are cut off, and
+// responses may stream as long as Write allows.
+func ExampleNewHTTPServer() {
+	srv := mcpexpose.NewHTTPServer(http.NotFoundHandler(), &mcpexpose.HTTPTimeouts{Write: 30 * time.Minute})
+	fmt.Println(srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout)
+	// Output:
+	// 10s 30s 30m0s 2m0s
 }

@@ -99,7 +99,7 @@ func run(ctx context.Context, addr string, st sharedState) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := mcpexpose.NewHTTPServer(mux, nil)
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
 	stopped := make(chan error, 1)
 	go func() {

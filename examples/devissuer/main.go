@@ -45,13 +45,14 @@ import (
 	"io"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agnara-go/agnara/mcpexpose"
 )
 
 const banner = "devissuer is for LOCAL DEVELOPMENT ONLY — NOT FOR PRODUCTION: fixed client secret, in-memory key, no login"
@@ -126,11 +127,8 @@ func serve(ctx context.Context, stdout io.Writer, logger *log.Logger, addr strin
 	logger.Printf("issuer %s: client %q, scopes %q, default audience %s, tokens live %v",
 		cfg.Issuer, cfg.ClientID, strings.Join(cfg.Scopes, " "), cfg.Audience, cfg.TTL)
 
-	srv := &http.Server{
-		Handler:           is,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          logger,
-	}
+	srv := mcpexpose.NewHTTPServer(is, nil) // the same hardened timeouts as the MCP servers
+	srv.ErrorLog = logger
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

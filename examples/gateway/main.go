@@ -216,7 +216,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		io.WriteString(w, "ok\n")
 	})
 	r.Handle("/mcp", gw)
-	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	srv := mcpexpose.NewHTTPServer(r, nil) // read, write and idle timeouts for MCP
 	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)
 	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)),
 		slog.String("upstream", cfg.upstream), slog.String("upstream_protocol", sess.ClientSession().InitializeResult().ProtocolVersion),

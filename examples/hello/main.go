@@ -34,5 +34,7 @@ func main() {
 		log.Fatal(err)
 	}
 	http.Handle("/mcp", h)
-	log.Fatal(http.ListenAndServe("127.0.0.1:8080", nil))
+	srv := mcpexpose.NewHTTPServer(http.DefaultServeMux, nil) // timeouts against slow clients
+	srv.Addr = "127.0.0.1:8080"
+	log.Fatal(srv.ListenAndServe())
 }

@@ -188,7 +188,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		r.Get("/debug/pprof/heap", pprof.Handler("heap").ServeHTTP)
 	}
 
-	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	srv := mcpexpose.NewHTTPServer(r, nil) // read, write and idle timeouts for MCP
 	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)
 	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)),
 		slog.String("resource", cfg.resource), slog.Bool("oauth", cfg.issuer != ""), slog.Any("tools", snap.Names()),

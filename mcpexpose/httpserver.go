@@ -1,0 +1,74 @@
+package mcpexpose
+
+import (
+	"net/http"
+	"time"
+)
+
+// HTTPTimeouts are the timeouts of the *http.Server that [NewHTTPServer]
+// returns. A nil *HTTPTimeouts and every zero field mean the documented
+// default; a negative field turns that timeout off.
+type HTTPTimeouts struct {
+	// ReadHeader bounds reading a request's headers, against clients that
+	// open connections and send headers a byte at a time. Default
+	// DefaultReadHeaderTimeout.
+	ReadHeader time.Duration
+	// Read bounds reading a whole request, body included, against clients
+	// that send a body a byte at a time. Default DefaultReadTimeout, ample
+	// for a DefaultMaxBodyBytes body on a slow link.
+	Read time.Duration
+	// Write bounds writing a response, from the end of the request's
+	// headers: it is the longest a response may stream, so it must exceed
+	// the longest tool call (ServerOptions.Timeout) and is the longest a
+	// handshake-era GET event stream lasts before the client reconnects
+	// (resuming with Last-Event-ID). It also frees a connection whose
+	// client stopped reading. Default DefaultWriteTimeout.
+	Write time.Duration
+	// Idle bounds how long a kept-alive connection waits for its next
+	// request. Default DefaultIdleTimeout.
+	Idle time.Duration
+}
+
+// The defaults of [HTTPTimeouts].
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 10 * time.Minute
+	DefaultIdleTimeout       = 2 * time.Minute
+)
+
+// DefaultMaxHeaderBytes is the header size limit of the server
+// [NewHTTPServer] returns.
+const DefaultMaxHeaderBytes = 64 << 10
+
+// NewHTTPServer returns an *http.Server for h hardened for MCP: bounded
+// header and body reads (slow clients are cut off), a write timeout sized
+// for streamed responses, an idle timeout for kept-alive connections, and a
+// 64 KiB header limit. docs/operating.md says which timeout protects what.
+// Serve it as usual (srv.Serve(ln), srv.Shutdown(ctx)); set its other
+// fields (TLSConfig, ErrorLog, BaseContext) before serving.
+func NewHTTPServer(h http.Handler, t *HTTPTimeouts) *http.Server {
+	var o HTTPTimeouts
+	if t != nil {
+		o = *t
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: timeout(o.ReadHeader, DefaultReadHeaderTimeout),
+		ReadTimeout:       timeout(o.Read, DefaultReadTimeout),
+		WriteTimeout:      timeout(o.Write, DefaultWriteTimeout),
+		IdleTimeout:       timeout(o.Idle, DefaultIdleTimeout),
+		MaxHeaderBytes:    DefaultMaxHeaderBytes,
+	}
+}
+
+// timeout is v, def when v is zero, or 0 (none) when v is negative.
+func timeout(v, def time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
