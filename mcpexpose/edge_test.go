@@ -2,6 +2,7 @@ package mcpexpose_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -13,6 +14,8 @@ import (
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The identity mapper runs once per request that needs the caller — over
@@ -76,12 +79,9 @@ func TestEdgeReadsKeysAsTheSDKDoes(t *testing.T) {
 		status            int
 		want              string
 	}{
-		{"escaped task key is a task", "writer",
-			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ledger.append","arguments":{"text":"x"},"t\u0061sk":{},` + meta + `}}`,
-			http.StatusOK, "task-augmented tools/call is not supported"},
-		{"a re-cased Task key is no task (the SDK ignores it too)", "writer",
-			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ledger.append","arguments":{"text":"x"},"Task":{},` + meta + `}}`,
-			http.StatusOK, `"resultType":"complete"`},
+		{"a re-cased Method key is no method: the edge and the SDK both read tools/list", "reader",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/list","Method":"tools/call","params":{"name":"ledger.append",` + meta + `}}`,
+			http.StatusBadRequest, "does not match body value 'tools/list'"},
 		{"escaped method still meets the step-up check", "reader",
 			`{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"ledger.append","arguments":{"text":"x"},` + meta + `}}`,
 			http.StatusForbidden, "the token lacks a scope this tool requires"},
@@ -147,5 +147,68 @@ func TestScopesAreEvaluatedOncePerCall(t *testing.T) {
 	}
 	if n := evaluated.Load() - before; n != 1 {
 		t.Errorf("the scope predicate ran %d times for one tools/call, want 1", n)
+	}
+}
+
+// A tools/call's task parameter is ignored on every transport: the call
+// runs as an ordinary call over HTTP at 2026-07-28 and through NewServer
+// (the SDK's in-memory transport, as stdio), whatever its spelling.
+func TestTaskParameterIsIgnoredOnEveryTransport(t *testing.T) {
+	f := newFixture(t)
+	h, err := mcpexpose.NewHandler(f.snap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := httptestServer(t, h)
+	for _, key := range []string{"task", "Task"} {
+		params := map[string]any{"name": "fx.echo", "arguments": map[string]any{"text": "x"}, key: map[string]any{"ttl": 60000}, "_meta": mcptest.Meta(nil)}
+		_, body, msg := mcptest.Do(t, mcptest.Request(t, url, "tools/call", params, ""))
+		if res, _ := msg["result"].(map[string]any); res == nil || res["isError"] == true {
+			t.Errorf("HTTP call with %q: %s", key, body)
+		}
+	}
+
+	// The same call, raw, over the SDK's in-memory transport to NewServer.
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := mustServer(mcpexpose.NewServer(f.snap, nil)).Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	conn, err := ct.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	send := func(id int64, method, params string) *jsonrpc.Response {
+		t.Helper()
+		req := &jsonrpc.Request{Method: method, Params: json.RawMessage(params)}
+		if id != 0 {
+			req.ID, _ = jsonrpc.MakeID(float64(id))
+		}
+		if err := conn.Write(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+		if id == 0 {
+			return nil
+		}
+		msg, err := conn.Read(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok {
+			t.Fatalf("read %T, want a response", msg)
+		}
+		return resp
+	}
+	send(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
+	send(0, "notifications/initialized", `{}`)
+	resp := send(2, "tools/call", `{"name":"fx.echo","arguments":{"text":"x"},"task":{"ttl":60000}}`)
+	if resp.Error != nil || strings.Contains(string(resp.Result), `"isError":true`) {
+		t.Fatalf("in-memory call with a task: %v %s", resp.Error, resp.Result)
+	}
+	if !strings.Contains(string(resp.Result), `\"text\":\"x\"`) {
+		t.Errorf("in-memory call with a task did not run: %s", resp.Result)
 	}
 }

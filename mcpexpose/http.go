@@ -114,9 +114,10 @@ type Handler struct {
 //
 // Before the SDK sees a request, the handler refuses a foreign Origin (403),
 // a body over the limit (413) and a body that is not JSON (400, JSON-RPC
-// parse error), and answers a task-augmented tools/call with -32602: this
-// server runs no tasks. The SDK checks the Host header of loopback
-// listeners (DNS rebinding protection).
+// parse error). The SDK checks the Host header of loopback listeners (DNS
+// rebinding protection). A tools/call's task parameter is ignored, as on
+// every transport: this server runs no tasks, and the tasks extension says
+// a tool that does not run as a task ignores it.
 func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	var o HandlerOptions
 	if opts != nil {
@@ -288,10 +289,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "the request body is not valid JSON")
 			return
 		}
-		if msg.call && msg.task && msg.id != nil {
-			writeRPCResponse(w, http.StatusOK, msg.id, jsonrpc.CodeInvalidParams, "task-augmented tools/call is not supported: this server runs no tasks")
-			return
-		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		if h.tokens != nil {
@@ -418,13 +415,13 @@ type message struct {
 	id   json.RawMessage // the request id, nil for none
 	call bool            // a tools/call
 	name string          // its params.name
-	task bool            // its params carry "task"
 }
 
 // parseMessage reads body once, with the decoder and the options the SDK
 // reads it with (segmentio/encoding, case-sensitive keys, escapes decoded),
-// so that no spelling of a key or a method — "t\u0061sk", "Task",
-// "tools\/call" — reads one way here and another way there. It reports
+// so that no spelling of a key, a method or a name — "tools\/call",
+// "Method", "ledger.\u0061ppend" — reads one way here and another way
+// there. It reports
 // false when body is not valid JSON. A body that is valid JSON but not a
 // request object (a batch, a number, fields of the wrong types) is left to
 // the SDK to refuse.
@@ -448,11 +445,9 @@ func parseMessage(body []byte) (message, bool) {
 	m.call = true
 	var params struct {
 		Name segjson.RawMessage `json:"name"`
-		Task segjson.RawMessage `json:"task"`
 	}
 	if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
 		_ = segjson.Unmarshal(params.Name, &m.name)
-		m.task = params.Task != nil
 	}
 	return m, true
 }
