@@ -54,11 +54,21 @@ func ProjectResult(out execution.Outcome) (*mcp.CallToolResult, error) {
 	return nil, fmt.Errorf("mcpexpose: unknown outcome %T", out)
 }
 
+// successBlocks holds a success result and its one text block in one
+// allocation instead of three (the result, its content slice, the block):
+// this runs on every call.
+type successBlocks struct {
+	res     mcp.CallToolResult
+	text    mcp.TextContent
+	content [1]mcp.Content
+}
+
 func successResult(env []byte) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(env)}},
-		StructuredContent: json.RawMessage(env),
-	}
+	sb := &successBlocks{text: mcp.TextContent{Text: string(env)}}
+	sb.content[0] = &sb.text
+	sb.res.Content = sb.content[:]
+	sb.res.StructuredContent = json.RawMessage(env)
+	return &sb.res
 }
 
 func failureResult(f *execution.Failure) *mcp.CallToolResult {
@@ -126,12 +136,30 @@ func encodeEnvelope(value any) ([]byte, any, error) {
 	if nesting(v, 0) > maxResultDepth {
 		return nil, nil, fmt.Errorf("%w: nested deeper than %d levels", errProjection, maxResultDepth)
 	}
-	env := map[string]any{"result": v}
-	b, err := marshalCompact(env)
+	b, err := marshalEnvelope(v)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errProjection, err)
 	}
-	return b, env, nil
+	return b, map[string]any{"result": v}, nil
+}
+
+// envelopePrefix opens the envelope; written around the value's own
+// encoding, the one-key envelope map is never encoded (it would cost its
+// key sort and iteration on every call).
+const envelopePrefix = `{"result":`
+
+// marshalEnvelope encodes {"result": v} as marshalCompact would.
+func marshalEnvelope(v any) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, 256))
+	buf.WriteString(envelopePrefix)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	b[len(b)-1] = '}' // Encode ends with a newline
+	return b, nil
 }
 
 // nesting returns the number of levels of objects and arrays in v, which
