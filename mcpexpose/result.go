@@ -136,7 +136,7 @@ func encodeEnvelope(value any) ([]byte, any, error) {
 	if nesting(v, 0) > maxResultDepth {
 		return nil, nil, fmt.Errorf("%w: nested deeper than %d levels", errProjection, maxResultDepth)
 	}
-	b, err := marshalEnvelope(v)
+	b, err := marshalEnvelope(v, len(raw))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errProjection, err)
 	}
@@ -148,9 +148,11 @@ func encodeEnvelope(value any) ([]byte, any, error) {
 // key sort and iteration on every call).
 const envelopePrefix = `{"result":`
 
-// marshalEnvelope encodes {"result": v} as marshalCompact would.
-func marshalEnvelope(v any) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, 256))
+// marshalEnvelope encodes {"result": v} as marshalCompact would; size is
+// the length of v's encoding as json.Marshal wrote it (the same but for
+// HTML escapes, which only make it longer), so the buffer never grows.
+func marshalEnvelope(v any, size int) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, len(envelopePrefix)+size+1))
 	buf.WriteString(envelopePrefix)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
