@@ -90,8 +90,10 @@ type Resource struct {
 
 // Handler serves a snapshot over MCP's streamable HTTP transport, both
 // protocol eras on one URL: 2026-07-28 requests statelessly, and the
-// handshake era (2025-11-25, 2025-06-18 and older) with sessions. It mounts
-// at any path of a net/http mux or router. It is safe for concurrent use.
+// handshake era (2025-11-25, 2025-06-18) with sessions; no other revision
+// is negotiated or advertised (an initialize asking for an older one is
+// answered 2025-11-25). It mounts at any path of a net/http mux or router.
+// It is safe for concurrent use.
 type Handler struct {
 	srv       *server
 	inner     http.Handler // route, behind the SDK's bearer middleware when tokens are used

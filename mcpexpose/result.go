@@ -2,9 +2,12 @@ package mcpexpose
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"sync"
 
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/schemacheck"
@@ -31,7 +34,8 @@ var errProjection = errors.New("mcpexpose: result cannot be projected")
 //     only its code and fixed message.
 //
 // A value that cannot be encoded as JSON (non-finite numbers, cycles,
-// unsupported types) or nests deeper than 128 levels is an error whose
+// unsupported types), holds a map whose keys are not of a string kind, or
+// nests objects and arrays more than 128 levels deep is an error whose
 // message reveals nothing about the value.
 func ProjectResult(out execution.Outcome) (*mcp.CallToolResult, error) {
 	switch o := out.(type) {
@@ -50,11 +54,21 @@ func ProjectResult(out execution.Outcome) (*mcp.CallToolResult, error) {
 	return nil, fmt.Errorf("mcpexpose: unknown outcome %T", out)
 }
 
+// successBlocks holds a success result and its one text block in one
+// allocation instead of three (the result, its content slice, the block):
+// this runs on every call.
+type successBlocks struct {
+	res     mcp.CallToolResult
+	text    mcp.TextContent
+	content [1]mcp.Content
+}
+
 func successResult(env []byte) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(env)}},
-		StructuredContent: json.RawMessage(env),
-	}
+	sb := &successBlocks{text: mcp.TextContent{Text: string(env)}}
+	sb.content[0] = &sb.text
+	sb.res.Content = sb.content[:]
+	sb.res.StructuredContent = json.RawMessage(env)
+	return &sb.res
 }
 
 func failureResult(f *execution.Failure) *mcp.CallToolResult {
@@ -77,10 +91,14 @@ func failureResult(f *execution.Failure) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, IsError: true}
 }
 
-// encodeSorted encodes v compactly with object keys sorted at every level.
+// encodeSorted encodes v compactly with object keys sorted at every level,
+// refusing maps with keys of a non-string kind as a success value's are.
 func encodeSorted(v any) ([]byte, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
+		return nil, err
+	}
+	if err := stringKeys(reflect.ValueOf(v)); err != nil {
 		return nil, err
 	}
 	doc, err := schemacheck.Parse(raw)
@@ -107,41 +125,187 @@ func encodeEnvelope(value any) ([]byte, any, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errProjection, err)
 	}
+	// After Marshal, which has refused cycles: the walk ends.
+	if err := stringKeys(reflect.ValueOf(value)); err != nil {
+		return nil, nil, err
+	}
 	v, err := schemacheck.Parse(raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errProjection, err)
 	}
-	if depth(v, 0) > maxResultDepth {
+	if nesting(v, 0) > maxResultDepth {
 		return nil, nil, fmt.Errorf("%w: nested deeper than %d levels", errProjection, maxResultDepth)
 	}
-	env := map[string]any{"result": v}
-	b, err := marshalCompact(env)
+	b, err := marshalEnvelope(v, len(raw))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", errProjection, err)
 	}
-	return b, env, nil
+	return b, map[string]any{"result": v}, nil
 }
 
-func depth(v any, d int) int {
-	if d > maxResultDepth {
-		return d
+// envelopePrefix opens the envelope; written around the value's own
+// encoding, the one-key envelope map is never encoded (it would cost its
+// key sort and iteration on every call).
+const envelopePrefix = `{"result":`
+
+// marshalEnvelope encodes {"result": v} as marshalCompact would; size is
+// the length of v's encoding as json.Marshal wrote it (the same but for
+// HTML escapes, which only make it longer), so the buffer never grows.
+func marshalEnvelope(v any, size int) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, len(envelopePrefix)+size+1))
+	buf.WriteString(envelopePrefix)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
+	b := buf.Bytes()
+	b[len(b)-1] = '}' // Encode ends with a newline
+	return b, nil
+}
+
+// nesting returns the number of levels of objects and arrays in v, which
+// sits inside d levels: a scalar is 0 levels, [] and {} are 1, [[]] is 2.
+// It stops counting past maxResultDepth.
+func nesting(v any, d int) int {
 	max := d
 	switch v := v.(type) {
 	case map[string]any:
+		max = d + 1
 		for _, e := range v {
-			if n := depth(e, d+1); n > max {
+			if max > maxResultDepth {
+				break
+			}
+			if n := nesting(e, d+1); n > max {
 				max = n
 			}
 		}
 	case []any:
+		max = d + 1
 		for _, e := range v {
-			if n := depth(e, d+1); n > max {
+			if max > maxResultDepth {
+				break
+			}
+			if n := nesting(e, d+1); n > max {
 				max = n
 			}
 		}
 	}
 	return max
+}
+
+// stringKeys refuses a value holding a map whose key kind is not string.
+// encoding/json writes such keys as text (map[int]string{1: "a"} becomes
+// {"1":"a"}), so the client would read an object keyed by strings the Go
+// value never held, and a TextMarshaler key of a non-string kind may
+// write two distinct keys alike: the projection refuses them rather than
+// guess (DESIGN.md §7); a capability that means string keys says so in
+// its type. Values a json.Marshaler or TextMarshaler encodes are their own
+// business. Whether a type can hold such a map at all is found once per
+// type, so typical results cost one cache lookup.
+func stringKeys(v reflect.Value) error {
+	if !v.IsValid() || keysClean(v.Type()) {
+		return nil
+	}
+	t := v.Type()
+	if marshals(t) || (v.CanAddr() && marshals(reflect.PointerTo(t))) {
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return stringKeys(v.Elem())
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return fmt.Errorf("%w: a map with %s keys (object keys must be strings)", errProjection, t.Key().Kind())
+		}
+		for it := v.MapRange(); it.Next(); {
+			if err := stringKeys(it.Value()); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			return nil // []byte is base64 text
+		}
+		for i := range v.Len() {
+			if err := stringKeys(v.Index(i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); encodedField(f) {
+				if err := stringKeys(v.Field(i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+	// cleanTypes caches keysClean by type, as encoding/json caches its
+	// encoders.
+	cleanTypes sync.Map // reflect.Type -> bool
+)
+
+// marshals reports whether encoding/json leaves t's encoding to t itself.
+func marshals(t reflect.Type) bool {
+	return t.Implements(jsonMarshaler) || t.Implements(textMarshaler)
+}
+
+// keysClean reports whether no value of type t can hold a map with
+// non-string keys: t reaches no such map and no interface (whose dynamic
+// value could be anything), except through a json.Marshaler or encoding.TextMarshaler.
+func keysClean(t reflect.Type) bool {
+	if c, ok := cleanTypes.Load(t); ok {
+		return c.(bool)
+	}
+	c := typeClean(t, map[reflect.Type]bool{})
+	cleanTypes.Store(t, c)
+	return c
+}
+
+func typeClean(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return true // a recursive type: judged by its other parts
+	}
+	seen[t] = true
+	if marshals(t) {
+		return true
+	}
+	if marshals(reflect.PointerTo(t)) {
+		// Marshal calls pointer-receiver methods only on addressable
+		// values: leave those to the value walk.
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return false
+	case reflect.Map:
+		return t.Key().Kind() == reflect.String && typeClean(t.Elem(), seen)
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return typeClean(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); encodedField(f) && !typeClean(f.Type, seen) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// encodedField reports whether encoding/json may encode f: exported or
+// embedded, and not tagged "-".
+func encodedField(f reflect.StructField) bool {
+	return (f.IsExported() || f.Anonymous) && f.Tag.Get("json") != "-"
 }
 
 // projectContent converts protocol-neutral content to MCP content blocks.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -210,6 +211,8 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 		Instructions: s.opts.Instructions,
 		Capabilities: caps,
 		Logger:       s.sdkLogger,
+		// Only the revisions tests cover with real clients (DESIGN.md §2).
+		SupportedProtocolVersions: mcpversion.Supported(),
 	})
 	if invoke {
 		for _, t := range snap.tools {
