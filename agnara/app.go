@@ -39,8 +39,9 @@ type Options struct {
 	// Scopes decides whether a principal holds a declared scope. Default:
 	// exact match only.
 	Scopes policy.Scopes
-	// Observer, when set, watches the stages of every invocation (policy,
-	// dependencies, handler), for tracing. Default: none.
+	// Observer, when set, watches every request an exposure serves for the
+	// application and the stages of every invocation, for tracing and
+	// metrics. It is the one place observation is installed. Default: none.
 	Observer Observer
 	// ConfirmationVerifier decides whether confirmation evidence allows a
 	// capability that requires confirmation to run, unless the capability
@@ -104,6 +105,10 @@ func (a *App) Version() string { return a.opts.Version }
 // Logger returns the application's logger.
 func (a *App) Logger() *slog.Logger { return a.opts.Logger }
 
+// Observer returns the application's observer, or nil when it has none.
+// Exposures report requests to it; compiled plans report stages.
+func (a *App) Observer() Observer { return a.opts.Observer }
+
 // Capabilities returns the registered capabilities in registration order.
 func (a *App) Capabilities() []*Capability {
 	a.mu.Lock()
@@ -130,7 +135,7 @@ func freeze(a *App) registry.Frozen[*Capability] {
 	if a.containerErr != nil {
 		errs = append(errs, a.containerErr)
 	}
-	f := registry.Frozen[*Capability]{
+	return registry.Frozen[*Capability]{
 		Capabilities:         slices.Clone(a.caps),
 		Container:            a.container,
 		Err:                  errors.Join(errs...),
@@ -138,10 +143,6 @@ func freeze(a *App) registry.Frozen[*Capability] {
 		Scopes:               a.opts.Scopes,
 		ConfirmationVerifier: a.opts.ConfirmationVerifier,
 	}
-	if a.opts.Observer != nil {
-		f.Observer = a.opts.Observer
-	}
-	return f
 }
 
 // Close releases the application's singleton dependencies, in reverse order

@@ -99,8 +99,8 @@ func TestNewDefaults(t *testing.T) {
 		if _, ok := f.ConfirmationVerifier.(policy.Bound); !ok {
 			t.Errorf("ConfirmationVerifier = %T, want policy.Bound", f.ConfirmationVerifier)
 		}
-		if f.Observer != nil {
-			t.Errorf("Observer = %v, want none", f.Observer)
+		if o := a.Observer(); o != nil {
+			t.Errorf("Observer() = %v, want none", o)
 		}
 		if f.Scopes.Implies != nil {
 			t.Error("default Scopes has an implication; want exact match")

@@ -74,6 +74,49 @@ func BenchmarkInvoke(b *testing.B) {
 	}
 }
 
+// BenchmarkInvokeObserved is BenchmarkInvoke's two_deps case with an
+// observer that does nothing: what observing the stages costs beside it.
+// Without an observer it costs nothing (BenchmarkInvoke).
+func BenchmarkInvokeObserved(b *testing.B) {
+	reg := di.NewRegistry()
+	di.Provide(reg, func() *Config { return &Config{Prefix: "> "} })
+	di.ProvidePerInvocation(reg, func(c *Config) (*Session, func()) { return &Session{cfg: c}, func() {} })
+	app := agnara.New("bench", &agnara.Options{Dependencies: reg, Observer: nopObserver{}})
+	twoDeps := app.Capability(func(ctx context.Context, in EchoInput, c *Config, s *Session) (EchoOutput, error) {
+		return EchoOutput{Message: c.Prefix + in.Message}, nil
+	}, &agnara.CapabilityOptions{Name: "echo_deps", Scopes: []string{"echo"}})
+	plans, err := execution.Compile(app)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _ := plans.Plan(twoDeps)
+	inv := &execution.Invocation{
+		Principal: policy.NewPrincipal("bench", []string{"echo"}),
+		Arguments: json.RawMessage(`{"message":"hello, world"}`),
+	}
+	b.ReportAllocs()
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := p.Invoke(ctx, inv); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// nopObserver observes nothing, at the least cost an observer can have.
+type nopObserver struct{}
+
+func (nopObserver) Request(ctx context.Context, _ agnara.RequestInfo) (context.Context, func(agnara.Label, error)) {
+	return ctx, nopRequestEnd
+}
+
+func (nopObserver) Stage(ctx context.Context, _ string, _ agnara.Stage) (context.Context, func(error)) {
+	return ctx, nopStageEnd
+}
+
+func nopRequestEnd(agnara.Label, error) {}
+func nopStageEnd(error)                 {}
+
 // BenchmarkCompile compiles applications of 100, 1,000 and 10,000
 // capabilities, each with a dependency and a scope, to show that
 // compilation grows linearly. "shared" capabilities share one input type (as

@@ -109,7 +109,7 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 		nargs:       fn.Type().NumIn(),
 		logger:      app.Logger,
 		scopeC:      app.Scopes,
-		observer:    app.Observer,
+		observer:    c.App().Observer(),
 	}
 	if p.verifier == nil {
 		p.verifier = app.ConfirmationVerifier

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -208,7 +209,7 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 
 	req := policy.Request{Principal: ec.principal, Capability: p.identity, Input: args.value}
 	if len(p.policies) > 0 {
-		end := p.stage(ec, "policy")
+		end := p.stage(ec, agnara.StagePolicy)
 		out, err := p.checkPolicies(ec, req)
 		end(out, err)
 		if out != nil || err != nil {
@@ -220,7 +221,7 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		return f, nil
 	}
 	if p.confirm != "" {
-		end := p.stage(ec, "confirmation")
+		end := p.stage(ec, agnara.StageConfirmation)
 		out, err := p.checkConfirmation(ec, inv, req, args.args)
 		end(out, err)
 		if out != nil || err != nil {
@@ -242,7 +243,7 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		callArgs[p.sig.firstDep-1] = in
 	}
 	if p.recipe != nil {
-		end := p.stage(ec, "dependencies")
+		end := p.stage(ec, agnara.StageDependencies)
 		release, rerr := p.recipe.Resolve(ec, callArgs[p.sig.firstDep:])
 		defer func() {
 			if cerr := release(); cerr != nil {
@@ -256,7 +257,7 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		}
 	}
 
-	end := p.stage(ec, "handler")
+	end := p.stage(ec, agnara.StageHandler)
 	results := p.fn.Call(callArgs)
 	var herr error
 	if last := results[len(results)-1]; !last.IsNil() {
@@ -338,12 +339,12 @@ func timedOut(ec *Context) *Failure {
 
 // stage starts an observed stage; the returned function ends it. Without an
 // observer it does nothing and allocates nothing.
-func (p *Plan) stage(ec *Context, name string) func(Outcome, error) {
+func (p *Plan) stage(ec *Context, stage agnara.Stage) func(Outcome, error) {
 	if p.observer == nil {
 		return noStage
 	}
 	parent := ec.ctx
-	ctx, done := p.observer.Stage(parent, p.identity, name)
+	ctx, done := p.observer.Stage(parent, p.identity, stage)
 	ec.ctx = ctx
 	return func(out Outcome, err error) {
 		ec.ctx = parent

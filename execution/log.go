@@ -23,7 +23,7 @@ func (p *Plan) logFinished(ctx context.Context, principal policy.Principal, out 
 	p.logger.LogAttrs(ctx, slog.LevelInfo, "invocation finished",
 		slog.String("capability", p.identity),
 		slog.String("principal", principal.ID()),
-		slog.String("outcome", outcome),
+		slog.String("outcome", string(outcome)),
 		slog.Duration("duration", d))
 }
 

@@ -3,6 +3,8 @@ package execution
 import (
 	"errors"
 	"fmt"
+
+	"github.com/agnara-go/agnara/agnara"
 )
 
 // Code is the closed set of canonical failure codes. Every failure a caller
@@ -102,19 +104,20 @@ type InputRequired struct {
 
 func (*InputRequired) isOutcome() {}
 
-// Label names an outcome for logs, traces and metrics: "ok" for a success,
-// "input_required", or the failure's code (such as "invalid_input"). A nil
-// outcome is "canceled": the caller went away before there was one.
-func Label(out Outcome) string {
+// Label names an outcome for logs, traces and metrics:
+// [agnara.LabelOK] for a success, [agnara.LabelInputRequired], or the
+// failure's code (such as "invalid_input"). A nil outcome is
+// [agnara.LabelCanceled]: the caller went away before there was one.
+func Label(out Outcome) agnara.Label {
 	switch o := out.(type) {
 	case Success:
-		return "ok"
+		return agnara.LabelOK
 	case *InputRequired:
-		return "input_required"
+		return agnara.LabelInputRequired
 	case *Failure:
-		return o.Code.String()
+		return agnara.Label(o.Code.String())
 	}
-	return "canceled"
+	return agnara.LabelCanceled
 }
 
 // Success is the outcome of an invocation whose handler returned without

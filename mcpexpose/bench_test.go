@@ -58,6 +58,16 @@ func BenchmarkToolsCall(b *testing.B) {
 		b.Fatal(err)
 	}
 
+	// The same, observed by an observer that does nothing: the cost of
+	// observation itself.
+	observedApp := agnara.New("bench", &agnara.Options{Observer: nopObserver{}})
+	observedExp := mcpexpose.New(observedApp)
+	observedExp.Tool(observedApp.Capability(echo, &agnara.CapabilityOptions{Name: "echo", Description: "Echo."}), &mcpexpose.ToolOptions{Name: "echo"})
+	observed, err := observedExp.Compile()
+	if err != nil {
+		b.Fatal(err)
+	}
+
 	for _, era := range []struct{ name, version string }{{"modern", ""}, {"legacy", "2025-11-25"}} {
 		for _, bc := range []struct {
 			name   string
@@ -66,6 +76,7 @@ func BenchmarkToolsCall(b *testing.B) {
 			{"sdk", raw},
 			{"sdk_unvalidated", bare},
 			{"agnara", mustServer(mcpexpose.NewServer(snap, nil))},
+			{"agnara_observed", mustServer(mcpexpose.NewServer(observed, nil))},
 		} {
 			b.Run(era.name+"/"+bc.name, func(b *testing.B) {
 				benchCall(b, bc.server, era.version)
@@ -159,3 +170,17 @@ func BenchmarkToolsList(b *testing.B) {
 		})
 	}
 }
+
+// nopObserver observes nothing, at the least cost an observer can have.
+type nopObserver struct{}
+
+func (nopObserver) Request(ctx context.Context, _ agnara.RequestInfo) (context.Context, func(agnara.Label, error)) {
+	return ctx, nopRequestEnd
+}
+
+func (nopObserver) Stage(ctx context.Context, _ string, _ agnara.Stage) (context.Context, func(error)) {
+	return ctx, nopStageEnd
+}
+
+func nopRequestEnd(agnara.Label, error) {}
+func nopStageEnd(error)                 {}

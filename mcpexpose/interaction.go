@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/agnara-go/agnara/policy"
@@ -233,7 +234,7 @@ func answerOf(r mcp.InputResponse) (execution.Answer, bool) {
 // legacyRounds bridges input requests to a handshake-era client as
 // server-to-client requests on its session, round after round, calling the
 // tool again with the answers, until the call completes.
-func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, string, error) {
+func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, agnara.Label, error) {
 	res, label, err := s.call(ctx, req, t, p, adm)
 	for round := 0; err == nil && res.InputRequests != nil && req.Session != nil; round++ {
 		if round == maxLegacyRounds {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
@@ -43,9 +44,6 @@ type ServerOptions struct {
 	// client asked for (nothing to a 2026-07-28 request that did not ask).
 	// It also advertises the logging capability.
 	ForwardLogs bool
-	// Observer, when set, watches every tools/list and tools/call (for
-	// tracing and metrics; see package mcpexpose/otelmcp). Default: none.
-	Observer RequestObserver
 	// DevelopmentPrincipal, when set, is who every caller without a token
 	// acts as, instead of the anonymous principal. It exists for trying an
 	// application locally without an authorization server; never set it in
@@ -253,12 +251,13 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				return nil, err
 			}
-			if s.opts.Observer == nil {
+			obs := s.snap.app.Observer()
+			if obs == nil {
 				return s.listTools(req, p)
 			}
-			_, end := s.opts.Observer.Request(ctx, s.requestInfo(method, "", req, p))
+			_, end := obs.Request(ctx, s.requestInfo(method, "", req, p))
 			res, err := s.listTools(req, p)
-			end(outcomeOf(err), err)
+			end(labelOf(err), err)
 			return res, err
 		case "tools/call":
 			if !s.invoke {
@@ -283,12 +282,12 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, unknownTool(cr.Params.Name)
 			}
 			ctx = policy.WithPrincipal(ctx, p)
-			var end func(string, error)
-			if s.opts.Observer != nil {
-				ctx, end = s.opts.Observer.Request(ctx, s.requestInfo(method, cr.Params.Name, req, p))
+			var end func(agnara.Label, error)
+			if obs := s.snap.app.Observer(); obs != nil {
+				ctx, end = obs.Request(ctx, s.requestInfo(method, cr.Params.Name, req, p))
 			}
 			var res *mcp.CallToolResult
-			var label string
+			var label agnara.Label
 			if cr.ProtocolVersion() < modernVersion {
 				res, label, err = s.legacyRounds(ctx, cr, t, p, adm)
 			} else {
@@ -302,7 +301,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			if end != nil {
 				if err != nil {
-					label = outcomeOf(err)
+					label = labelOf(err)
 				}
 				end(label, err)
 			}
@@ -320,9 +319,9 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// requestInfo describes a request for the observer.
-func (s *server) requestInfo(method, tool string, req mcp.Request, p policy.Principal) RequestInfo {
-	info := RequestInfo{Method: method, Tool: tool, PrincipalID: p.ID()}
+// requestInfo describes a request for the application's observer.
+func (s *server) requestInfo(method, tool string, req mcp.Request, p policy.Principal) agnara.RequestInfo {
+	info := agnara.RequestInfo{Method: method, Tool: tool, PrincipalID: p.ID()}
 	// Params may be a typed nil (a legacy tools/list sends none).
 	switch params := req.GetParams().(type) {
 	case *mcp.ListToolsParams:
@@ -343,11 +342,13 @@ func (s *server) requestInfo(method, tool string, req mcp.Request, p policy.Prin
 	return info
 }
 
-func outcomeOf(err error) string {
+// labelOf is the label of a request whose result needs no further naming:
+// answered, or refused with a protocol error.
+func labelOf(err error) agnara.Label {
 	if err != nil {
-		return "error"
+		return agnara.LabelError
 	}
-	return "ok"
+	return agnara.LabelOK
 }
 
 // principal returns the request's caller: the one the HTTP handler mapped
@@ -430,7 +431,7 @@ func (s *server) handler(*tool) mcp.ToolHandler {
 //
 // adm is p's admission to t when p holds t's scopes; otherwise (only with
 // ServerOptions.ForbiddenResult) the plan's own scope guard answers.
-func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, string, error) {
+func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, agnara.Label, error) {
 	round, err := s.openRound(ctx, req.Params, p)
 	if err != nil {
 		return nil, "error", err // bad state: the plan is not invoked
@@ -464,7 +465,7 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 // result projects an outcome, validating a structured value against the
 // tool's published output schema first, and returns its label: the
 // outcome's, or internal_failure when it cannot be projected.
-func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) (*mcp.CallToolResult, string, error) {
+func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) (*mcp.CallToolResult, agnara.Label, error) {
 	res, err := s.project(t, out)
 	if err != nil {
 		s.logger.LogAttrs(ctx, slog.LevelError, "tool result cannot be projected", slog.String("tool", t.name), slog.Any("error", err))

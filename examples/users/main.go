@@ -101,7 +101,6 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	}
 
 	appOpts := &agnara.Options{Version: "0.1.0", Logger: logger}
-	var requests mcpexpose.RequestObserver
 	if cfg.otelStdout {
 		exporter, err := stdouttrace.New(stdouttrace.WithWriter(stdout), stdouttrace.WithPrettyPrint())
 		if err != nil {
@@ -113,8 +112,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		if err != nil {
 			return err
 		}
-		appOpts.Observer = tel.Stages()
-		requests = tel.Requests()
+		appOpts.Observer = tel
 	}
 	app, caps := userservice.NewApp(userservice.NewStore(), appOpts)
 	defer app.Close()
@@ -128,7 +126,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		return err
 	}
 
-	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger, Observer: requests, StateTTL: cfg.stateTTL}}
+	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger, StateTTL: cfg.stateTTL}}
 	if cfg.stateKeys != "" {
 		if opts.Server.StateKeys, err = requeststate.LoadKeyRing(cfg.stateKeys); err != nil {
 			return err

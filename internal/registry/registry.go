@@ -11,7 +11,6 @@
 package registry
 
 import (
-	"context"
 	"log/slog"
 
 	"github.com/agnara-go/agnara/di"
@@ -33,15 +32,7 @@ type Frozen[C any] struct {
 
 	Logger               *slog.Logger
 	Scopes               policy.Scopes
-	Observer             Observer // nil when none
 	ConfirmationVerifier policy.ConfirmationVerifier
-}
-
-// Observer has the method set of agnara.Observer, so that a value of either
-// type converts to the other; the compiler cannot name agnara.Observer here
-// without an import cycle.
-type Observer interface {
-	Stage(ctx context.Context, capability, stage string) (context.Context, func(err error))
 }
 
 // Definition is what the compiler reads of one capability beyond its public

@@ -7,13 +7,12 @@
 // It is a separate package so that the core stays free of OpenTelemetry,
 // and it is a no-op unless the application installs providers (globally
 // with otel.SetTracerProvider and otel.SetMeterProvider, or in [Options]).
+// A [Telemetry] is an [agnara.Observer]: install it once, on the
+// application, and every server built from the application's snapshots
+// reports to it.
 //
 //	tel, err := otelmcp.New(nil)
-//	app := agnara.New("users", &agnara.Options{Observer: tel.Stages()})
-//	...
-//	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{
-//		Server: mcpexpose.ServerOptions{Observer: tel.Requests()},
-//	})
+//	app := agnara.New("users", &agnara.Options{Observer: tel})
 //
 // Trace context is taken from the request's _meta ("traceparent",
 // "tracestate") when present, so a client's trace continues on the server.
@@ -24,7 +23,6 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/agnara"
-	"github.com/agnara-go/agnara/mcpexpose"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -47,7 +45,8 @@ type Options struct {
 	RecordPrincipal bool
 }
 
-// Telemetry holds the instruments. It is safe for concurrent use.
+// Telemetry holds the instruments and reports to them as the
+// application's [agnara.Observer]. It is safe for concurrent use.
 type Telemetry struct {
 	tracer          trace.Tracer
 	recordPrincipal bool
@@ -92,13 +91,7 @@ func New(opts *Options) (*Telemetry, error) {
 	return t, nil
 }
 
-// Requests returns the observer for mcpexpose.ServerOptions.Observer.
-func (t *Telemetry) Requests() mcpexpose.RequestObserver { return requests{t} }
-
-// Stages returns the observer for agnara.Options.Observer.
-func (t *Telemetry) Stages() agnara.Observer { return stages{t} }
-
-type requests struct{ t *Telemetry }
+var _ agnara.Observer = (*Telemetry)(nil)
 
 // metaCarrier reads trace context from a request's _meta.
 type metaCarrier map[string]any
@@ -116,8 +109,11 @@ func (c metaCarrier) Keys() []string {
 	return keys
 }
 
-func (r requests) Request(ctx context.Context, info mcpexpose.RequestInfo) (context.Context, func(string, error)) {
-	t := r.t
+// Request starts the request's server span, continuing the trace context
+// in its _meta, and counts it in flight; the returned function ends the
+// span and records the request's outcome, duration and, for a round that
+// asked questions, the round.
+func (t *Telemetry) Request(ctx context.Context, info agnara.RequestInfo) (context.Context, func(agnara.Label, error)) {
 	if info.Meta != nil {
 		ctx = t.propagator.Extract(ctx, metaCarrier(info.Meta))
 	}
@@ -138,23 +134,24 @@ func (r requests) Request(ctx context.Context, info mcpexpose.RequestInfo) (cont
 	start := time.Now()
 	base := metric.WithAttributes(attrs...)
 	t.inFlight.Add(ctx, 1, base)
-	return ctx, func(outcome string, err error) {
+	return ctx, func(label agnara.Label, err error) {
 		t.inFlight.Add(ctx, -1, base)
+		outcome := string(label)
 		done := append(attrs, attribute.String("agnara.outcome", outcome))
-		if outcome != "ok" && outcome != "input_required" {
+		if label.Failed() {
 			done = append(done, attribute.String("error.type", outcome))
 		}
 		set := metric.WithAttributes(done...)
 		t.calls.Add(ctx, 1, set)
 		t.duration.Record(ctx, time.Since(start).Seconds(), set)
-		if outcome == "input_required" {
+		if label == agnara.LabelInputRequired {
 			t.rounds.Add(ctx, 1, base)
 		}
 		span.SetAttributes(attribute.String("agnara.outcome", outcome))
 		if err != nil {
 			span.RecordError(err)
 			span.SetStatus(codes.Error, "protocol error")
-		} else if outcome != "ok" && outcome != "input_required" {
+		} else if label.Failed() {
 			span.SetAttributes(attribute.String("error.type", outcome))
 			span.SetStatus(codes.Error, outcome)
 		}
@@ -162,17 +159,19 @@ func (r requests) Request(ctx context.Context, info mcpexpose.RequestInfo) (cont
 	}
 }
 
-type stages struct{ t *Telemetry }
-
-func (s stages) Stage(ctx context.Context, capability, stage string) (context.Context, func(error)) {
-	ctx, span := s.t.tracer.Start(ctx, stage, trace.WithAttributes(
+// Stage starts a child span named after the stage ("policy",
+// "confirmation", "dependencies", "handler"); the returned function ends
+// it, with an error status when the stage failed.
+func (t *Telemetry) Stage(ctx context.Context, capability string, stage agnara.Stage) (context.Context, func(error)) {
+	name := stage.String()
+	ctx, span := t.tracer.Start(ctx, name, trace.WithAttributes(
 		attribute.String("agnara.capability", capability),
-		attribute.String("agnara.stage", stage),
+		attribute.String("agnara.stage", name),
 	))
 	return ctx, func(err error) {
 		if err != nil {
 			// Record the kind of failure only: error text may be internal.
-			span.SetStatus(codes.Error, stage+" failed")
+			span.SetStatus(codes.Error, name+" failed")
 		}
 		span.End()
 	}

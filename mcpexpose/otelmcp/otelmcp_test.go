@@ -35,7 +35,7 @@ func TestSpansAndMetrics(t *testing.T) {
 
 	deps := di.NewRegistry()
 	di.ProvidePerInvocation(deps, func() *Conn { return &Conn{} })
-	app := agnara.New("obs", &agnara.Options{Dependencies: deps, Observer: tel.Stages()})
+	app := agnara.New("obs", &agnara.Options{Dependencies: deps, Observer: tel})
 	allow := policy.Func(func(context.Context, policy.Request) error { return nil })
 	echo := app.Capability(func(ctx context.Context, in In, c *Conn) (string, error) { return in.Text, nil },
 		&agnara.CapabilityOptions{Name: "echo", Description: "Echo.", Policies: []policy.Policy{allow}})
@@ -48,7 +48,7 @@ func TestSpansAndMetrics(t *testing.T) {
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
 	dev := policy.NewPrincipal("dana", nil)
-	ss, err := mustServer(mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{Observer: tel.Requests(), DevelopmentPrincipal: &dev})).Connect(ctx, st, nil)
+	ss, err := mustServer(mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{DevelopmentPrincipal: &dev})).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSpansAndMetrics(t *testing.T) {
 
 	// A handshake-era client lists without params.
 	ct2, st2 := mcp.NewInMemoryTransports()
-	ss2, err := mustServer(mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{Observer: tel.Requests(), DevelopmentPrincipal: &dev})).Connect(ctx, st2, nil)
+	ss2, err := mustServer(mcpexpose.NewServer(snap, &mcpexpose.ServerOptions{DevelopmentPrincipal: &dev})).Connect(ctx, st2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
