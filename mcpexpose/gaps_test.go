@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
@@ -37,6 +38,54 @@ func TestTokensNeverReachTheLog(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the log lacks %s:\n%s", want, got)
 		}
+	}
+}
+
+// TestRefusedTokenStormLogIsBounded sends 100 refused tokens over HTTP, one
+// after another and at once, and counts the "bearer token refused" records:
+// at most mcpexpose.RefusalLogBurst per interval, each with its reason.
+func TestRefusedTokenStormLogIsBounded(t *testing.T) {
+	const n = 100
+	f := newFixture(t)
+	var logs logSink
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+	}})
+	list := map[string]any{"_meta": mcptest.Meta(nil)}
+	start := time.Now()
+	send := func() {
+		resp, _, _ := mcptest.Do(t, mcptest.Request(t, srv.URL+"/mcp", "tools/list", list, "forged"))
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("status %d, want 401", resp.StatusCode)
+		}
+	}
+	for range n {
+		send()
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(send)
+	}
+	wg.Wait()
+	// Each window lets RefusalLogBurst records through, plus one summary of
+	// the window before it; the test takes far less than one interval, but
+	// the bound holds however long it takes.
+	windows := 1 + int(time.Since(start)/mcpexpose.RefusalLogInterval)
+	var refused, summaries int
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		switch {
+		case strings.Contains(line, `"msg":"bearer token refused"`):
+			refused++
+			if !strings.Contains(line, `"reason":"invalid token"`) {
+				t.Errorf("a record without its reason: %s", line)
+			}
+		case strings.Contains(line, `"msg":"more bearer tokens refused than logged"`):
+			summaries++
+		}
+	}
+	if refused == 0 || refused > windows*mcpexpose.RefusalLogBurst || summaries > windows {
+		t.Errorf("%d refused tokens in %d interval(s): %d records and %d summaries, want 1 to %d records and at most %d summaries",
+			2*n, windows, refused, summaries, windows*mcpexpose.RefusalLogBurst, windows)
 	}
 }
 

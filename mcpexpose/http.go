@@ -338,7 +338,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 		writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, "token verification failed")
 		return
 	case err != nil:
-		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "bearer token refused", slog.Any("reason", err))
+		h.srv.refusals.refused(r.Context(), h.logger, err)
 		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token is not valid")
 		return
 	case ti.Expiration.IsZero():

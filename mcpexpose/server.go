@@ -92,6 +92,8 @@ type server struct {
 	// sdkLogger is the application's logger without the SDK's per-request
 	// info records (every stateless request connects a session).
 	sdkLogger *slog.Logger
+	// refusals limits the HTTP handler's "bearer token refused" records.
+	refusals logRate
 }
 
 // levelFloor drops records below min.

@@ -9,8 +9,10 @@
 // URI in its audience (RFC 8707), and is within its validity period (exp,
 // and nbf when present, with a small leeway). Its scopes come from "scope"
 // (space separated) or "scp" (an array or a string). When no cached key
-// verifies a token's signature, the key set is fetched again once for that
-// token, so a rotated key is picked up on first use.
+// verifies a token's signature, the key set is fetched again, so a rotated
+// key is picked up on first use; but at most once per
+// Options.KeyRefetchInterval, so that a flood of tokens with unknown key ids
+// does not become a flood of requests to the issuer.
 //
 // [Verifier.Verify] is an auth.TokenVerifier for mcpexpose.HandlerOptions.
 // It returns only credential-free facts (subject, client, issuer, resource,
@@ -52,7 +54,15 @@ type Options struct {
 	// HTTPClient fetches the discovery document and the JWKS. Default:
 	// http.DefaultClient.
 	HTTPClient *http.Client
-	// Now returns the current time. Default: time.Now.
+	// KeyRefetchInterval is the least time between two fetches of the
+	// issuer's key set (JWKS), at most 5 minutes. The key set is fetched on
+	// the first token and again when no cached key verifies a token (an
+	// unknown kid, a rotation); within the interval after a fetch, such a
+	// token is refused without one. Concurrent fetches are one fetch.
+	// Zero means DefaultKeyRefetchInterval; negative values are an error.
+	KeyRefetchInterval time.Duration
+	// Now returns the current time, for token validity and the key refetch
+	// interval. Default: time.Now.
 	Now func() time.Time
 }
 
@@ -105,9 +115,20 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	case o.Leeway > 5*time.Minute:
 		return nil, fmt.Errorf("oidc: leeway %s is more than 5m", o.Leeway)
 	}
+	switch {
+	case o.KeyRefetchInterval == 0:
+		o.KeyRefetchInterval = DefaultKeyRefetchInterval
+	case o.KeyRefetchInterval < 0:
+		return nil, fmt.Errorf("oidc: negative key refetch interval %s", o.KeyRefetchInterval)
+	case o.KeyRefetchInterval > 5*time.Minute:
+		return nil, fmt.Errorf("oidc: key refetch interval %s is more than 5m", o.KeyRefetchInterval)
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	// The key set outlives start-up, and fetches through its own limited
+	// client.
+	keyCtx := gooidc.ClientContext(context.WithoutCancel(ctx), keyClient(o.HTTPClient, o.KeyRefetchInterval, o.Now))
 	if o.HTTPClient != nil {
 		ctx = gooidc.ClientContext(ctx, o.HTTPClient)
 	}
@@ -115,7 +136,6 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	if err != nil {
 		return nil, fmt.Errorf("oidc: discovering issuer %s: %w", issuer, err)
 	}
-	keyCtx := context.WithoutCancel(ctx) // the key set outlives start-up
 	v := &Verifier{
 		issuer:    issuer,
 		resource:  resource,
@@ -210,6 +230,7 @@ func invalid(format string, args ...any) error {
 func reason(err error) string {
 	msg := err.Error()
 	for _, r := range []struct{ match, reason string }{
+		{refetchLimited, "bad signature (key set fetched recently)"},
 		{"issued by a different provider", "wrong issuer"},
 		{"expected audience", "wrong audience"},
 		{"signature algorithm", "signing algorithm not accepted"},

@@ -156,7 +156,8 @@ func TestTokenMatrix(t *testing.T) {
 	is.publish(k1, ec)
 
 	ctx := context.Background()
-	v, err := oidc.NewVerifier(ctx, is.srv.URL, resource, nil)
+	clk := newClock()
+	v, err := oidc.NewVerifier(ctx, is.srv.URL, resource, &oidc.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestTokenMatrix(t *testing.T) {
 	mcpSrv := httptest.NewServer(mux)
 	defer mcpSrv.Close()
 
-	now := time.Now()
+	now := clk.Now()
 	claims := func(edit func(map[string]any)) map[string]any {
 		c := map[string]any{
 			"iss": is.srv.URL, "sub": "alice", "aud": []string{resource}, "client_id": "cli",
@@ -214,7 +215,7 @@ func TestTokenMatrix(t *testing.T) {
 		{"scope as string", sign(t, k1, claims(func(c map[string]any) { c["scope"] = "users:admin users:read" })), "users.delete_user", nil, 200, "", true},
 		{"scope as array", sign(t, k1, claims(func(c map[string]any) { delete(c, "scope"); c["scp"] = []string{"users:read", "users:admin"} })), "users.delete_user", nil, 200, "", true},
 		{"ES256", sign(t, ec, claims(nil)), "users.list_users", nil, 200, "", true},
-		{"rotated key", sign(t, k2, claims(nil)), "users.list_users", func() { is.publish(k2) }, 200, "", true},
+		{"rotated key", sign(t, k2, claims(nil)), "users.list_users", func() { is.publish(k2); clk.Advance(oidc.DefaultKeyRefetchInterval) }, 200, "", true},
 		{"retired key", sign(t, k1, claims(nil)), "users.list_users", nil, 401, invalid, false},
 	}
 	for _, tt := range tests {
@@ -256,7 +257,8 @@ func TestUnknownKeyIDRefreshesOnce(t *testing.T) {
 	is := newIssuer(t)
 	k1, k2 := rsaKey(t, "k1"), rsaKey(t, "k2")
 	is.publish(k1)
-	v, err := oidc.NewVerifier(context.Background(), is.srv.URL, resource, nil)
+	clk := newClock()
+	v, err := oidc.NewVerifier(context.Background(), is.srv.URL, resource, &oidc.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,6 +274,7 @@ func TestUnknownKeyIDRefreshesOnce(t *testing.T) {
 		t.Error("a known key id fetched the JWKS again")
 	}
 	is.publish(k1, k2)
+	clk.Advance(oidc.DefaultKeyRefetchInterval) // the first token fetched the key set
 	ti, err := v.Verify(context.Background(), sign(t, k2, c), nil)
 	if err != nil {
 		t.Fatalf("rotated key refused: %v", err)
