@@ -30,6 +30,9 @@ func checkIntent(in Intent) (Intent, error) {
 	if len(missing) > 0 {
 		return Intent{}, fmt.Errorf("%w: intent has no %s", ErrInvalid, strings.Join(missing, ", "))
 	}
+	if err := CheckIdentity(in.PrincipalID, in.PrincipalIssuer); err != nil {
+		return Intent{}, fmt.Errorf("requester: %w", err)
+	}
 	if !b.Effect.valid() {
 		return Intent{}, fmt.Errorf("%w: intent effect %q: want %q or %q", ErrInvalid, b.Effect, EffectWrite, EffectDestructive)
 	}
@@ -287,6 +290,9 @@ func (s *sqlStore) Reject(ctx context.Context, id string, approver policy.Princi
 
 func (s *sqlStore) decide(ctx context.Context, id string, p policy.Principal, note string, to State) (Approval, error) {
 	verb := map[State]string{StateApproved: "approve", StateRejected: "reject"}[to]
+	if err := checkPrincipal(p, "approver"); err != nil {
+		return Approval{}, err
+	}
 	if err := s.authorize(p, verb); err != nil {
 		return Approval{}, err
 	}
@@ -299,8 +305,9 @@ func (s *sqlStore) decide(ctx context.Context, id string, p policy.Principal, no
 		if !canTransition(a.State, to) {
 			return fmt.Errorf("%w: approval %s is %s", ErrNotPending, id, a.State)
 		}
-		if p.ID() == a.Intent.PrincipalID && p.Issuer() == a.Intent.PrincipalIssuer {
-			return fmt.Errorf("%w: %q requested approval %s", ErrSelfApproval, p.ID(), id)
+		if samePerson(p.ID(), a.Intent.PrincipalID) {
+			return fmt.Errorf("%w: approval %s was requested by %q, the same person as %q (ids are compared ignoring case; an issuer does not make another person)",
+				ErrSelfApproval, id, a.Intent.PrincipalID, p.ID())
 		}
 		expires := a.ExpiresAt
 		if to == StateApproved {
@@ -328,14 +335,16 @@ func (s *sqlStore) decide(ctx context.Context, id string, p policy.Principal, no
 
 // Cancel implements [Store.Cancel].
 func (s *sqlStore) Cancel(ctx context.Context, id string, by policy.Principal, note string) (Approval, error) {
+	if err := checkPrincipal(by, "canceler"); err != nil {
+		return Approval{}, err
+	}
 	var out Approval
 	err := s.update(ctx, "cancel", func(tx *sql.Tx, now time.Time) error {
 		a, err := s.lock(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		requester := !by.IsAnonymous() && by.ID() == a.Intent.PrincipalID && by.Issuer() == a.Intent.PrincipalIssuer
-		if !requester {
+		if !isRequester(by, a.Intent) {
 			if err := s.authorize(by, "cancel"); err != nil {
 				return err
 			}
@@ -468,6 +477,9 @@ func (s *sqlStore) Complete(ctx context.Context, id string, r Receipt) (Approval
 
 // Reconcile implements [Store.Reconcile].
 func (s *sqlStore) Reconcile(ctx context.Context, id string, approver policy.Principal, effect EffectState, evidence string) (Approval, error) {
+	if err := checkPrincipal(approver, "approver"); err != nil {
+		return Approval{}, err
+	}
 	if err := s.authorize(approver, "reconcile"); err != nil {
 		return Approval{}, err
 	}

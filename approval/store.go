@@ -26,7 +26,8 @@ type Store interface {
 	//   - otherwise (pending, approved, rejected, claimed, completed): that
 	//     one, unchanged. A rejected one is returned for the caller to
 	//     report; asking again under the same key does not re-open it.
-	// An invalid intent is ErrInvalid.
+	// An invalid intent is ErrInvalid, among them a requester id or issuer
+	// that CheckIdentity refuses.
 	Prepare(ctx context.Context, in Intent) (Approval, error)
 	// Get returns the approval with id, or ErrNotFound.
 	Get(ctx context.Context, id string) (Approval, error)
@@ -37,14 +38,18 @@ type Store interface {
 	List(ctx context.Context, f Filter) ([]Approval, error)
 	// Approve decides a pending approval for its intent. The approver must
 	// be identified, hold the store's approver scope (ErrNotAuthorized) and
-	// differ from the requester in id or issuer (ErrSelfApproval). A
-	// decided approval is ErrNotPending; an expired one ErrExpired.
+	// not be the requester (ErrSelfApproval): ids are compared ignoring
+	// case, and the same id from any issuer is the same person (ADR 0017).
+	// An id or issuer that CheckIdentity refuses is ErrInvalid. A decided
+	// approval is ErrNotPending; an expired one ErrExpired.
 	Approve(ctx context.Context, id string, approver policy.Principal, note string) (Approval, error)
 	// Reject decides a pending approval against its intent, under the
 	// same rules as Approve.
 	Reject(ctx context.Context, id string, approver policy.Principal, note string) (Approval, error)
 	// Cancel withdraws a pending or approved approval. by must be the
-	// requester (same id and issuer) or an approver (ErrNotAuthorized).
+	// requester (exactly the same id and issuer) or an approver
+	// (ErrNotAuthorized); an id or issuer CheckIdentity refuses is
+	// ErrInvalid.
 	// Any other state is ErrNotPending; an expired one ErrExpired.
 	Cancel(ctx context.Context, id string, by policy.Principal, note string) (Approval, error)
 	// Claim takes an approved approval for dispatch, exactly once across
@@ -63,7 +68,8 @@ type Store interface {
 	// non-empty evidence: ErrEvidenceRequired) for an approval whose
 	// effect is unknown: completed with an unknown receipt, or claimed and
 	// never completed. The approver must be identified and hold the
-	// approver scope; being the requester is allowed here. The receipt and
+	// approver scope, with an id and issuer CheckIdentity accepts; being
+	// the requester is allowed here. The receipt and
 	// the state are left as they are. An approval never claimed is
 	// ErrNotClaimed; one whose effect is known, or already reconciled,
 	// ErrConflict.

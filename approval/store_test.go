@@ -175,6 +175,8 @@ var behaviours = []struct {
 	{"ClaimChecksTheCurrentBinding", testClaimChecksTheCurrentBinding},
 	{"Prepare", testPrepare},
 	{"PrepareRefusesInvalidIntents", testPrepareRefusesInvalidIntents},
+	{"PrepareRefusesInvalidIdentities", testPrepareRefusesInvalidIdentities},
+	{"SelfApprovalSpellings", testSelfApprovalSpellings},
 	{"Reconcile", testReconcile},
 	{"Restart", testRestart},
 	{"ClaimExactlyOnce", testClaimExactlyOnce},
@@ -307,11 +309,11 @@ func testLifecycle(t *testing.T, b backend) {
 			_, err := e.s.Reject(ctx, e.id, self, "")
 			return err
 		}}, approval.ErrSelfApproval, approval.StatePending},
-		{"same id from another issuer is another principal", []func(env) error{func(e env) error {
+		{"same id from another issuer is the same person", []func(env) error{func(e env) error {
 			other := policy.NewPrincipal(requester.ID(), []string{approval.DefaultApproverScope}).WithIssuer("https://other.example")
 			_, err := e.s.Approve(ctx, e.id, other, "")
 			return err
-		}}, nil, approval.StateApproved},
+		}}, approval.ErrSelfApproval, approval.StatePending},
 		{"approver without scope", []func(env) error{func(e env) error {
 			_, err := e.s.Approve(ctx, e.id, policy.NewPrincipal("dave", []string{"docs:write"}), "")
 			return err

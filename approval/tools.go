@@ -177,6 +177,10 @@ func toolFailure(err error) error {
 		return execution.Fail(execution.NotFound, "no approval with this id", nil)
 	case errors.Is(err, ErrSelfApproval):
 		return execution.Fail(execution.Forbidden, "a requester cannot decide their own approval", nil).WithReason(ReasonSelfDecision)
+	case errors.As(err, new(*IdentityError)):
+		// The caller's own identity: an identity mapper produced an id or
+		// issuer approvals refuse (CheckIdentity).
+		return execution.Fail(execution.Forbidden, "the caller's principal id or issuer contains characters approvals refuse (control characters, invisible characters or surrounding spaces)", nil).WithReason(ReasonNotAuthorized)
 	case errors.Is(err, ErrNotAuthorized):
 		return execution.Fail(execution.Forbidden, "the caller may not decide approvals", nil).WithReason(ReasonNotAuthorized)
 	case errors.Is(err, ErrNotPending):

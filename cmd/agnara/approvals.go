@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -81,7 +82,8 @@ func (c *cli) run(args []string) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	default:
-		fmt.Fprintf(c.stderr, "agnara approvals %s: %v\n", name, err)
+		// An error may quote what the database or the command line held.
+		fmt.Fprintf(c.stderr, "agnara approvals %s: %s\n", name, printable(err.Error()))
 		var ue *usageError
 		if errors.As(err, &ue) {
 			fmt.Fprint(c.stderr, "\n"+ue.usage)
@@ -232,8 +234,8 @@ func writeTable(out io.Writer, as []approval.Approval) {
 		if a.State == approval.StatePending || a.State == approval.StateApproved {
 			expires = stamp(a.ExpiresAt)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.State, a.Intent.Binding.Tool,
-			a.Intent.PrincipalID, stamp(a.CreatedAt), expires, effectColumn(a))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(a.ID), printable(string(a.State)), printable(a.Intent.Binding.Tool),
+			printable(a.Intent.PrincipalID), stamp(a.CreatedAt), expires, effectColumn(a))
 	}
 	w.Flush()
 }
@@ -242,10 +244,10 @@ func writeTable(out io.Writer, as []approval.Approval) {
 func effectColumn(a approval.Approval) string {
 	e := "-"
 	if a.Receipt != nil {
-		e = string(a.Receipt.Effect)
+		e = printable(string(a.Receipt.Effect))
 	}
 	if a.Reconciliation != nil {
-		e += " (reconciled: " + string(a.Reconciliation.Effect) + ")"
+		e += " (reconciled: " + printable(string(a.Reconciliation.Effect)) + ")"
 	}
 	return e
 }
@@ -289,44 +291,48 @@ func (c *cli) show(name string, args []string) error {
 func writeApproval(out io.Writer, a approval.Approval, evs []approval.Event) {
 	in, b := a.Intent, a.Intent.Binding
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	// Every value below is untrusted text (the requester's, the remote
+	// tool's, or whatever the database holds): row's callers pass it
+	// through printable, so that no value can end a row or start a forged
+	// one.
 	row := func(k, v string) { fmt.Fprintf(w, "%s:\t%s\n", k, v) }
-	row("ID", a.ID)
-	row("State", string(a.State))
-	row("Tool", b.Tool)
-	row("Summary", orDash(in.Summary))
-	row("Effect", string(b.Effect))
-	row("Binding", b.ID+" @ "+b.Revision)
-	row("Scope", b.ScopeID+" @ "+b.ScopeRevision)
+	row("ID", printable(a.ID))
+	row("State", printable(string(a.State)))
+	row("Tool", printable(b.Tool))
+	row("Summary", orDash(printable(in.Summary)))
+	row("Effect", printable(string(b.Effect)))
+	row("Binding", printable(b.ID)+" @ "+printable(b.Revision))
+	row("Scope", printable(b.ScopeID)+" @ "+printable(b.ScopeRevision))
 	row("Requester", principal(in.PrincipalID, in.PrincipalIssuer))
-	row("Idempotency key", in.IdempotencyKey)
+	row("Idempotency key", printable(in.IdempotencyKey))
 	row("Created", stamp(a.CreatedAt))
 	if a.State == approval.StatePending || a.State == approval.StateApproved {
 		row("Expires", stamp(a.ExpiresAt))
 	}
 	if a.DecidedBy != "" {
-		d := a.DecidedBy + " at " + stamp(a.DecidedAt)
+		d := printable(a.DecidedBy) + " at " + stamp(a.DecidedAt)
 		if a.Note != "" {
-			d += fmt.Sprintf(" (note: %q)", a.Note)
+			d += " (note: " + strconv.Quote(a.Note) + ")"
 		}
 		row("Decided", d)
 	}
 	row("Claimed", stamp(a.ClaimedAt))
 	if r := a.Receipt; r != nil {
-		v := string(r.Effect) + " at " + stamp(r.At)
+		v := printable(string(r.Effect)) + " at " + stamp(r.At)
 		if r.Reason != "" {
-			v += ", reason " + string(r.Reason)
+			v += ", reason " + printable(string(r.Reason))
 		}
 		row("Receipt", v)
 	} else {
 		row("Receipt", "-")
 	}
 	if r := a.Reconciliation; r != nil {
-		row("Reconciled", fmt.Sprintf("%s by %s at %s", r.Effect, r.By, stamp(r.At)))
-		row("Evidence", r.Evidence)
+		row("Reconciled", fmt.Sprintf("%s by %s at %s", printable(string(r.Effect)), printable(r.By), stamp(r.At)))
+		row("Evidence", printable(r.Evidence))
 	}
 	w.Flush()
 
-	fmt.Fprintf(out, "\nArguments (%s):\n%s\n", in.ArgumentsDigest, indent(in.Arguments))
+	fmt.Fprintf(out, "\nArguments (%s):\n%s\n", printable(in.ArgumentsDigest), indent(in.Arguments))
 	if a.Receipt != nil && a.Receipt.Result != nil {
 		fmt.Fprintf(out, "\nResult:\n%s\n", indent(a.Receipt.Result))
 	}
@@ -335,25 +341,36 @@ func writeApproval(out io.Writer, a approval.Approval, evs []approval.Event) {
 	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "  SEQ\tAT\tKIND\tACTOR\tDETAIL")
 	for _, e := range evs {
-		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\n", e.Seq, stamp(e.At), e.Kind, orDash(e.Actor), e.Detail)
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\n", e.Seq, stamp(e.At), printable(e.Kind), orDash(printable(e.Actor)), compactJSON(e.Detail))
 	}
 	w.Flush()
 }
 
-// indent pretty-prints JSON two spaces in; anything else as it is.
+// indent pretty-prints JSON two spaces in, with every character that is
+// not printable inside its strings escaped (escapeJSON); anything that is
+// not JSON is printed as one printable line.
 func indent(raw json.RawMessage) string {
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, raw, "  ", "  "); err != nil {
-		return "  " + string(raw)
+		return "  " + printable(string(raw))
 	}
-	return "  " + buf.String()
+	return "  " + escapeJSON(buf.String(), true)
+}
+
+// compactJSON is raw on one line, escaped like indent.
+func compactJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return printable(string(raw))
+	}
+	return escapeJSON(buf.String(), false)
 }
 
 func principal(id, issuer string) string {
 	if issuer == "" {
-		return id
+		return printable(id)
 	}
-	return id + " (" + issuer + ")"
+	return printable(id) + " (" + printable(issuer) + ")"
 }
 
 func orDash(s string) string {
@@ -378,9 +395,24 @@ func newActorFlags(fs *flag.FlagSet) actorFlags {
 	}
 }
 
+// principal is the principal the command acts as. -as and -issuer are
+// checked here, before any store is opened, by the store's own rule
+// (approval.CheckIdentity), so that the command and the store cannot
+// disagree about what an identity may contain.
 func (f actorFlags) principal() (policy.Principal, error) {
 	if *f.as == "" {
 		return policy.Principal{}, errors.New("-as is required: the id of the approver you act as")
+	}
+	var ie *approval.IdentityError
+	if err := approval.CheckIdentity(*f.as, *f.issuer); errors.As(err, &ie) {
+		name, what := "-as", "your approver id"
+		if ie.Field == "issuer" {
+			name, what = "-issuer", "your identity provider's issuer"
+		}
+		return policy.Principal{}, fmt.Errorf("%s %s %s: give %s exactly as it is issued, without surrounding spaces, line breaks or control characters",
+			name, strconv.Quote(ie.Value), ie.Problem, what)
+	} else if err != nil {
+		return policy.Principal{}, err
 	}
 	return policy.NewPrincipal(*f.as, []string{approval.DefaultApproverScope}).WithIssuer(*f.issuer), nil
 }
@@ -418,8 +450,8 @@ func (c *cli) decide(name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s %s: %s (%s, requested by %s)\n", a.ID, a.State, a.Intent.Binding.Tool,
-		orDash(a.Intent.Summary), principal(a.Intent.PrincipalID, a.Intent.PrincipalIssuer))
+	fmt.Fprintf(c.stdout, "%s %s: %s (%s, requested by %s)\n", printable(a.ID), printable(string(a.State)), printable(a.Intent.Binding.Tool),
+		orDash(printable(a.Intent.Summary)), principal(a.Intent.PrincipalID, a.Intent.PrincipalIssuer))
 	if a.State == approval.StateApproved {
 		fmt.Fprintf(c.stdout, "It may be dispatched until %s.\n", stamp(a.ExpiresAt))
 	}
@@ -462,7 +494,7 @@ func (c *cli) reconcile(name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s reconciled: %s (recorded by %s; the receipt is unchanged)\n", a.ID, a.Reconciliation.Effect, a.Reconciliation.By)
+	fmt.Fprintf(c.stdout, "%s reconciled: %s (recorded by %s; the receipt is unchanged)\n", printable(a.ID), printable(string(a.Reconciliation.Effect)), printable(a.Reconciliation.By))
 	return nil
 }
 
@@ -471,9 +503,16 @@ func oneID(pos []string) (string, error) {
 	case 0:
 		return "", errors.New("missing approval ID (see 'agnara approvals list')")
 	case 1:
+		if printable(pos[0]) != pos[0] {
+			return "", fmt.Errorf("approval ID %s is not printable text: copy the ID from 'agnara approvals list'", printable(pos[0]))
+		}
 		return pos[0], nil
 	}
-	return "", fmt.Errorf("one approval ID expected, got %d: %s", len(pos), strings.Join(pos, " "))
+	quoted := make([]string, len(pos))
+	for i, p := range pos {
+		quoted[i] = printable(p)
+	}
+	return "", fmt.Errorf("one approval ID expected, got %d: %s", len(pos), strings.Join(quoted, " "))
 }
 
 func validState(s string) bool {

@@ -1,0 +1,108 @@
+package approval
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agnara-go/agnara/policy"
+)
+
+// IdentityError is a principal id or issuer the store refuses to record or
+// to judge a decision by (see [CheckIdentity]). It wraps [ErrInvalid]. Safe
+// for concurrent reading.
+type IdentityError struct {
+	// Field is "id" or "issuer".
+	Field string
+	// Value is the refused text, as given.
+	Value string
+	// Problem says what is wrong with it, e.g. "ends with whitespace".
+	Problem string
+}
+
+func (e *IdentityError) Error() string {
+	return fmt.Sprintf("%v: principal %s %q %s; identities are printable text without surrounding whitespace", ErrInvalid, e.Field, e.Value, e.Problem)
+}
+
+// Unwrap returns [ErrInvalid].
+func (e *IdentityError) Unwrap() error { return ErrInvalid }
+
+// CheckIdentity reports whether a principal id and issuer can be recorded
+// and compared: every store refuses others, at Prepare (the requester) and
+// at every decision (the approver), with an [*IdentityError]. Both must be
+// valid UTF-8 made of graphic characters (letters, marks, numbers,
+// punctuation, symbols and U+0020 SPACE), neither starting nor ending with
+// a space. That refuses control characters (a newline, an ANSI escape),
+// invisible format characters (U+200B ZERO WIDTH SPACE, U+202E
+// RIGHT-TO-LEFT OVERRIDE) and spaces other than U+0020: each can make two
+// different strings look like one name, or one name look like two (ADR
+// 0017). Empty values are valid here: an empty id is the anonymous
+// principal, which the store refuses for its own reason.
+func CheckIdentity(id, issuer string) error {
+	for _, f := range [...]struct{ field, v string }{{"id", id}, {"issuer", issuer}} {
+		if p := identityProblem(f.v); p != "" {
+			return &IdentityError{Field: f.field, Value: f.v, Problem: p}
+		}
+	}
+	return nil
+}
+
+// identityProblem says what is wrong with s as a principal id or issuer, or
+// "" when nothing is.
+func identityProblem(s string) string {
+	if !utf8.ValidString(s) {
+		return "is not valid UTF-8"
+	}
+	for i, r := range s {
+		switch {
+		case r == ' ':
+		case unicode.IsControl(r):
+			return fmt.Sprintf("contains the control character %U at byte %d", r, i)
+		case unicode.IsSpace(r):
+			return fmt.Sprintf("contains the space character %U at byte %d (only U+0020 is allowed, and not at either end)", r, i)
+		case !unicode.IsGraphic(r):
+			return fmt.Sprintf("contains the invisible or unassigned character %U at byte %d", r, i)
+		}
+	}
+	if strings.HasPrefix(s, " ") {
+		return "starts with a space"
+	}
+	if strings.HasSuffix(s, " ") {
+		return "ends with a space"
+	}
+	return ""
+}
+
+// checkPrincipal is [CheckIdentity] for a principal acting on approvals.
+func checkPrincipal(p policy.Principal, role string) error {
+	if err := CheckIdentity(p.ID(), p.Issuer()); err != nil {
+		return fmt.Errorf("%s: %w", role, err)
+	}
+	return nil
+}
+
+// samePerson reports whether principal ids a and b name the same person for
+// the rule that a requester cannot decide their own approval. It is the one
+// comparison that rule uses (ADR 0017): ids are compared under Unicode
+// simple case folding ([strings.EqualFold]), because whether an issuer
+// treats "Developer" and "developer" as one account is the issuer's choice,
+// and assuming they differ would let one person decide their own request.
+// Issuers are not compared: the same id from another issuer, or with an
+// issuer nobody verified (a command-line -issuer), is treated as the same
+// person. Surrounding whitespace is ignored too, for approvals recorded
+// before [CheckIdentity] refused it.
+//
+// The rule only ever refuses: it is never used to grant anything. Where
+// being the requester grants a right (cancelling one's own request), the
+// store requires the exact id and issuer instead.
+func samePerson(a, b string) bool {
+	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
+}
+
+// isRequester reports whether p is exactly the requester of in: the same
+// id and issuer, byte for byte. It grants the requester's own rights, so it
+// never widens the match.
+func isRequester(p policy.Principal, in Intent) bool {
+	return !p.IsAnonymous() && p.ID() == in.PrincipalID && p.Issuer() == in.PrincipalIssuer
+}
