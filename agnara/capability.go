@@ -48,6 +48,13 @@ type CapabilityOptions struct {
 	// Timeout bounds each invocation; when it expires the caller receives a
 	// "timeout" failure. Default: no bound of its own.
 	Timeout time.Duration
+	// RateLimit bounds how often each caller may invoke the capability; a
+	// call over the limit is refused before its input is decoded, with an
+	// "unavailable" failure of reason "rate_limited" saying when to retry.
+	// It is checked after the scope guard. Default (the zero RateLimit):
+	// the exposure's default, if any (for MCP, ServerOptions.RateLimit),
+	// else no limit.
+	RateLimit RateLimit
 	// Annotations are hints for clients about the capability's effects.
 	// They authorize nothing.
 	Annotations Annotations
@@ -183,6 +190,9 @@ func newCapability(a *App, s site.Site, fn any, opts *CapabilityOptions) *Capabi
 	}
 	if c.opts.Timeout < 0 {
 		c.errs = append(c.errs, site.Errorf(s, subject, "negative timeout %s", c.opts.Timeout))
+	}
+	if err := c.opts.RateLimit.Validate(); err != nil {
+		c.errs = append(c.errs, &site.Error{Site: s, Subject: subject, Err: err})
 	}
 	if c.opts.Annotations.Has(ReadOnly | Destructive) {
 		c.errs = append(c.errs, site.Errorf(s, subject, "annotations ReadOnly and Destructive contradict each other"))

@@ -3,6 +3,7 @@ package agnara_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -222,6 +223,12 @@ func TestCapabilityOptionValidation(t *testing.T) {
 		{"non-ASCII scope", agnara.CapabilityOptions{Scopes: []string{"usérs"}}, []string{`invalid scope "usérs"`}},
 		{"one bad scope among good", agnara.CapabilityOptions{Scopes: []string{"ok", "not ok", "fine"}}, []string{`invalid scope "not ok"`}},
 		{"negative timeout", agnara.CapabilityOptions{Timeout: -time.Second}, []string{"negative timeout -1s"}},
+		{"rate limit", agnara.CapabilityOptions{RateLimit: agnara.RateLimit{Rate: 0.5, Burst: 1}}, nil},
+		{"rate limit without rate", agnara.CapabilityOptions{RateLimit: agnara.RateLimit{Burst: 3}}, []string{"rate limit: Rate 0 must be a positive"}},
+		{"rate limit without burst", agnara.CapabilityOptions{RateLimit: agnara.RateLimit{Rate: 2}}, []string{"rate limit: Burst 0 must be at least 1"}},
+		{"negative rate", agnara.CapabilityOptions{RateLimit: agnara.RateLimit{Rate: -1, Burst: 1}}, []string{"Rate -1 must be a positive"}},
+		{"infinite rate", agnara.CapabilityOptions{RateLimit: agnara.RateLimit{Rate: math.Inf(1), Burst: 1}}, []string{"Rate +Inf must be a positive"}},
+		{"NaN rate", agnara.CapabilityOptions{RateLimit: agnara.RateLimit{Rate: math.NaN(), Burst: 1}}, []string{"Rate NaN must be a positive"}},
 		{"read-only and destructive", agnara.CapabilityOptions{Annotations: agnara.ReadOnly | agnara.Destructive}, []string{"ReadOnly and Destructive contradict"}},
 		{"all four annotations", agnara.CapabilityOptions{Annotations: agnara.ReadOnly | agnara.Destructive | agnara.Idempotent | agnara.OpenWorld}, []string{"ReadOnly and Destructive contradict"}},
 		{"unknown annotation bit", agnara.CapabilityOptions{Annotations: 1 << 4}, []string{"unknown annotations 0x10"}},

@@ -33,8 +33,15 @@ func Compile(app *agnara.App) (*Plans, error) {
 		errs = append(errs, frozen.Err)
 	}
 	ps := &Plans{app: app, index: make(map[string]*Plan, len(frozen.Capabilities))}
+	limiter, err := NewLocalLimiter(nil)
+	if err != nil {
+		return nil, err
+	}
 	for _, c := range frozen.Capabilities {
 		p, perrs := compilePlan(&frozen, c)
+		if p != nil {
+			p.limiter = limiter
+		}
 		errs = append(errs, perrs...)
 		if p != nil {
 			ps.list = append(ps.list, p)
@@ -103,6 +110,7 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 		confirm:     opts.Confirm,
 		verifier:    opts.ConfirmationVerifier,
 		timeout:     opts.Timeout,
+		rateLimit:   opts.RateLimit,
 		annotations: opts.Annotations,
 		fn:          fn,
 		sig:         sig,

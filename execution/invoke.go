@@ -54,6 +54,15 @@ type Invocation struct {
 	// own Timeout: when it passes, the outcome is a Timeout failure. The
 	// shorter of the two applies. Adapters use it for a server-wide limit.
 	Timeout time.Duration
+	// RateLimit, when not zero, is the rate limit of a plan that declares
+	// none of its own (adapters use it for a server-wide default); a
+	// plan's own limit wins.
+	RateLimit agnara.RateLimit
+	// Limiter counts the calls against the rate limit. Nil means the
+	// LocalLimiter of the plan's compilation, shared by every invocation
+	// of its plans; adapters of several instances set a shared one (see
+	// package redislimit).
+	Limiter Limiter
 }
 
 // Admission is a plan's proof that a principal holds every scope the plan
@@ -82,18 +91,22 @@ var errPlanTimeout = errors.New("execution: capability timeout")
 // Invoke runs the plan for one invocation, in this order:
 //
 //  1. scope guard: every declared scope must be held, else Forbidden;
-//  2. policies, in order: a policy that needs the arguments reads them
+//  2. rate limit: the call is counted against the plan's rate limit (or
+//     [Invocation.RateLimit]) for this caller, before its input is read:
+//     over the limit, Unavailable with reason [ReasonRateLimited] and a
+//     retry hint; a limiter that cannot count, Unavailable;
+//  3. policies, in order: a policy that needs the arguments reads them
 //     through [policy.Request.Input], which validates and decodes them on
 //     first use; a caller a policy denies is told Forbidden whatever it
 //     sent;
-//  3. input: validation against the input schema (every violation is
+//  4. input: validation against the input schema (every violation is
 //     reported), then strict decoding, else InvalidInput;
-//  4. the confirmation check, for a capability that declares one: without
+//  5. the confirmation check, for a capability that declares one: without
 //     an answer under [ConfirmKey] the outcome is [*InputRequired]; an
 //     answer that is not one is InvalidInput; otherwise the plan's
 //     confirmation verifier decides;
-//  5. dependencies, built for this invocation;
-//  6. the handler, under the plan's deadline.
+//  6. dependencies, built for this invocation;
+//  7. the handler, under the plan's deadline.
 //
 // No dependency is built and the handler does not run unless every earlier
 // step passed. Per-invocation dependencies are cleaned up in reverse order of
@@ -136,6 +149,12 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation, principal policy.Pri
 			Message: "the caller lacks a scope this capability requires",
 			Details: map[string]any{"required_scopes": append([]string(nil), p.scopes...)},
 		}, nil
+	}
+	if f, err := p.checkLimit(ctx, inv, principal); f != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
 	}
 
 	args := NormalizeArguments(inv.Arguments)

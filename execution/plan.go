@@ -30,6 +30,8 @@ type Plan struct {
 	confirm     string
 	verifier    policy.ConfirmationVerifier
 	timeout     time.Duration
+	rateLimit   agnara.RateLimit
+	limiter     Limiter // the compilation's LocalLimiter
 	annotations agnara.Annotations
 
 	inputSchema  []byte
@@ -70,6 +72,10 @@ func (p *Plan) Scopes() []string { return slices.Clone(p.scopes) }
 func (p *Plan) Allows(principal policy.Principal) bool {
 	return p.scopeC.Allows(principal, p.scopes)
 }
+
+// RateLimit returns the capability's own rate limit, or the zero
+// RateLimit for none.
+func (p *Plan) RateLimit() agnara.RateLimit { return p.rateLimit }
 
 // Annotations returns the capability's annotations.
 func (p *Plan) Annotations() agnara.Annotations { return p.annotations }

@@ -39,6 +39,16 @@ type ServerOptions struct {
 	// before the invocation and are not covered: they must bound
 	// themselves (or rely on the client's cancellation).
 	Timeout time.Duration
+	// RateLimit is the rate limit of every tool whose capability declares
+	// none (CapabilityOptions.RateLimit wins), counted per tool and caller.
+	// A call over it gets the canonical "unavailable" failure with reason
+	// "rate_limited" and details.retry_after_ms. Default: no limit.
+	RateLimit agnara.RateLimit
+	// Limiter counts calls against rate limits. Default: in this process,
+	// shared by every server built from one snapshot; instances behind a
+	// load balancer share a Redis one (package execution/redislimit, see
+	// docs/scaling.md).
+	Limiter execution.Limiter
 	// ForwardLogs lets records that handlers log through the execution
 	// context's logger reach clients as MCP log messages, at the level each
 	// client asked for (nothing to a 2026-07-28 request that did not ask).
@@ -149,6 +159,8 @@ func checkServerOptions(o *ServerOptions) error {
 	switch {
 	case o.Timeout < 0:
 		return fmt.Errorf("mcpexpose: negative Timeout %v", o.Timeout)
+	case o.RateLimit.Validate() != nil:
+		return fmt.Errorf("mcpexpose: RateLimit: %w", o.RateLimit.Validate())
 	case o.StateTTL < 0 || o.StateTTL > requeststate.MaxTTL:
 		return fmt.Errorf("mcpexpose: StateTTL %v must be positive and at most %v", o.StateTTL, requeststate.MaxTTL)
 	}
@@ -444,6 +456,8 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 		Arguments:       req.Params.Arguments,
 		ArgumentsDigest: round.digest,
 		Timeout:         s.opts.Timeout,
+		RateLimit:       s.opts.RateLimit,
+		Limiter:         s.opts.Limiter,
 		Answers:         round.answers,
 		Supports:        func(k execution.InputKind) bool { return supports(req.ClientCapabilities(), k) },
 	}
