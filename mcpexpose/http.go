@@ -62,10 +62,24 @@ type HandlerOptions struct {
 	// MaxBodyBytes limits request bodies; larger ones get 413. Default:
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// SessionTimeout closes a handshake-era session idle for this long.
-	// Default: DefaultSessionTimeout. (2026-07-28 requests have no
-	// sessions.)
+	// SessionTimeout closes a handshake-era session that has had no
+	// request for this long (an open GET stream does not keep it alive).
+	// Its slot under MaxSessions is freed then. Default:
+	// DefaultSessionTimeout. (2026-07-28 requests have no sessions.)
 	SessionTimeout time.Duration
+	// MaxSessions caps the live handshake-era sessions of the handler: an
+	// initialize past it gets 503 with Retry-After and a JSON-RPC error
+	// naming the limit, until a session ends (DELETE, SessionTimeout, or
+	// the expiry of the token that opened it). Default:
+	// DefaultMaxSessions; negative: no limit.
+	MaxSessions int
+	// MaxSessionsPerPrincipal caps the live handshake-era sessions of one
+	// principal (as the identity mapper maps it), refused the same way.
+	// With Tokens, callers without a token (AllowAnonymous) all count as
+	// one principal; without Tokens, every caller is that one principal
+	// and only MaxSessions applies. Default:
+	// DefaultMaxSessionsPerPrincipal; negative: no limit.
+	MaxSessionsPerPrincipal int
 	// ReplayBytes bounds the memory kept, for all handshake-era sessions
 	// together, to replay SSE streams to clients that resume them with
 	// Last-Event-ID after a dropped connection: the messages of the most
@@ -100,6 +114,7 @@ type Handler struct {
 	stateless http.Handler
 	stateful  http.Handler
 	events    *eventStore // the stateful handler's
+	sessions  *sessions   // the stateful handler's, counted
 	origins   []string
 	maxBody   int64
 	logger    *slog.Logger
@@ -137,6 +152,12 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.SessionTimeout == 0 {
 		o.SessionTimeout = DefaultSessionTimeout
 	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxSessionsPerPrincipal == 0 {
+		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
 	if o.ReplayBytes < 0 {
 		return nil, errors.New("mcpexpose: negative ReplayBytes")
 	}
@@ -163,6 +184,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	}
 	get := func(*http.Request) *mcp.Server { return srv.mcp }
 	events := newEventStore(o.ReplayBytes)
+	sessions := newSessions(o.MaxSessions, o.MaxSessionsPerPrincipal, o.Tokens != nil, srv.mcp, srv.logger)
 	h := &Handler{
 		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                    true,
@@ -173,12 +195,13 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			// Not the SDK's MemoryEventStore: it keeps an entry for every
 			// stream (every POST) of a session until the session ends.
-			EventStore:          events,
+			EventStore:          countingStore{events, sessions},
 			Logger:              srv.sdkLogger,
 			MaxRequestBodyBytes: o.MaxBodyBytes,
 			SessionTimeout:      o.SessionTimeout,
 		}),
 		events:    events,
+		sessions:  sessions,
 		origins:   origins,
 		maxBody:   o.MaxBodyBytes,
 		logger:    srv.logger,
@@ -391,10 +414,15 @@ func (h *Handler) challengeID(w http.ResponseWriter, id json.RawMessage, status 
 
 // route sends 2026-07-28 requests to the stateless handler and handshake-era
 // requests (no version header, as on initialize, or a legacy version) to the
-// stateful one.
+// stateful one. A stateful POST without Mcp-Session-Id, for which the SDK
+// creates a session, is counted against the session limits.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v >= modernVersion {
 		h.stateless.ServeHTTP(w, r)
+		return
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		h.sessions.serveNew(h.stateful, w, r)
 		return
 	}
 	h.stateful.ServeHTTP(w, r)

@@ -45,7 +45,9 @@ type Identity struct {
 // A mapper is called once per tools/list or tools/call request that carries
 // a verified token, the first time a stage needs the caller (over HTTP with
 // step-up, the step-up check; otherwise the server), and its answer serves
-// every later stage of that request. It must be safe for concurrent use.
+// every later stage of that request. Over HTTP it is also called once per
+// handshake-era initialize, to count the session against
+// HandlerOptions.MaxSessionsPerPrincipal. It must be safe for concurrent use.
 type IdentityMapper func(ctx context.Context, id Identity) (policy.Principal, error)
 
 // SubjectPrincipal is the default [IdentityMapper]: the principal's id is

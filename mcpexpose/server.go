@@ -628,7 +628,7 @@ func (s *server) admit(req mcp.Request, t *tool, p policy.Principal) (execution.
 // withPrincipal returns a copy of ti that maps its caller at most once for
 // the whole request, the first time a stage needs it (the step-up check or
 // the server), however many stages need it after. Requests that need no
-// caller (initialize, ping, an unknown tool) never call the mapper.
+// caller (ping, an unknown tool) never call it; initialize does, to count its session.
 func (s *server) withPrincipal(ti *auth.TokenInfo) *auth.TokenInfo {
 	cp := *ti
 	cp.Extra = make(map[string]any, len(ti.Extra)+1)

@@ -1,0 +1,281 @@
+package mcpexpose
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of [HandlerOptions.MaxSessions] and
+// [HandlerOptions.MaxSessionsPerPrincipal]. A live handshake-era session
+// costs about 5.5 KiB of live heap when idle (TestSessionFloodIsBounded,
+// go-sdk v1.8.0) and more in RSS (issue 16 saw some 13 KiB), so the
+// default cap holds the sessions of a handler to some 5–15 MiB.
+const (
+	DefaultMaxSessions             = 1000
+	DefaultMaxSessionsPerPrincipal = 32
+)
+
+// sessionRetryAfter is the Retry-After of a refused initialize: how soon a
+// slot may free up is unknown (a DELETE, an idle timeout, a token's
+// expiry), so the client is asked to wait a while rather than hammer.
+const sessionRetryAfter = 30 * time.Second
+
+// The limits named in a refusal, as the options that set them.
+const (
+	limitSessions             = "MaxSessions"
+	limitSessionsPerPrincipal = "MaxSessionsPerPrincipal"
+)
+
+// sessions counts the live handshake-era sessions of one handler, in all
+// and per principal, and ends each one when the token that opened it
+// expires. It is safe for concurrent use.
+//
+// Counting is exact because it follows the SDK's own lifecycle. The SDK
+// creates a session for every stateful POST without Mcp-Session-Id; such a
+// POST first reserves a slot ([sessions.reserve]); when the SDK answers it
+// with a Mcp-Session-Id (only an initialize is so answered), the slot is
+// bound to that id ([sessions.bind]), otherwise it is released when the
+// request ends (the SDK closed the session it made for it). A bound slot is
+// freed when the SDK closes the session for any reason (DELETE, idle
+// timeout, failed initialization, expiry): the SDK then calls the event
+// store's SessionClosed, which [countingStore] forwards to
+// [sessions.closed]. No session can close before it is bound: its id is
+// first revealed by the very response that binds it.
+type sessions struct {
+	max, perPrincipal int // negative: no limit
+	anonymousCapped   bool
+	server            *mcp.Server
+	logger            *slog.Logger
+	rate              logRate
+
+	mu    sync.Mutex
+	total int            // reserved and live
+	by    map[string]int // principal key -> reserved and live
+	live  map[string]liveSession
+}
+
+type liveSession struct {
+	key    string
+	expiry *time.Timer // nil for a token without expiry or no token
+}
+
+func newSessions(max, perPrincipal int, anonymousCapped bool, server *mcp.Server, logger *slog.Logger) *sessions {
+	return &sessions{
+		max:             max,
+		perPrincipal:    perPrincipal,
+		anonymousCapped: anonymousCapped,
+		server:          server,
+		logger:          logger,
+		rate:            logRate{burst: 1, interval: time.Minute},
+		by:              make(map[string]int),
+		live:            make(map[string]liveSession),
+	}
+}
+
+// sessionKey is who a new session counts against: the mapped principal
+// (issuer and id) of ti; anonymous and development callers, who have no
+// token, share the key "". A caller the identity mapper refuses counts under
+// its token's subject, so that it cannot take the slots of others.
+func sessionKey(ctx context.Context, ti *auth.TokenInfo) string {
+	if ti == nil {
+		return ""
+	}
+	p, err := mappedPrincipal(ctx, ti)
+	if err != nil {
+		return "unmapped\x00" + ti.UserID
+	}
+	return "principal\x00" + p.Issuer() + "\x00" + p.ID()
+}
+
+// reserve takes a slot for a session key may open, or names the limit that
+// refuses it.
+func (s *sessions) reserve(key string) (limit string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.max >= 0 && s.total >= s.max {
+		return limitSessions, false
+	}
+	capped := s.perPrincipal >= 0 && (key != "" || s.anonymousCapped)
+	if capped && s.by[key] >= s.perPrincipal {
+		return limitSessionsPerPrincipal, false
+	}
+	s.total++
+	s.by[key]++
+	return "", true
+}
+
+// release gives back a reserved slot no session was bound to.
+func (s *sessions) release(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.uncount(key)
+}
+
+func (s *sessions) uncount(key string) {
+	s.total--
+	if s.by[key]--; s.by[key] <= 0 {
+		delete(s.by, key)
+	}
+}
+
+// bind turns a reserved slot into the live session id, to be ended at
+// expiry when that is not zero.
+func (s *sessions) bind(id, key string, expiry time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ls := liveSession{key: key}
+	if !expiry.IsZero() {
+		// Under the lock, so that a timer firing at once (a token
+		// accepted within its clock skew) finds the session bound.
+		ls.expiry = time.AfterFunc(time.Until(expiry), func() { s.expire(id) })
+	}
+	s.live[id] = ls
+}
+
+// closed frees the slot of session id, which the SDK has closed. Ids of
+// sessions never bound (the SDK's sessions for POSTs that were not an
+// initialize) are ignored: their slots are released by their requests.
+func (s *sessions) closed(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ls, ok := s.live[id]
+	if !ok {
+		return
+	}
+	delete(s.live, id)
+	if ls.expiry != nil {
+		ls.expiry.Stop()
+	}
+	s.uncount(ls.key)
+}
+
+// expire closes session id because the token that opened it has expired;
+// the SDK then answers its requests with 404 and the client must initialize
+// again, with a fresh token. Close waits for the session's calls in flight,
+// on the timer's goroutine.
+func (s *sessions) expire(id string) {
+	for ss := range s.server.Sessions() {
+		if ss.ID() == id {
+			if err := ss.Close(); err != nil {
+				s.logger.LogAttrs(context.Background(), slog.LevelWarn, "closing an expired session failed", slog.Any("error", err))
+			}
+			return
+		}
+	}
+}
+
+// count reports the live and reserved sessions, in all and of key.
+func (s *sessions) count(key string) (total, of int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total, s.by[key]
+}
+
+// refuse answers an initialize past limit with 503, Retry-After and a
+// JSON-RPC error naming the limit, and logs the refusal within the rate:
+// one record a minute, and the count of the others with the next one.
+func (s *sessions) refuse(w http.ResponseWriter, r *http.Request, limit string) {
+	ok, held, since := s.rate.take()
+	if held > 0 {
+		s.logger.LogAttrs(r.Context(), slog.LevelWarn, "more sessions refused than logged",
+			slog.Int("count", held), slog.Time("since", since))
+	}
+	if ok {
+		s.logger.LogAttrs(r.Context(), slog.LevelWarn, "session refused: limit reached", slog.String("limit", limit))
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter/time.Second)))
+	msg := "too many sessions are open on this server; retry later"
+	if limit == limitSessionsPerPrincipal {
+		msg = "too many sessions are open for this caller; end one (DELETE) or retry later"
+	}
+	writeRPCError(w, http.StatusServiceUnavailable, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
+}
+
+// codeSessionLimit is the JSON-RPC code of a refused initialize: a server
+// error in the implementation-defined range.
+const codeSessionLimit = -32000
+
+// serveNew serves, on the stateful handler, a POST without Mcp-Session-Id,
+// for which the SDK creates a session: within the limits, or refused.
+func (s *sessions) serveNew(stateful http.Handler, w http.ResponseWriter, r *http.Request) {
+	ti := auth.TokenInfoFromContext(r.Context())
+	key := sessionKey(r.Context(), ti)
+	limit, ok := s.reserve(key)
+	if !ok {
+		s.refuse(w, r, limit)
+		return
+	}
+	sw := &sessionWriter{ResponseWriter: w, s: s, key: key}
+	if ti != nil {
+		sw.expiry = ti.Expiration
+	}
+	stateful.ServeHTTP(sw, r)
+	if !sw.bound {
+		s.release(key)
+	}
+}
+
+// sessionWriter sees the Mcp-Session-Id the SDK sets on the answer to an
+// initialize, when the header is written, and binds the request's slot to
+// it.
+type sessionWriter struct {
+	http.ResponseWriter
+	s       *sessions
+	key     string
+	expiry  time.Time
+	checked bool // the header has been looked at
+	bound   bool
+}
+
+func (w *sessionWriter) check() {
+	if w.checked {
+		return
+	}
+	w.checked = true
+	if id := w.Header().Get("Mcp-Session-Id"); id != "" {
+		w.s.bind(id, w.key, w.expiry)
+		w.bound = true
+	}
+}
+
+func (w *sessionWriter) WriteHeader(code int) {
+	w.check()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *sessionWriter) Write(b []byte) (int, error) {
+	w.check()
+	return w.ResponseWriter.Write(b)
+}
+
+// FlushError is what http.ResponseController calls to flush SSE events.
+func (w *sessionWriter) FlushError() error {
+	w.check()
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *sessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// countingStore is the stateful handler's event store, which also tells
+// the session count when the SDK closes a session.
+type countingStore struct {
+	*eventStore
+	sessions *sessions
+}
+
+var _ mcp.EventStore = countingStore{}
+
+// SessionClosed implements [mcp.EventStore].
+func (c countingStore) SessionClosed(ctx context.Context, sessionID string) error {
+	c.sessions.closed(sessionID)
+	return c.eventStore.SessionClosed(ctx, sessionID)
+}
