@@ -378,6 +378,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 		if t, ok := h.srv.snap.byName[msg.name]; ok {
 			if p, err := mappedPrincipal(r.Context(), ti); err == nil {
 				if _, admitted := mappedOf(ti).admit(t, p); !admitted {
+					h.srv.auditStepUp(r, t, p, ti)
 					h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(t.plan.Scopes(), " "), "the token lacks a scope this tool requires")
 					return
 				}

@@ -84,6 +84,10 @@ type ServerOptions struct {
 	// Logger receives the server's own records (refused identities,
 	// projection failures). Default: the application's logger.
 	Logger *slog.Logger
+	// Audit, when set, receives one record per decided tools/call (see
+	// [AuditSink]; [NewSlogAudit] writes them through a logger). Default:
+	// none, and nothing is computed for it.
+	Audit AuditSink
 }
 
 // server holds what the middleware and tool handlers of one SDK server
@@ -292,7 +296,8 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			adm, admitted := s.admit(req, t, p)
 			if !admitted && !s.opts.ForbiddenResult {
 				// A tool the caller may not see is answered exactly like
-				// one that does not exist.
+				// one that does not exist, and audited as refused.
+				s.audit(ctx, cr, t, p, labelForbidden, nil)
 				return nil, unknownTool(cr.Params.Name)
 			}
 			ctx = policy.WithPrincipal(ctx, p)
@@ -312,6 +317,11 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				// The SDK finishes the result (its resultType, an empty
 				// content list for null) through the tool's handler.
 				out, err = next(context.WithValue(ctx, answerKey{}, res), method, req)
+			}
+			if err != nil && label != agnara.LabelCanceled {
+				s.audit(ctx, cr, t, p, agnara.LabelError, nil)
+			} else {
+				s.audit(ctx, cr, t, p, label, res)
 			}
 			if end != nil {
 				if err != nil {

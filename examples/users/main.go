@@ -6,6 +6,7 @@
 //	go run ./examples/users                       # local trial, no tokens
 //	go run ./examples/users -issuer http://127.0.0.1:9000   # OAuth, see examples/devissuer
 //	go run ./examples/users -otel-stdout                    # print a trace of every call
+//	go run ./examples/users -audit 2>audit.jsonl            # an audit record per call; see docs/audit.md
 //	go run ./examples/users -state-keys FILE -replay-redis redis://127.0.0.1:6379/0 -addr 127.0.0.1:8081
 //	                                          # one of several instances; see docs/scaling.md
 //
@@ -56,6 +57,9 @@ type config struct {
 	devScopes  string
 	otelStdout bool
 	debug      bool
+	// audit, when set, receives the audit trail as JSON lines (-audit:
+	// standard error).
+	audit io.Writer
 	// Shared request state, for running several instances.
 	stateKeys   string
 	replayRedis string
@@ -73,7 +77,11 @@ func main() {
 	flag.StringVar(&cfg.stateKeys, "state-keys", "", "key file sealing request state, shared by every instance (agnara keys generate -o FILE); default: a key per process")
 	flag.StringVar(&cfg.replayRedis, "replay-redis", "", "Redis URL (redis://HOST:PORT/DB) recording used request states for every instance; default: in this process")
 	flag.DurationVar(&cfg.stateTTL, "state-ttl", 0, "how long a client may take to answer a confirmation (default 5m, at most 1h)")
+	audit := flag.Bool("audit", false, "write an audit record (JSON, one line per decided tools/call; see docs/audit.md) to standard error")
 	flag.Parse()
+	if *audit {
+		cfg.audit = os.Stderr
+	}
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -127,6 +135,9 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	}
 
 	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger, StateTTL: cfg.stateTTL}}
+	if cfg.audit != nil {
+		opts.Server.Audit = mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(cfg.audit, nil)))
+	}
 	if cfg.stateKeys != "" {
 		if opts.Server.StateKeys, err = requeststate.LoadKeyRing(cfg.stateKeys); err != nil {
 			return err

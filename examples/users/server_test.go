@@ -147,6 +147,49 @@ func TestTraceToStdout(t *testing.T) {
 	}
 }
 
+// TestAuditToWriter runs the example with an audit writer (-audit) and
+// checks that a call's record is written as JSON.
+func TestAuditToWriter(t *testing.T) {
+	out, audit := &syncBuffer{}, &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, config{addr: "127.0.0.1:0", devScopes: "users:read", audit: audit}, out, slog.New(slog.DiscardHandler))
+	}()
+	var url string
+	deadline := time.Now().Add(10 * time.Second)
+	for url == "" && time.Now().Before(deadline) {
+		if line, _, ok := strings.Cut(out.String(), "\n"); ok {
+			url = line
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "users.get_user", Arguments: map[string]any{"id": "no-such-user"}}); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	hc.CloseIdleConnections()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(audit.String()), &rec); err != nil {
+		t.Fatalf("audit output %q is not one JSON record: %v", audit.String(), err)
+	}
+	if rec["msg"] != "audit" || rec["capability"] != "users.get_user" || rec["outcome"] != "not_found" || rec["principal"] != "developer" {
+		t.Errorf("audit record = %v", rec)
+	}
+	if strings.Contains(audit.String(), "no-such-user") {
+		t.Errorf("audit record holds an argument value: %s", audit.String())
+	}
+}
+
 type syncBuffer struct {
 	mu sync.Mutex
 	b  strings.Builder
