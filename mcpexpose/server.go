@@ -294,7 +294,8 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, err
 			}
 			if s.watch != nil && legacySession(req) {
-				s.watch.seen(req.GetSession().(*mcp.ServerSession), p)
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				s.watch.seen(ss, p)
 			}
 			e := s.cur.Load()
 			obs := s.app.Observer()
@@ -367,7 +368,8 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "initialize":
 			if s.watch != nil {
 				if p, err := s.principal(ctx, req); err == nil {
-					s.watch.seen(req.GetSession().(*mcp.ServerSession), p)
+					ss, _ := req.GetSession().(*mcp.ServerSession)
+					s.watch.seen(ss, p)
 				}
 			}
 			return next(ctx, method, req)
