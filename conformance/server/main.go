@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -403,21 +404,63 @@ func fixtures() []fixture {
 
 // newHandler builds the fixture application and its MCP handler.
 // The server options' Logger is also the application's.
+//
+// The handler is swappable: test_trigger_tool_change, the suite's hook for
+// the subscriptions/listen scenarios, swaps in a snapshot with
+// test_toggled_tool added (or, called again, removed), as an application
+// turning a feature flag on would.
 func newHandler(server mcpexpose.ServerOptions) (*mcpexpose.Handler, error) {
 	app := agnara.New("conformance", &agnara.Options{Version: "1.0.0", Logger: server.Logger})
-	exp := mcpexpose.New(app)
-	for _, f := range fixtures() {
+	fs := fixtures()
+	caps := make([]*agnara.Capability, len(fs))
+	for i, f := range fs {
 		opts := f.opts
 		opts.Name = capabilityName(f.name)
 		opts.Description = f.description
-		exp.Tool(app.Capability(f.fn, &opts), &mcpexpose.ToolOptions{Name: f.name})
+		caps[i] = app.Capability(f.fn, &opts)
 	}
-	snap, err := exp.Compile()
-	if err != nil {
-		return nil, err
+	var (
+		mu      sync.Mutex
+		h       *mcpexpose.Handler
+		toggled bool
+		snaps   [2]*mcpexpose.Snapshot // without, with test_toggled_tool
+	)
+	trigger := app.Capability(func() ([]execution.Content, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		next := 1
+		if toggled {
+			next = 0
+		}
+		if err := h.Swap(snaps[next]); err != nil {
+			return nil, err
+		}
+		toggled = !toggled
+		return []execution.Content{execution.Text{Text: "tool list changed"}}, nil
+	}, &agnara.CapabilityOptions{Name: "test_trigger_tool_change", Description: "Adds or removes test_toggled_tool by swapping the live snapshot."})
+	toggle := app.Capability(func() ([]execution.Content, error) {
+		return []execution.Content{execution.Text{Text: "toggled on"}}, nil
+	}, &agnara.CapabilityOptions{Name: "test_toggled_tool", Description: "Listed while test_trigger_tool_change has turned it on."})
+	for i, with := range []bool{false, true} {
+		exp := mcpexpose.New(app)
+		for j, f := range fs {
+			exp.Tool(caps[j], &mcpexpose.ToolOptions{Name: f.name})
+		}
+		exp.Tool(trigger, &mcpexpose.ToolOptions{Name: "test_trigger_tool_change"})
+		if with {
+			exp.Tool(toggle, &mcpexpose.ToolOptions{Name: "test_toggled_tool"})
+		}
+		snap, err := exp.Compile()
+		if err != nil {
+			return nil, err
+		}
+		snaps[i] = snap
 	}
 	server.ForwardLogs = true
-	return mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: server})
+	server.Swappable = true
+	var err error
+	h, err = mcpexpose.NewHandler(snaps[0], &mcpexpose.HandlerOptions{Server: server})
+	return h, err
 }
 
 // capabilityName is the capability behind the fixture tool name: the suite's
