@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agnara-go/agnara/internal/mcpversion"
@@ -124,8 +125,13 @@ type Handler struct {
 	stepUp      bool
 	metaURL     string // resource metadata URL, "" without Resource
 	metaPaths   []string
-	metaHandler http.Handler
+	resource    Resource
+	metaHandler http.Handler                    // serves meta
+	meta        atomic.Pointer[metadataHandler] // the current snapshot's document
 }
+
+// metadataHandler serves one snapshot's protected-resource metadata.
+type metadataHandler struct{ http.Handler }
 
 // NewHandler returns the HTTP handler for snap.
 //
@@ -242,13 +248,25 @@ func (h *Handler) setResource(res Resource, snap *Snapshot) error {
 		h.metaPaths = append(h.metaPaths, wellKnown+path)
 	}
 	h.metaURL = u.Scheme + "://" + u.Host + wellKnown + path
-	h.metaHandler = auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:               res.URL,
-		AuthorizationServers:   slices.Clone(res.AuthorizationServers),
+	h.resource = res
+	h.resource.AuthorizationServers = slices.Clone(res.AuthorizationServers)
+	h.setMetadata(snap)
+	h.metaHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.meta.Load().ServeHTTP(w, r) })
+	return nil
+}
+
+// setMetadata publishes snap's scopes in the metadata document, when there
+// is one.
+func (h *Handler) setMetadata(snap *Snapshot) {
+	if h.metaURL == "" {
+		return
+	}
+	h.meta.Store(&metadataHandler{auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               h.resource.URL,
+		AuthorizationServers:   slices.Clone(h.resource.AuthorizationServers),
 		ScopesSupported:        snap.Scopes(),
 		BearerMethodsSupported: []string{"header"},
-	})
-	return nil
+	})})
 }
 
 // Metadata returns the handler of the protected-resource metadata document
@@ -374,8 +392,12 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 		return
 	}
 	ti = h.srv.withPrincipal(ti)
-	if h.stepUp && msg != nil && msg.call {
-		if t, ok := h.srv.snap.byName[msg.name]; ok {
+	if msg != nil && msg.call {
+		// The call runs on the snapshot its scopes are checked against.
+		e := h.srv.acquire()
+		defer h.srv.release(e)
+		mappedOf(ti).epoch = e
+		if t, ok := e.snap.byName[msg.name]; ok && h.stepUp {
 			if p, err := mappedPrincipal(r.Context(), ti); err == nil {
 				if _, admitted := mappedOf(ti).admit(t, p); !admitted {
 					h.srv.auditStepUp(r, t, p, ti)

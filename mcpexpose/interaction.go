@@ -24,12 +24,15 @@ const maxLegacyRounds = 8
 
 var (
 	errBadState     = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState"}
+	errToolChanged  = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the tool changed since this request began; call it again"}
 	errStateUnavail = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "requestState cannot be verified now; retry later"}
 )
 
-// roundState is what sealed request state carries between rounds: the keys
-// asked in the round it closes, and the answers of earlier rounds.
+// roundState is what sealed request state carries between rounds: the
+// digest of the tool that asked, the keys asked in the round it closes, and
+// the answers of earlier rounds.
 type roundState struct {
+	Tool    string                      `json:"tool"`
 	Asked   []string                    `json:"asked"`
 	Answers map[string]execution.Answer `json:"answers,omitempty"`
 }
@@ -74,7 +77,11 @@ func (s *server) binding(tool string, digest string, p policy.Principal) request
 
 // openRound verifies a retry's requestState and collects the answers it
 // may carry: only answers to questions the sealed state says were asked.
-func (s *server) openRound(ctx context.Context, params *mcp.CallToolParamsRaw, p policy.Principal) (*callRound, error) {
+//
+// A state sealed by another tool than t — the same name, but a snapshot
+// swapped in since defines it otherwise — is refused with errToolChanged:
+// its questions and answers belong to a definition no longer served.
+func (s *server) openRound(ctx context.Context, params *mcp.CallToolParamsRaw, t *tool, p policy.Principal) (*callRound, error) {
 	round := &callRound{s: s, params: params, principal: p}
 	if params.RequestState == "" {
 		// Answers without state answer nothing we asked: ignored, so the
@@ -96,6 +103,9 @@ func (s *server) openRound(ctx context.Context, params *mcp.CallToolParamsRaw, p
 	var st roundState
 	if json.Unmarshal(data, &st) != nil {
 		return nil, errBadState
+	}
+	if st.Tool != t.digest {
+		return nil, errToolChanged
 	}
 	round.answers = st.Answers
 	if round.answers == nil {
@@ -126,7 +136,7 @@ func storeCause(err error) string {
 
 // interact turns an InteractionRequired outcome into an input-required
 // result with fresh sealed state, or -32021 when the client cannot answer.
-func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, round *callRound, requests map[string]execution.InputRequest) (*mcp.CallToolResult, error) {
+func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, t *tool, round *callRound, requests map[string]execution.InputRequest) (*mcp.CallToolResult, error) {
 	caps := req.ClientCapabilities()
 	var missing []execution.InputKind
 	for _, r := range requests {
@@ -145,7 +155,7 @@ func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, round *
 	if err := round.bind(); err != nil {
 		return nil, err
 	}
-	st := roundState{Answers: round.answers}
+	st := roundState{Tool: t.digest, Answers: round.answers}
 	out := make(mcp.InputRequestMap, len(requests))
 	for key, r := range requests {
 		st.Asked = append(st.Asked, key)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agnara-go/agnara/agnara"
@@ -88,15 +89,22 @@ type ServerOptions struct {
 	// [AuditSink]; [NewSlogAudit] writes them through a logger). Default:
 	// none, and nothing is computed for it.
 	Audit AuditSink
+	// Swappable lets [Handler.Swap] replace the snapshot while clients stay
+	// connected, and advertises tools.listChanged: handshake-era sessions
+	// and 2026-07-28 subscriptions/listen streams are told when their
+	// caller's tool list changes. Without it the list never changes and
+	// none of this is offered (subscriptions/listen answers -32601).
+	// [NewLive] implies it; [NewDiscoveryServer] ignores it.
+	Swappable bool
 }
 
 // server holds what the middleware and tool handlers of one SDK server
 // share.
 type server struct {
-	snap     *Snapshot
+	app      *agnara.App
+	cur      atomic.Pointer[epoch] // loaded once per request
 	opts     ServerOptions
 	invoke   bool
-	private  bool // tools/list depends on the caller
 	logger   *slog.Logger
 	mcp      *mcp.Server
 	identity IdentityMapper
@@ -108,6 +116,12 @@ type server struct {
 	sdkLogger *slog.Logger
 	// refusals limits the HTTP handler's "bearer token refused" records.
 	refusals logRate
+
+	// What swaps need (live.go, notify.go).
+	watch      *watchers // nil unless Swappable
+	swapMu     sync.Mutex
+	registered map[string]*tool // the tools the SDK server has, by name
+	retired    []*epoch         // epochs with calls still running
 }
 
 // levelFloor drops records below min.
@@ -134,6 +148,7 @@ func (f levelFloor) WithGroup(name string) slog.Handler {
 // tools. It advertises only the tools capability (and logging, with
 // ForwardLogs), without list-changed notifications, and answers only
 // tools/list and tools/call besides the protocol's own lifecycle methods.
+// Its snapshot is fixed: [NewLive] returns one that can be swapped.
 // It fails, saying which, when snap is nil or an option is out of range.
 func NewServer(snap *Snapshot, opts *ServerOptions) (*mcp.Server, error) {
 	s, err := newServer(snap, opts, true)
@@ -175,9 +190,13 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	if snap == nil {
 		return nil, errors.New("mcpexpose: no snapshot: build one with Exposure.Compile")
 	}
-	s := &server{snap: snap, invoke: invoke, private: snap.callerDependent(), local: local}
+	s := &server{app: snap.app, invoke: invoke, local: local, registered: map[string]*tool{}}
+	s.cur.Store(newEpoch(snap))
 	if opts != nil {
 		s.opts = *opts
+	}
+	if !invoke {
+		s.opts.Swappable = false // nothing to call, nothing to swap to
 	}
 	if err := checkServerOptions(&s.opts); err != nil {
 		return nil, err
@@ -218,7 +237,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	if s.audience == "" {
 		s.audience = snap.app.Name()
 	}
-	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: s.opts.Swappable}}
 	if s.opts.ForwardLogs {
 		caps.Logging = &mcp.LoggingCapabilities{}
 	}
@@ -233,9 +252,14 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	if invoke {
 		for _, t := range snap.tools {
 			s.mcp.AddTool(t.project(), s.handler(t))
+			s.registered[t.name] = t
 		}
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
+	if s.opts.Swappable {
+		s.watch = newWatchers(s.mcp)
+		s.mcp.AddSendingMiddleware(s.watch.filter)
+	}
 	return s, nil
 }
 
@@ -269,12 +293,16 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				return nil, err
 			}
-			obs := s.snap.app.Observer()
+			if s.watch != nil && legacySession(req) {
+				s.watch.seen(req.GetSession().(*mcp.ServerSession), p)
+			}
+			e := s.cur.Load()
+			obs := s.app.Observer()
 			if obs == nil {
-				return s.listTools(req, p)
+				return s.listTools(e, req, p)
 			}
 			_, end := obs.Request(ctx, s.requestInfo(method, "", req, p))
-			res, err := s.listTools(req, p)
+			res, err := s.listTools(e, req, p)
 			end(labelOf(err), err)
 			return res, err
 		case "tools/call":
@@ -285,7 +313,9 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if cr == nil || cr.Params == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params"}
 			}
-			t, ok := s.snap.byName[cr.Params.Name]
+			e := s.epochOf(req)
+			defer s.release(e)
+			t, ok := e.snap.byName[cr.Params.Name]
 			if !ok {
 				return nil, unknownTool(cr.Params.Name)
 			}
@@ -302,7 +332,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			ctx = policy.WithPrincipal(ctx, p)
 			var end func(agnara.Label, error)
-			if obs := s.snap.app.Observer(); obs != nil {
+			if obs := s.app.Observer(); obs != nil {
 				ctx, end = obs.Request(ctx, s.requestInfo(method, cr.Params.Name, req, p))
 			}
 			var res *mcp.CallToolResult
@@ -332,6 +362,26 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return out, err
 		case "logging/setLevel":
 			if s.opts.ForwardLogs {
+				return next(ctx, method, req)
+			}
+		case "initialize":
+			if s.watch != nil {
+				if p, err := s.principal(ctx, req); err == nil {
+					s.watch.seen(req.GetSession().(*mcp.ServerSession), p)
+				}
+			}
+			return next(ctx, method, req)
+		case "subscriptions/listen":
+			// The 2026-07-28 way to hear of changes; only a server whose
+			// list can change offers it.
+			if s.watch != nil {
+				p, err := s.principal(ctx, req)
+				if err != nil {
+					return nil, err
+				}
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				s.watch.seen(ss, p)
+				defer s.watch.forget(ss)
 				return next(ctx, method, req)
 			}
 		default:
@@ -410,19 +460,31 @@ func (s *server) principalOf(ctx context.Context, ti *auth.TokenInfo) (policy.Pr
 	return p, nil
 }
 
-// listTools answers tools/list for p: the tools p may see, in one page.
-func (s *server) listTools(req mcp.Request, p policy.Principal) (mcp.Result, error) {
+// legacySession reports whether req came on a handshake-era session, which
+// hears of list changes without asking.
+func legacySession(req mcp.Request) bool {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.ProtocolVersion < modernVersion
+}
+
+// listTools answers tools/list for p from e: the tools p may see, in one
+// page.
+func (s *server) listTools(e *epoch, req mcp.Request, p policy.Principal) (mcp.Result, error) {
 	if params, _ := req.GetParams().(*mcp.ListToolsParams); params != nil && params.Cursor != "" {
 		return nil, errCursor
 	}
-	visible := s.snap.visible(p)
+	visible := e.snap.visible(p)
 	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, len(visible))}
 	for i, t := range visible {
 		res.Tools[i] = t.project()
 	}
 	res.TTLMs = 0
 	res.CacheScope = "public"
-	if s.private {
+	if e.private {
 		res.CacheScope = "private"
 	}
 	return res, nil
@@ -456,7 +518,7 @@ func (s *server) handler(*tool) mcp.ToolHandler {
 // adm is p's admission to t when p holds t's scopes; otherwise (only with
 // ServerOptions.ForbiddenResult) the plan's own scope guard answers.
 func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, agnara.Label, error) {
-	round, err := s.openRound(ctx, req.Params, p)
+	round, err := s.openRound(ctx, req.Params, t, p)
 	if err != nil {
 		return nil, "error", err // bad state: the plan is not invoked
 	}
@@ -482,7 +544,7 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 		return nil, execution.Label(nil), err // the caller went away: no result to send
 	}
 	if ir, ok := out.(*execution.InputRequired); ok {
-		res, err := s.interact(ctx, req, round, ir.Requests)
+		res, err := s.interact(ctx, req, t, round, ir.Requests)
 		return res, execution.Label(out), err
 	}
 	return s.result(ctx, t, out)
@@ -596,6 +658,10 @@ type mapped struct {
 	tool     *tool
 	adm      execution.Admission
 	admitted bool
+
+	// epoch is the snapshot a tools/call runs on, pinned by the HTTP
+	// handler for the step-up check; nil for other requests.
+	epoch *epoch
 }
 
 func (m *mapped) get(ctx context.Context) (policy.Principal, error) {
@@ -621,6 +687,19 @@ func mappedOf(ti *auth.TokenInfo) *mapped {
 	}
 	m, _ := ti.Extra[principalKey].(*mapped)
 	return m
+}
+
+// epochOf returns the epoch a tools/call runs on, in use until release:
+// the one the HTTP handler pinned for its step-up check, so that the request
+// sees one snapshot from end to end, or the current one.
+func (s *server) epochOf(req mcp.Request) *epoch {
+	if extra := req.GetExtra(); extra != nil {
+		if m := mappedOf(extra.TokenInfo); m != nil && m.epoch != nil {
+			m.epoch.pin()
+			return m.epoch
+		}
+	}
+	return s.acquire()
 }
 
 // admit returns p's admission to t: over HTTP from the request's record

@@ -1,6 +1,8 @@
 package mcpexpose
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -32,6 +34,11 @@ type tool struct {
 	plan   *execution.Plan
 	def    mcp.Tool           // the projection prototype; copied before use
 	output *jsonschema.Schema // validates the {"result": ...} envelope; nil for content tools
+	// digest names what the tool is: its plan's identity and scopes and its
+	// published definition, hashed. Tools of two snapshots with the same
+	// name and digest are the same tool, in this process or another: a swap
+	// leaves it alone and a round begun on one completes on the other.
+	digest string
 }
 
 // App returns the application the snapshot exposes.
@@ -130,6 +137,17 @@ func newTool(d decl, p *execution.Plan) (*tool, error) {
 		t.output = v
 		t.def.OutputSchema = json.RawMessage(env)
 	}
+	def, err := json.Marshal(&t.def)
+	if err != nil {
+		return nil, fmt.Errorf("tool definition does not encode: %v", err)
+	}
+	h := sha256.New()
+	for _, part := range append([]string{p.Identity()}, p.Scopes()...) {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	h.Write(def)
+	t.digest = base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 	return t, nil
 }
 

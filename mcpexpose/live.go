@@ -1,0 +1,203 @@
+package mcpexpose
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ErrNotSwappable is reported by [Handler.Swap] for a handler built without
+// [ServerOptions.Swappable].
+var ErrNotSwappable = errors.New("mcpexpose: this server was built without ServerOptions.Swappable: its snapshot cannot be replaced")
+
+// Live is an SDK server whose snapshot can be replaced while clients stay
+// connected, for SDK transports other than [Handler]'s (in-memory, stdio,
+// a transport of your own). It advertises tools.listChanged. It is safe for
+// concurrent use.
+type Live struct{ s *server }
+
+// NewLive returns a server serving snap, as [NewServer] does, whose
+// snapshot [Live.Swap] replaces. opts.Swappable is implied.
+func NewLive(snap *Snapshot, opts *ServerOptions) (*Live, error) {
+	var o ServerOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Swappable = true
+	s, err := newServer(snap, &o, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Live{s: s}, nil
+}
+
+// Server returns the SDK server, to connect transports to. Do not add or
+// remove its tools: Swap owns them.
+func (l *Live) Server() *mcp.Server { return l.s.mcp }
+
+// Snapshot returns the snapshot new requests are served from.
+func (l *Live) Snapshot() *Snapshot { return l.s.cur.Load().snap }
+
+// Swap replaces the snapshot (see [Handler.Swap]).
+func (l *Live) Swap(snap *Snapshot) error { return l.s.swap(snap) }
+
+// epoch is one snapshot as served: what requests load, once each, and
+// how many tools/call started on it are still running.
+type epoch struct {
+	snap    *Snapshot
+	private bool // tools/list depends on the caller
+	calls   atomic.Int64
+	retired atomic.Bool // a newer epoch is current
+}
+
+func newEpoch(snap *Snapshot) *epoch {
+	return &epoch{snap: snap, private: snap.callerDependent()}
+}
+
+// acquire returns the current epoch, counted as in use until release: the
+// SDK keeps the tools of an epoch in use registered, so that a call that
+// began before a swap removed its tool still reaches the SDK's tool handler.
+func (s *server) acquire() *epoch {
+	for {
+		e := s.cur.Load()
+		e.calls.Add(1)
+		if s.cur.Load() == e {
+			return e
+		}
+		s.release(e) // swapped meanwhile: take the new one
+	}
+}
+
+// pin counts one more use of e, which the caller already holds.
+func (e *epoch) pin() { e.calls.Add(1) }
+
+// release ends one use of e; the last use of a retired epoch lets its tools
+// go.
+func (s *server) release(e *epoch) {
+	if e.calls.Add(-1) == 0 && e.retired.Load() {
+		s.swapMu.Lock()
+		s.sweep() // a removal the SDK notifies; the sessions to tell were told at the swap
+		s.swapMu.Unlock()
+	}
+}
+
+// swap makes snap the snapshot of new requests. Requests already routed
+// finish on theirs; sessions, streams and subscriptions stay.
+func (s *server) swap(snap *Snapshot) error {
+	switch {
+	case !s.opts.Swappable:
+		return ErrNotSwappable
+	case snap == nil:
+		return errors.New("mcpexpose: Swap: no snapshot: build one with Exposure.Compile (the old one keeps serving)")
+	case snap.app != s.app:
+		return fmt.Errorf("mcpexpose: Swap: the snapshot exposes application %q, not the one this server was built for (the old one keeps serving)", snap.app.Name())
+	}
+	s.swapMu.Lock()
+	defer s.swapMu.Unlock()
+	old := s.cur.Load()
+	if old.snap == snap {
+		return nil
+	}
+	next := newEpoch(snap)
+	// Who must be told is decided against the old and the new lists before
+	// the SDK, which broadcasts, hears of the change.
+	changed := s.watch.changed(old.snap, snap)
+	// Register the new definitions first: a request routed on the new
+	// snapshot finds its tool in the SDK (header checks, dispatch).
+	added := false
+	for _, t := range snap.tools {
+		if r, ok := s.registered[t.name]; !ok || r.digest != t.digest {
+			s.mcp.AddTool(t.project(), s.handler(t))
+			s.registered[t.name] = t
+			added = true
+		}
+	}
+	s.cur.Store(next)
+	old.retired.Store(true)
+	s.retired = append(s.retired, old)
+	if removed := s.sweep(); !added && !removed && changed {
+		// Nothing the SDK holds changed (a removed tool stays registered
+		// while calls on it run), yet some callers' lists did: have the
+		// SDK notify, by registering a tool again, unchanged.
+		s.nudge()
+	}
+	return nil
+}
+
+// nudge makes the SDK send its tools/list_changed notification, which the
+// sending middleware lets through to the sessions to tell. s.swapMu is
+// held.
+func (s *server) nudge() {
+	names := make([]string, 0, len(s.registered))
+	for name := range s.registered {
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return
+	}
+	t := s.registered[slices.Min(names)]
+	s.mcp.AddTool(t.project(), s.handler(t))
+}
+
+// sweep forgets retired epochs no call uses and unregisters the tools no
+// epoch in use has, reporting whether it did. s.swapMu is held.
+func (s *server) sweep() bool {
+	s.retired = slices.DeleteFunc(s.retired, func(e *epoch) bool { return e.calls.Load() == 0 })
+	var gone []string
+	for name := range s.registered {
+		if s.inUse(name) {
+			continue
+		}
+		gone = append(gone, name)
+		delete(s.registered, name)
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		s.mcp.RemoveTools(gone...)
+	}
+	return len(gone) > 0
+}
+
+// inUse reports whether the current epoch or a retired one still in use has
+// a tool named name.
+func (s *server) inUse(name string) bool {
+	if _, ok := s.cur.Load().snap.byName[name]; ok {
+		return true
+	}
+	for _, e := range s.retired {
+		if _, ok := e.snap.byName[name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Swap replaces the snapshot the handler serves with snap, atomically.
+// Calls already running finish on the snapshot they started with; requests
+// that arrive after Swap returns see snap. No session, connection, stream or
+// subscription is dropped. Every handshake-era session and every
+// 2026-07-28 subscriptions/listen stream whose caller's visible list
+// changed (a tool added, removed or redefined among those its scopes show)
+// is sent notifications/tools/list_changed, shortly after (the SDK batches
+// changes for 10 ms); the others are not.
+//
+// snap must come from the same application ([Exposure.Compile] on a new
+// exposure of it); nil, one from another application, or a handler built
+// without [ServerOptions.Swappable] is an error, and the old snapshot keeps
+// serving. A snapshot that does not compile never reaches Swap: Compile
+// reports its mistakes and the running one is untouched.
+//
+// Swap is safe for concurrent use with requests and with itself.
+func (h *Handler) Swap(snap *Snapshot) error {
+	if err := h.srv.swap(snap); err != nil {
+		return err
+	}
+	h.setMetadata(snap)
+	return nil
+}
+
+// Snapshot returns the snapshot new requests are served from.
+func (h *Handler) Snapshot() *Snapshot { return h.srv.cur.Load().snap }
