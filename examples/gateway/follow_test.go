@@ -115,7 +115,7 @@ func TestGatewayFollowsTheUpstream(t *testing.T) {
 		t.Helper()
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil {
-			t.Fatalf("tools/list on the session opened at the start: %v (the session did not survive)", err)
+			t.Fatalf("tools/list on the session opened at the start: %v (the session did not survive); gateway log:\n%s", err, logs)
 		}
 		var names []string
 		for _, tool := range res.Tools {

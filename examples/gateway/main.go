@@ -303,6 +303,7 @@ func (g *gateway) newHandler(snap *mcpexpose.Snapshot) (*mcpexpose.Handler, erro
 		Timeout:              mcpimport.DefaultLimits().CallTimeout + 5*time.Second,
 		Logger:               g.logger,
 		DevelopmentPrincipal: &g.principal,
+		Swappable:            true, // follow upstream changes without dropping sessions
 	}})
 }
 
@@ -381,21 +382,23 @@ func (g *gateway) reimport(ctx context.Context) error {
 	return nil
 }
 
-// swap hands the running handler snap. Sessions, streams and calls in
-// flight survive.
+// swap hands the running handler snap: sessions, streams and calls in
+// flight survive, and sessions whose list changed are told. Handler.Swap
+// takes only snapshots of the application the handler was built for, and
+// every discovery registers new capabilities, so a new application: when
+// Swap refuses, the handler is replaced whole, which drops every session,
+// and the log says so.
 func (g *gateway) swap(snap *mcpexpose.Snapshot) error {
-	// TODO(i17-swap): call Handler.Swap directly once it is merged; until
-	// then the handler is replaced whole, which drops every session.
-	if h, ok := any(g.handler.Load()).(interface {
-		Swap(*mcpexpose.Snapshot) error
-	}); ok {
-		return h.Swap(snap)
+	err := g.handler.Load().Swap(snap)
+	if err == nil {
+		return nil
 	}
-	h, err := g.newHandler(snap)
-	if err != nil {
-		return err
+	h, herr := g.newHandler(snap)
+	if herr != nil {
+		return herr
 	}
 	g.handler.Store(h)
+	g.logger.Warn("the running handler refused the new snapshot; replaced it whole, dropping its sessions", slog.String("error", err.Error()))
 	return nil
 }
 
