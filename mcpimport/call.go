@@ -48,7 +48,8 @@ func envelopeSchema(remote json.RawMessage) json.RawMessage {
 // context's error, so that it propagates.
 func (t *tool) call(ec *execution.Context, args json.RawMessage) (json.RawMessage, error) {
 	c := t.cat
-	if code, ok := c.monitor.current(c.gen); !ok {
+	gen := c.valid.Load().gen // the answer counts only if the catalog stays valid from here on
+	if code, ok := c.monitor.current(gen); !ok {
 		return nil, t.fail(ec, code, nil)
 	}
 	if len(args) > c.limits.ObjectBytes {
@@ -77,7 +78,7 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (json.RawMessag
 	if ec.Err() != nil {
 		return nil, ec.Err() // the caller went away, or its own deadline passed: late results are discarded
 	}
-	if code, ok := c.monitor.current(c.gen); !ok {
+	if code, ok := c.monitor.current(gen); !ok {
 		return nil, t.fail(ec, code, nil) // the catalog changed while the call was out
 	}
 	if err != nil {

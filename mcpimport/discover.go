@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/internal/canonjson"
@@ -25,24 +26,34 @@ type Options struct {
 	// never arguments or remote messages above debug level). Default: a
 	// logger that discards everything.
 	Logger *slog.Logger
+	// AllowAbsent makes discovery succeed when some bound tools cannot be
+	// imported: not listed ([ToolMissing]), a schema outside the profile
+	// ([SchemaUnsupported]) or a description past the limit
+	// ([DescriptionTooLarge]). Such a tool is left out of the catalog (and
+	// its snapshot and digest) and reported by [Catalog.Absent]; it is never
+	// imported in a weakened form. Every other problem still fails
+	// discovery. Default: false, every bound tool must import.
+	AllowAbsent bool
 }
 
 // Catalog is the result of one discovery: a [Snapshot] of the imported tools,
 // and the means to call them on the session they were discovered on. Register
 // its tools with an application to serve them as ordinary capabilities.
 //
-// A Catalog never changes. When the remote catalog changes (a
+// A Catalog's tools never change. When the remote catalog changes (a
 // tools/list_changed notification reached the monitor), every call of it
-// fails with [CatalogStale]; the host discovers again and swaps catalogs (and
-// whatever serves them) at a safe point. A catalog never gains tools.
+// fails with [ReasonCatalogStale]; the host discovers again and either swaps
+// catalogs (and whatever serves them) at a safe point or, when the new
+// catalog is identical, renews this one ([Catalog.Renew]). A catalog never
+// gains tools.
 //
 // A Catalog is safe for concurrent use.
 type Catalog struct {
 	snap    *Snapshot
 	session *mcp.ClientSession
 	monitor *Monitor
-	gen     uint64
-	stale   <-chan struct{}
+	valid   atomic.Pointer[validity]
+	absent  []Absence // bound tools left out (AllowAbsent), sorted by local name
 	limits  Limits
 	logger  *slog.Logger
 	store   approval.Store // write catalogs only
@@ -70,8 +81,10 @@ type tool struct {
 // Discover returns every problem it finds, joined, each an [*Error] with its
 // code (see [CodeOf]), and no catalog: a binding that names a tool the server
 // does not list, a selected schema outside the profile (see the package
-// documentation), a catalog past the limits. Unselected tools are not
-// checked beyond the catalog limits, and never registered.
+// documentation), a catalog past the limits. With [Options.AllowAbsent], the
+// first three leave that tool alone out of the catalog instead (see
+// [Catalog.Absent]). Unselected tools are not checked beyond the catalog
+// limits, and never registered.
 func Discover(ctx context.Context, sess *Session, bindings map[string]Binding, opts *Options) (*Catalog, error) {
 	var o Options
 	if opts != nil {
@@ -149,22 +162,27 @@ func discover(ctx context.Context, sess *Session, sels []selection, o Options, v
 	c := &Catalog{
 		session: session,
 		monitor: monitor,
-		gen:     w.gen,
-		stale:   w.stale,
 		limits:  limits,
 		logger:  o.Logger,
 		store:   store,
 	}
+	c.valid.Store(&validity{gen: w.gen, stale: w.stale})
 	snap := &Snapshot{schemaVersion: version, serverID: serverID, protocolVersion: w.version}
 	for _, s := range sels {
-		def, ok := listed[s.remote]
-		if !ok {
-			errs = append(errs, newError(ToolMissing, s.remote, "the remote server does not list this tool"))
-			continue
+		var terrs []error
+		var t *tool
+		if def, ok := listed[s.remote]; ok {
+			t, terrs = newTool(c, s, def, limits)
+		} else {
+			terrs = []error{newError(ToolMissing, s.remote, "the remote server does not list this tool")}
 		}
-		t, terrs := newTool(c, s, def, limits)
-		errs = append(errs, terrs...)
-		if t != nil {
+		switch {
+		case len(terrs) > 0 && o.AllowAbsent:
+			err := errors.Join(terrs...)
+			c.absent = append(c.absent, Absence{Name: s.entry.Name, RemoteName: s.remote, Code: CodeOf(err), Err: err})
+		case len(terrs) > 0:
+			errs = append(errs, terrs...)
+		default:
 			c.tools = append(c.tools, t)
 		}
 	}
@@ -172,6 +190,7 @@ func discover(ctx context.Context, sess *Session, sels []selection, o Options, v
 		return nil, errors.Join(errs...)
 	}
 	slices.SortFunc(c.tools, func(a, b *tool) int { return strings.Compare(a.entry.Name, b.entry.Name) })
+	slices.SortFunc(c.absent, func(a, b Absence) int { return strings.Compare(a.Name, b.Name) })
 	for _, t := range c.tools {
 		snap.entries = append(snap.entries, t.entry)
 	}
@@ -287,8 +306,3 @@ func remoteSchema(remote, which string, schema any, limits Limits) (json.RawMess
 
 // Snapshot returns the catalog's snapshot.
 func (c *Catalog) Snapshot() *Snapshot { return c.snap }
-
-// Stale returns a channel that is closed once the catalog is stale: the
-// remote catalog changed, or the monitor was closed. Hosts select on it to
-// know when to discover again.
-func (c *Catalog) Stale() <-chan struct{} { return c.stale }

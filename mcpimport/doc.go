@@ -13,7 +13,10 @@
 // (2026-07-28, 2025-11-25 or 2025-06-18) and receives tools/list_changed
 // notifications, after which every catalog discovered earlier is stale.
 // There is no implicit rediscovery: the host calls [Discover] again and swaps
-// catalogs at a safe point.
+// catalogs at a safe point, or keeps its catalog when nothing it imports
+// changed ([Catalog.Renew]). With [Options.AllowAbsent], a bound tool that
+// went away or no longer fits the profile is left out alone
+// ([Catalog.Absent]) instead of failing the whole discovery.
 //
 // # Explicit bindings
 //

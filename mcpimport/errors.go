@@ -17,7 +17,10 @@ import (
 type Code string
 
 // Discovery error codes. Discovery either returns a complete catalog or
-// fails with one or more of these; it never returns part of a catalog.
+// fails with one or more of these; it never returns part of a catalog,
+// except that with [Options.AllowAbsent] a bound tool with [ToolMissing],
+// [SchemaUnsupported] or [DescriptionTooLarge] is left out alone (see
+// [Catalog.Absent]).
 const (
 	// BindingInvalid: a host declaration is incomplete or contradictory
 	// (no local name, no title, neither or both of a scope validator and

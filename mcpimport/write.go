@@ -51,6 +51,8 @@ type WriteOptions struct {
 	// Approvals is the durable approval store. Required: writes are never
 	// dispatched without a durable, claimed approval.
 	Approvals approval.Store
+	// AllowAbsent, as for reads ([Options.AllowAbsent]).
+	AllowAbsent bool
 }
 
 func (b *WriteBinding) check(remote string) *Error {
@@ -124,7 +126,7 @@ func DiscoverWrites(ctx context.Context, sess *Session, bindings map[string]Writ
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return discover(ctx, sess, sels, Options{Limits: o.Limits, Logger: o.Logger}, WriteSnapshotSchemaVersion, o.Approvals)
+	return discover(ctx, sess, sels, Options{Limits: o.Limits, Logger: o.Logger, AllowAbsent: o.AllowAbsent}, WriteSnapshotSchemaVersion, o.Approvals)
 }
 
 // approvalBinding is the identity approvals of this tool are bound to, when
@@ -169,7 +171,8 @@ func writeFailure(reason execution.Reason, a *approval.Approval, effect approval
 // return the receipt.
 func (t *tool) write(ec *execution.Context, identity string, args json.RawMessage) (json.RawMessage, error) {
 	c := t.cat
-	if code, ok := c.monitor.current(c.gen); !ok {
+	gen := c.valid.Load().gen // the answer counts only if the catalog stays valid from here on
+	if code, ok := c.monitor.current(gen); !ok {
 		return nil, t.fail(ec, code, nil)
 	}
 	if len(args) > c.limits.ObjectBytes {
@@ -302,7 +305,8 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 		}
 	}
 	// Checked again at the last moment: the catalog, and the current scope.
-	if code, ok := c.monitor.current(c.gen); !ok {
+	gen := c.valid.Load().gen
+	if code, ok := c.monitor.current(gen); !ok {
 		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: code})
 		return nil, writeFailure(code, &claimed, approval.EffectNotStarted)
 	}
@@ -325,7 +329,7 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	case err != nil:
 		code = classify(ctx, err)
 	default:
-		if cur, ok := c.monitor.current(c.gen); !ok {
+		if cur, ok := c.monitor.current(gen); !ok {
 			code = cur
 		}
 	}

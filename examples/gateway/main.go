@@ -35,19 +35,23 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"expvar"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -195,7 +199,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	defer sess.Close()
 
 	dev := policy.NewPrincipal("developer", strings.Fields(cfg.devScopes))
-	gw := &gateway{session: sess, logger: logger, principal: dev}
+	gw := &gateway{session: sess, logger: logger, principal: dev, swaps: catalogSwaps, backoff: defaultBackoff}
 	store, err := openApprovals(ctx, cfg)
 	if err != nil {
 		return err
@@ -204,11 +208,10 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		defer store.Close()
 		gw.approvals = store
 	}
-	stale, err := gw.load(ctx)
-	if err != nil {
+	if err := gw.load(connectCtx); err != nil {
 		return err
 	}
-	go gw.follow(ctx, stale)
+	go gw.follow(ctx)
 
 	r := chi.NewRouter()
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -216,7 +219,8 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		io.WriteString(w, "ok\n")
 	})
 	r.Handle("/mcp", gw)
-	srv := mcpexpose.NewHTTPServer(r, nil) // read, write and idle timeouts for MCP
+	r.Handle("/debug/vars", expvar.Handler()) // gateway_catalog_swaps among them
+	srv := mcpexpose.NewHTTPServer(r, nil)    // read, write and idle timeouts for MCP
 	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)
 	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)),
 		slog.String("upstream", cfg.upstream), slog.String("upstream_protocol", sess.ClientSession().InitializeResult().ProtocolVersion),
@@ -234,77 +238,222 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	return <-stopped
 }
 
-// gateway serves the current catalog and swaps it, whole, when the upstream
-// catalog changes.
+// gateway serves the current catalog and follows the upstream's: it
+// re-imports in the background on every tools/list_changed and, when what
+// it imports changed, hands the running handler a new snapshot.
 type gateway struct {
 	session   *mcpimport.Session
 	logger    *slog.Logger
 	principal policy.Principal
 	approvals approval.Store // nil: no writes imported
+	swaps     *expvar.Int    // counts catalog swaps; nil: not counted
+	backoff   backoff
 	handler   atomic.Pointer[mcpexpose.Handler]
+
+	// The catalogs served; only load (before follow starts) and follow
+	// touch them.
+	reads, writes *mcpimport.Catalog
 }
 
 func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.handler.Load().ServeHTTP(w, r)
 }
 
-// load discovers the bound upstream tools (and writes, when approvals are
-// configured) and builds a handler serving them. It returns a channel that
-// is closed when what it loaded goes stale.
-func (g *gateway) load(ctx context.Context) (<-chan struct{}, error) {
-	reads, err := mcpimport.Discover(ctx, g.session, bindings(), &mcpimport.Options{Logger: g.logger})
+// catalogs is one discovery of everything the gateway imports.
+type catalogs struct {
+	reads, writes *mcpimport.Catalog // writes nil without approvals
+}
+
+// discover imports the bound upstream tools (and writes, when approvals are
+// configured). A bound tool that the upstream no longer lists, or lists
+// with a schema outside the profile, is left out alone (AllowAbsent): it is
+// hidden until the upstream restores it, and never imported wider.
+func (g *gateway) discover(ctx context.Context) (catalogs, error) {
+	reads, err := mcpimport.Discover(ctx, g.session, bindings(), &mcpimport.Options{Logger: g.logger, AllowAbsent: true})
 	if err != nil {
-		return nil, err
+		return catalogs{}, err
 	}
+	c := catalogs{reads: reads}
+	if g.approvals != nil {
+		c.writes, err = mcpimport.DiscoverWrites(ctx, g.session, writeBindings(), &mcpimport.WriteOptions{Logger: g.logger, Approvals: g.approvals, AllowAbsent: true})
+		if err != nil {
+			return catalogs{}, err
+		}
+	}
+	return c, nil
+}
+
+// compile builds the snapshot serving c: a new application of its tools.
+func (g *gateway) compile(c catalogs) (*mcpexpose.Snapshot, error) {
 	app := agnara.New("directory", &agnara.Options{Version: "0.1.0", Logger: g.logger})
 	exp := mcpexpose.New(app)
-	for _, c := range reads.Register(app) {
-		exp.Tool(c, nil)
-	}
-	if g.approvals != nil {
-		writes, err := mcpimport.DiscoverWrites(ctx, g.session, writeBindings(), &mcpimport.WriteOptions{Logger: g.logger, Approvals: g.approvals})
-		if err != nil {
-			return nil, err
+	for _, cat := range []*mcpimport.Catalog{c.reads, c.writes} {
+		if cat == nil {
+			continue
 		}
-		for _, c := range writes.Register(app) {
-			exp.Tool(c, nil)
+		for _, capability := range cat.Register(app) {
+			exp.Tool(capability, nil)
 		}
 	}
-	snap, err := exp.Compile()
-	if err != nil {
-		return nil, err
-	}
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
+	return exp.Compile()
+}
+
+func (g *gateway) newHandler(snap *mcpexpose.Snapshot) (*mcpexpose.Handler, error) {
+	return mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
 		Timeout:              mcpimport.DefaultLimits().CallTimeout + 5*time.Second,
 		Logger:               g.logger,
 		DevelopmentPrincipal: &g.principal,
+		Swappable:            true, // follow upstream changes without dropping sessions
 	}})
-	if err != nil {
-		return nil, err
-	}
-	g.handler.Store(h)
-	g.logger.Info("imported", slog.String("catalog", reads.Snapshot().Digest()), slog.Any("tools", snap.Names()))
-	return reads.Stale(), nil // read and write catalogs share the monitor: they go stale together
 }
 
-// follow imports again each time the catalog goes stale: an explicit host
-// decision, made here at a safe point (the new handler replaces the old one
-// whole; calls of the old catalogs fail with mcp_catalog_stale meanwhile,
-// and approvals given for the old write catalog no longer dispatch).
-func (g *gateway) follow(ctx context.Context, stale <-chan struct{}) {
+// load makes the first import and builds the handler serving it, retrying
+// with backoff until ctx is done.
+func (g *gateway) load(ctx context.Context) error {
+	return g.backoff.retry(ctx, g.logger, "import", func() error {
+		c, err := g.discover(ctx)
+		if err != nil {
+			return err
+		}
+		snap, err := g.compile(c)
+		if err != nil {
+			return err
+		}
+		h, err := g.newHandler(snap)
+		if err != nil {
+			return err
+		}
+		g.handler.Store(h)
+		g.reads, g.writes = c.reads, c.writes
+		g.logger.Info("imported", slog.String("catalog", c.reads.Snapshot().Digest()), slog.Any("tools", snap.Names()),
+			slog.Any("absent", absentNames(c)))
+		return nil
+	})
+}
+
+// follow re-imports each time the served catalog goes stale, with backoff,
+// until ctx is done: an explicit host decision, made here at a safe point.
+// Meanwhile calls of the stale catalog fail with mcp_catalog_stale.
+func (g *gateway) follow(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-stale:
+		case <-g.reads.Stale(): // read and write catalogs share the monitor: they go stale together
 		}
-		next, err := g.load(ctx)
-		if err != nil {
-			g.logger.Error("the upstream catalog changed and could not be imported again; its tools stay unavailable", slog.String("code", string(mcpimport.CodeOf(err))))
-			return
+		if err := g.backoff.retry(ctx, g.logger, "re-import", func() error { return g.reimport(ctx) }); err != nil {
+			return // ctx is done
 		}
-		stale = next
 	}
+}
+
+// reimport discovers again. When nothing the gateway imports changed, it
+// keeps serving the catalogs it has (renewed: no swap, no notification);
+// otherwise it hands the handler a snapshot of the new ones, logs what
+// changed and counts the swap.
+func (g *gateway) reimport(ctx context.Context) error {
+	next, err := g.discover(ctx)
+	if err != nil {
+		return err
+	}
+	renewed := g.reads.Renew(next.reads)
+	if g.writes != nil {
+		renewed = g.writes.Renew(next.writes) && renewed
+	}
+	if renewed {
+		g.logger.Debug("the upstream catalog changed; what the gateway imports did not", slog.String("catalog", g.reads.Snapshot().Digest()))
+		return nil
+	}
+	snap, err := g.compile(next)
+	if err != nil {
+		return err
+	}
+	if err := g.swap(snap); err != nil {
+		return err
+	}
+	d := diff(catalogs{g.reads, g.writes}, next)
+	g.reads, g.writes = next.reads, next.writes
+	if g.swaps != nil {
+		g.swaps.Add(1)
+	}
+	g.logger.Info("upstream catalog changed; serving the new one",
+		slog.Any("added", d.added), slog.Any("removed", d.removed), slog.Any("changed", d.changed),
+		slog.Any("absent", absentNames(next)), slog.String("catalog", next.reads.Snapshot().Digest()))
+	return nil
+}
+
+// swap hands the running handler snap: sessions, streams and calls in
+// flight survive, and sessions whose list changed are told. Handler.Swap
+// takes only snapshots of the application the handler was built for, and
+// every discovery registers new capabilities, so a new application: when
+// Swap refuses, the handler is replaced whole, which drops every session,
+// and the log says so.
+func (g *gateway) swap(snap *mcpexpose.Snapshot) error {
+	err := g.handler.Load().Swap(snap)
+	if err == nil {
+		return nil
+	}
+	h, herr := g.newHandler(snap)
+	if herr != nil {
+		return herr
+	}
+	g.handler.Store(h)
+	g.logger.Warn("the running handler refused the new snapshot; replaced it whole, dropping its sessions", slog.String("error", err.Error()))
+	return nil
+}
+
+// change lists the local tool names a swap adds, removes and changes.
+type change struct{ added, removed, changed []string }
+
+func diff(old, next catalogs) change {
+	entries := func(c catalogs) map[string]mcpimport.Entry {
+		m := map[string]mcpimport.Entry{}
+		for _, cat := range []*mcpimport.Catalog{c.reads, c.writes} {
+			if cat != nil {
+				for _, e := range cat.Snapshot().Entries() {
+					m[e.Name] = e
+				}
+			}
+		}
+		return m
+	}
+	before, after := entries(old), entries(next)
+	ch := change{added: []string{}, removed: []string{}, changed: []string{}}
+	for _, name := range slices.Sorted(maps.Keys(after)) {
+		b, ok := before[name]
+		switch {
+		case !ok:
+			ch.added = append(ch.added, name)
+		case !sameEntry(b, after[name]):
+			ch.changed = append(ch.changed, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(before)) {
+		if _, ok := after[name]; !ok {
+			ch.removed = append(ch.removed, name)
+		}
+	}
+	return ch
+}
+
+func sameEntry(a, b mcpimport.Entry) bool {
+	return a.RemoteName == b.RemoteName && a.Title == b.Title && a.Mode == b.Mode && a.Effect == b.Effect &&
+		a.Description == b.Description && a.ConcurrencySafe == b.ConcurrencySafe &&
+		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.OutputSchema, b.OutputSchema) &&
+		(a.Authorization == nil) == (b.Authorization == nil) && (a.Authorization == nil || *a.Authorization == *b.Authorization)
+}
+
+// absentNames lists the bound tools a discovery left out, with why.
+func absentNames(c catalogs) []string {
+	out := []string{}
+	for _, cat := range []*mcpimport.Catalog{c.reads, c.writes} {
+		if cat != nil {
+			for _, a := range cat.Absent() {
+				out = append(out, a.Name+" ("+string(a.Code)+")")
+			}
+		}
+	}
+	return out
 }
 
 // upstreamClient returns the HTTP client for the upstream: the gateway's

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"expvar"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/agnara-go/agnara/mcpimport"
+)
+
+// catalogSwaps counts the snapshots the gateway handed its handler because
+// the upstream catalog changed what it imports (served at /debug/vars).
+var catalogSwaps = expvar.NewInt("gateway_catalog_swaps")
+
+// backoff is the gateway's retry schedule for imports: exponential from
+// base, at most max between attempts, jittered.
+type backoff struct {
+	base, max time.Duration
+}
+
+var defaultBackoff = backoff{base: 200 * time.Millisecond, max: 30 * time.Second}
+
+// delay is the wait before attempt n+1 after n failed ones (n from 0):
+// base·2ⁿ, capped at max, then a random point in its upper half, so that
+// gateways that lost the same upstream do not retry in step.
+func (b backoff) delay(n int) time.Duration {
+	d := b.max
+	if n < 32 && b.base<<n < b.max && b.base<<n > 0 {
+		d = b.base << n
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// retry runs f until it succeeds or ctx is done, waiting b.delay between
+// attempts and logging each failure. It returns ctx's error when ctx ends
+// it.
+func (b backoff) retry(ctx context.Context, logger *slog.Logger, what string, f func() error) error {
+	for n := 0; ; n++ {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return errors.Join(ctx.Err(), err)
+		}
+		wait := b.delay(n)
+		logger.Warn(what+" failed; retrying", slog.String("code", string(mcpimport.CodeOf(err))),
+			slog.String("error", err.Error()), slog.Int("attempt", n+1), slog.Duration("retry_in", wait))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
