@@ -92,8 +92,8 @@ func (s *server) swap(snap *Snapshot) error {
 		return ErrNotSwappable
 	case snap == nil:
 		return errors.New("mcpexpose: Swap: no snapshot: build one with Exposure.Compile (the old one keeps serving)")
-	case snap.app != s.app:
-		return fmt.Errorf("mcpexpose: Swap: the snapshot exposes application %q, not the one this server was built for (the old one keeps serving)", snap.app.Name())
+	case snap.app.Name() != s.app.Name():
+		return fmt.Errorf("mcpexpose: Swap: the snapshot exposes application %q, not %q, the one this server serves (the old one keeps serving)", snap.app.Name(), s.app.Name())
 	}
 	s.swapMu.Lock()
 	defer s.swapMu.Unlock()
@@ -184,9 +184,13 @@ func (s *server) inUse(name string) bool {
 // is sent notifications/tools/list_changed, shortly after (the SDK batches
 // changes for 10 ms); the others are not.
 //
-// snap must come from the same application ([Exposure.Compile] on a new
-// exposure of it); nil, one from another application, or a handler built
-// without [ServerOptions.Swappable] is an error, and the old snapshot keeps
+// snap must come from an application of the same name: the same one
+// ([Exposure.Compile] on a new exposure of it), or one built anew, as a
+// gateway builds one for each catalog it imports. The name is the server's
+// identity and the audience its request state is bound to; the server keeps
+// the logger and observer of the application it was built with. nil, an
+// application of another name, or a handler built without
+// [ServerOptions.Swappable] is an error, and the old snapshot keeps
 // serving. A snapshot that does not compile never reaches Swap: Compile
 // reports its mistakes and the running one is untouched.
 //

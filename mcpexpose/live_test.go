@@ -442,7 +442,14 @@ func TestSwapUnderLoad(t *testing.T) {
 func TestSwapRefusals(t *testing.T) {
 	la := newLiveApp(t)
 	first := la.snap(t, "echo")
-	other := newLiveApp(t).snap(t, "echo", "extra")
+	renamed := agnara.New("other", nil)
+	renamedExp := mcpexpose.New(renamed)
+	renamedExp.Tool(renamed.Capability(func(ctx context.Context) (string, error) { return "x", nil },
+		&agnara.CapabilityOptions{Name: "x", Description: "Another application's tool."}), nil)
+	other, err := renamedExp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err := mcpexpose.NewHandler(first, swappable(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -450,8 +457,8 @@ func TestSwapRefusals(t *testing.T) {
 	if err := h.Swap(nil); err == nil {
 		t.Error("Swap(nil) succeeded")
 	}
-	if err := h.Swap(other); err == nil || !strings.Contains(err.Error(), "application") {
-		t.Errorf("a snapshot of another application: %v", err)
+	if err := h.Swap(other); err == nil || !strings.Contains(err.Error(), `application "other"`) {
+		t.Errorf("a snapshot of an application of another name: %v", err)
 	}
 	if h.Snapshot() != first {
 		t.Error("a refused swap replaced the snapshot")
