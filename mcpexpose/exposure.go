@@ -23,6 +23,12 @@ type ToolOptions struct {
 	// '-', unique within the exposure. Default: the capability's identity,
 	// such as "users.get_user".
 	Name string
+	// Unlisted keeps the tool out of every caller's tools/list while it
+	// still answers tools/call (under the same scopes). It is for a tool a
+	// host withdraws but keeps answering, such as a gateway's imported tool
+	// whose upstream stopped offering it: its calls get a clear failure
+	// instead of "unknown tool".
+	Unlisted bool
 }
 
 // Exposure declares which capabilities of one application are MCP tools.
@@ -42,9 +48,10 @@ type Exposure struct {
 }
 
 type decl struct {
-	cap  *agnara.Capability
-	name string
-	site site.Site
+	cap      *agnara.Capability
+	name     string
+	unlisted bool
+	site     site.Site
 }
 
 // New returns an exposure of app's capabilities. It exposes nothing until
@@ -58,7 +65,7 @@ func (e *Exposure) Tool(c *agnara.Capability, opts *ToolOptions) {
 	s := site.Caller(1)
 	d := decl{cap: c, site: s}
 	if opts != nil {
-		d.name = opts.Name
+		d.name, d.unlisted = opts.Name, opts.Unlisted
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

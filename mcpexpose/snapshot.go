@@ -39,6 +39,8 @@ type tool struct {
 	// name and digest are the same tool, in this process or another: a swap
 	// leaves it alone and a round begun on one completes on the other.
 	digest string
+	// unlisted: in no tools/list, still answering tools/call.
+	unlisted bool
 }
 
 // App returns the application the snapshot exposes.
@@ -101,7 +103,7 @@ func (s *Snapshot) Tool(name string) (*mcp.Tool, error) {
 func (s *Snapshot) visible(p policy.Principal) []*tool {
 	out := make([]*tool, 0, len(s.tools))
 	for _, t := range s.tools {
-		if t.plan.Allows(p) {
+		if !t.unlisted && t.plan.Allows(p) {
 			out = append(out, t)
 		}
 	}
@@ -119,7 +121,7 @@ func (s *Snapshot) callerDependent() bool {
 }
 
 func newTool(d decl, p *execution.Plan) (*tool, error) {
-	t := &tool{name: d.name, site: d.site, plan: p}
+	t := &tool{name: d.name, site: d.site, plan: p, unlisted: d.unlisted}
 	t.def = mcp.Tool{
 		Name:        d.name,
 		Title:       p.Title(),

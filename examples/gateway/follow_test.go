@@ -140,12 +140,17 @@ func TestGatewayFollowsTheUpstream(t *testing.T) {
 			t.Fatalf("%s: %s: %v %+v", step, name, err, res)
 		}
 	}
+	// hidden: the tool is out of the list, and a call of it answers
+	// mcp_catalog_stale without reaching the upstream.
 	hidden := func(step, name, args string) {
 		t.Helper()
 		before := up.calls.Load()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
-		if err == nil && !res.IsError {
-			t.Fatalf("%s: a call of hidden %s succeeded", step, name)
+		if err != nil || !res.IsError {
+			t.Fatalf("%s: a call of hidden %s = %+v, %v; want a tool error", step, name, res, err)
+		}
+		if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, `"reason":"mcp_catalog_stale"`) {
+			t.Fatalf("%s: a call of hidden %s answered %s, want reason mcp_catalog_stale", step, name, text)
 		}
 		if up.calls.Load() != before {
 			t.Fatalf("%s: a call of hidden %s reached the upstream", step, name)

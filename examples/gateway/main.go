@@ -59,6 +59,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/agnara-go/agnara/policy"
@@ -284,6 +285,9 @@ func (g *gateway) discover(ctx context.Context) (catalogs, error) {
 }
 
 // compile builds the snapshot serving c: a new application of its tools.
+// A bound tool the discovery left out is still answered, unlisted, with
+// mcp_catalog_stale, under its binding's scopes: its callers learn it is
+// gone for now, not that it never existed.
 func (g *gateway) compile(c catalogs) (*mcpexpose.Snapshot, error) {
 	app := agnara.New("directory", &agnara.Options{Version: "0.1.0", Logger: g.logger})
 	exp := mcpexpose.New(app)
@@ -294,8 +298,41 @@ func (g *gateway) compile(c catalogs) (*mcpexpose.Snapshot, error) {
 		for _, capability := range cat.Register(app) {
 			exp.Tool(capability, nil)
 		}
+		for _, a := range cat.Absent() {
+			exp.Tool(staleTool(app, a), &mcpexpose.ToolOptions{Unlisted: true})
+		}
 	}
 	return exp.Compile()
+}
+
+// boundScopes are the scopes the host's bindings give each local tool name.
+func boundScopes(name string) []string {
+	for _, b := range bindings() {
+		if b.Name == name {
+			return b.Scopes
+		}
+	}
+	for _, b := range writeBindings() {
+		if b.Name == name {
+			return b.Scopes
+		}
+	}
+	return nil
+}
+
+// staleTool is the capability answering for a bound tool the upstream no
+// longer offers: every call is mcp_catalog_stale, nothing reaches the
+// upstream, and the arguments are not read.
+func staleTool(app *agnara.App, a mcpimport.Absence) *agnara.Capability {
+	return app.Capability(func(ctx context.Context, _ json.RawMessage) (any, error) {
+		return nil, execution.Fail(execution.Unavailable, "the upstream no longer offers this tool; it comes back when the upstream restores it", nil).
+			WithReason(mcpimport.ReasonCatalogStale)
+	}, &agnara.CapabilityOptions{
+		Name:        a.Name,
+		Description: "Withdrawn: the upstream no longer offers this tool.",
+		Scopes:      boundScopes(a.Name),
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+	})
 }
 
 func (g *gateway) newHandler(snap *mcpexpose.Snapshot) (*mcpexpose.Handler, error) {
