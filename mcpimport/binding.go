@@ -43,6 +43,11 @@ type Binding struct {
 	// declared concurrency-safe run one at a time (a call waits for the one
 	// before it, within its own deadline).
 	ConcurrencySafe bool
+	// Profile is the schema profile the remote tool's schemas must fit.
+	// Default: [ProfileStrict]. [ProfileStandard] accepts standard JSON
+	// Schema (open objects, "$ref" within the document, "default") and
+	// publishes it unchanged.
+	Profile Profile
 }
 
 // ScopeValidator decides whether caller may call a tool with args (the
@@ -71,14 +76,14 @@ func (b *Binding) check(remote string) *Error {
 	case b.ScopeValidator != nil && b.NoScopeValidator:
 		return newError(BindingInvalid, remote, "the binding sets both ScopeValidator and NoScopeValidator")
 	}
-	return nil
+	return b.Profile.check(remote)
 }
 
 // selection returns what discovery needs of a checked read binding.
 func (b *Binding) selection(remote string) selection {
 	return selection{
 		remote:      remote,
-		entry:       Entry{Name: b.Name, Title: b.Title, Mode: ModeRead, ConcurrencySafe: b.ConcurrencySafe},
+		entry:       Entry{Name: b.Name, Title: b.Title, Mode: ModeRead, ConcurrencySafe: b.ConcurrencySafe, Profile: b.Profile},
 		description: b.Description,
 		scopes:      slices.Clone(b.Scopes),
 		validator:   b.ScopeValidator,

@@ -25,9 +25,17 @@ type Envelope struct {
 // envelopeSchema is the local output schema of an imported tool: exactly the
 // envelope, with the remote output schema (without its root "$schema") as
 // the schema of "structured", or null when there is none.
-func envelopeSchema(remote json.RawMessage) json.RawMessage {
+//
+// With anyStructured (the standard profile), "structured" is described as
+// any JSON value instead: a standard schema cannot be embedded in another
+// document without rewriting it (its "#/..." references and its draft
+// belong to its own root). The importer still validates structured content
+// against the remote output schema, as published in the snapshot.
+func envelopeSchema(remote json.RawMessage, anyStructured bool) json.RawMessage {
 	structured := []byte(`{"type":"null"}`)
-	if remote != nil {
+	if anyStructured {
+		structured = []byte(`{}`)
+	} else if remote != nil {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(remote, &m); err == nil {
 			delete(m, "$schema")

@@ -252,13 +252,14 @@ func newTool(c *Catalog, s selection, def *mcp.Tool, limits Limits) (*tool, []er
 	if len(def.Description) > limits.DescriptionBytes {
 		errs = append(errs, newError(DescriptionTooLarge, remote, "the description is larger than %d bytes", limits.DescriptionBytes))
 	}
-	in, err := remoteSchema(remote, "input", def.InputSchema, limits)
+	profile := s.entry.Profile
+	in, err := remoteSchema(remote, "input", def.InputSchema, limits, profile)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	var out json.RawMessage
 	if def.OutputSchema != nil {
-		if out, err = remoteSchema(remote, "output", def.OutputSchema, limits); err != nil {
+		if out, err = remoteSchema(remote, "output", def.OutputSchema, limits, profile); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -280,13 +281,13 @@ func newTool(c *Catalog, s selection, def *mcp.Tool, limits Limits) (*tool, []er
 		}
 		t.output = v
 	}
-	t.outSchema = envelopeSchema(out)
+	t.outSchema = envelopeSchema(out, profile == ProfileStandard && out != nil)
 	return t, nil
 }
 
 // remoteSchema returns a selected schema in canonical form, checked against
-// the profile and the size limit.
-func remoteSchema(remote, which string, schema any, limits Limits) (json.RawMessage, *Error) {
+// the binding's profile and the size limit.
+func remoteSchema(remote, which string, schema any, limits Limits, profile Profile) (json.RawMessage, *Error) {
 	if schema == nil {
 		return nil, newError(SchemaUnsupported, remote, "the tool has no %s schema", which)
 	}
@@ -298,8 +299,12 @@ func remoteSchema(remote, which string, schema any, limits Limits) (json.RawMess
 	if err != nil {
 		return nil, newError(SchemaUnsupported, remote, "the %s schema has no canonical form", which)
 	}
-	if err := checkSchema(canon, limits.SchemaBytes); err != nil {
-		return nil, newError(SchemaUnsupported, remote, "%s schema: %v", which, err)
+	check, name := checkSchema, ""
+	if profile == ProfileStandard {
+		check, name = checkStandardSchema, " (standard profile)"
+	}
+	if err := check(canon, limits.SchemaBytes); err != nil {
+		return nil, newError(SchemaUnsupported, remote, "%s schema%s: %v", which, name, err)
 	}
 	return canon, nil
 }

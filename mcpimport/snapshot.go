@@ -69,6 +69,10 @@ type Entry struct {
 	OutputSchema json.RawMessage
 	// ConcurrencySafe is the host's concurrency declaration.
 	ConcurrencySafe bool
+	// Profile is the schema profile the tool was imported under. It is
+	// part of the digest (as "schemaProfile", omitted for [ProfileStrict],
+	// so that strict snapshots keep their documents and digests).
+	Profile Profile
 }
 
 // Authorization is the host's explicit authorization of a remote write tool:
@@ -135,6 +139,7 @@ type entryDoc struct {
 	OutputSchema    json.RawMessage `json:"outputSchema"`
 	Policy          policyDoc       `json:"policy"`
 	RemoteName      string          `json:"remoteName"`
+	SchemaProfile   Profile         `json:"schemaProfile,omitempty"`
 }
 
 type policyDoc struct {
@@ -175,6 +180,7 @@ func (s *Snapshot) document(withDigest bool) ([]byte, error) {
 			OutputSchema:    out,
 			Policy:          policyDoc{Effect: e.Effect, Mode: e.Mode, Title: e.Title},
 			RemoteName:      e.RemoteName,
+			SchemaProfile:   e.Profile,
 		}
 	}
 	b, err := json.Marshal(doc)

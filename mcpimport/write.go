@@ -40,6 +40,8 @@ type WriteBinding struct {
 	BindingID, BindingRevision string
 	// ScopeID and ScopeRevision name the scope that authorizes the write.
 	ScopeID, ScopeRevision string
+	// Profile, as for reads ([Binding.Profile]).
+	Profile Profile
 }
 
 // WriteOptions configures [DiscoverWrites].
@@ -72,7 +74,7 @@ func (b *WriteBinding) check(remote string) *Error {
 	case b.ScopeID == "" || b.ScopeRevision == "":
 		return newError(BindingInvalid, remote, "a write binding needs ScopeID and ScopeRevision")
 	}
-	return nil
+	return b.Profile.check(remote)
 }
 
 // DiscoverWrites is [Discover] for remote tools that write. Its snapshot has
@@ -115,7 +117,7 @@ func DiscoverWrites(ctx context.Context, sess *Session, bindings map[string]Writ
 		sels = append(sels, selection{
 			remote: remote,
 			entry: Entry{
-				Name: b.Name, Title: b.Title, Mode: ModeConfirm, Effect: b.Effect,
+				Name: b.Name, Title: b.Title, Mode: ModeConfirm, Effect: b.Effect, Profile: b.Profile,
 				Authorization: &Authorization{BindingID: b.BindingID, BindingRevision: b.BindingRevision, ScopeID: b.ScopeID, ScopeRevision: b.ScopeRevision},
 			},
 			description: b.Description,
