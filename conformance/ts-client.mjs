@@ -47,6 +47,7 @@ try {
     protocolVersion: transport.protocolVersion,
     server: client.getServerVersion(),
     tools: list.tools.map((t) => t.name),
+    inputSchemas: Object.fromEntries(list.tools.map((t) => [t.name, t.inputSchema])),
     elicited,
     result,
   }));

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -26,7 +27,36 @@ func FuzzSchemaProfile(f *testing.F) {
 		profileFuzzCheck(t, raw)
 		wrapped := append([]byte(`{"type":"object","additionalProperties":false,"properties":{"q":`), raw...)
 		profileFuzzCheck(t, append(wrapped, "}}"...))
+		standardFuzzCheck(t, raw)
 	})
+}
+
+// standardFuzzCheck checks raw against the standard profile: the same
+// answer twice, a bounded caller-safe refusal that is no compiler panic, or
+// an acceptance that compiles.
+func standardFuzzCheck(t *testing.T, raw []byte) {
+	t.Helper()
+	const limit = 64 << 10
+	err := checkStandardSchema(raw, limit)
+	if again := checkStandardSchema(raw, limit); !profileSameError(err, again) {
+		t.Fatalf("standard profile: two answers for %q: %v, then %v", raw, err, again)
+	}
+	if err != nil {
+		var pe *profileError
+		if !errors.As(err, &pe) {
+			t.Fatalf("standard profile: error %v is a %T, want a *profileError", err, err)
+		}
+		if strings.Contains(pe.Reason, "(the compiler failed)") {
+			t.Fatalf("standard profile: the compiler panicked on %q", raw)
+		}
+		if msg := err.Error(); len(pe.Reason) > 200 || len(msg) > 400 || !utf8.ValidString(msg) {
+			t.Fatalf("standard profile: message is not caller-safe (%d bytes): %q", len(msg), msg)
+		}
+		return
+	}
+	if _, err := schemacheck.Compile(raw); err != nil {
+		t.Fatalf("standard profile accepted %q, which does not compile: %v", raw, err)
+	}
 }
 
 func profileFuzzCheck(t *testing.T, raw []byte) {
