@@ -15,9 +15,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpimport"
+	"github.com/agnara-go/agnara/policy"
 )
 
 // A draft-07 tool as a zod-to-json-schema or pydantic based server
@@ -313,5 +315,31 @@ func typeScriptLists(t *testing.T, url, wantInput string) {
 	}
 	if diff := cmp.Diff(wantInput, canonical(t, string(got.InputSchemas["gw.list_files"]))); diff != "" {
 		t.Errorf("input schema the TypeScript client lists (-remote +listed):\n%s", diff)
+	}
+}
+
+func TestStandardProfileWrites(t *testing.T) {
+	f := newFiles(filesInput, "")
+	bindings := func(p mcpimport.Profile) map[string]mcpimport.WriteBinding {
+		return map[string]mcpimport.WriteBinding{"list_files": {
+			Name: "write_files", Title: "Write files", Effect: approval.EffectWrite,
+			ScopeValidator: func(context.Context, policy.Principal, json.RawMessage) error { return nil },
+			BindingID:      "files", BindingRevision: "1", ScopeID: "sandbox", ScopeRevision: "1",
+			Profile: p,
+		}}
+	}
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	t.Cleanup(func() { store.Close() })
+	cs, mon := connect(t, f.server, "2025-11-25")
+	sess := newSession(t, cs, mon, "files")
+	if _, err := mcpimport.DiscoverWrites(context.Background(), sess, bindings(mcpimport.ProfileStrict), &mcpimport.WriteOptions{Approvals: store}); mcpimport.CodeOf(err) != mcpimport.SchemaUnsupported {
+		t.Fatalf("strict profile: got %v, want %s", err, mcpimport.SchemaUnsupported)
+	}
+	cat, err := mcpimport.DiscoverWrites(context.Background(), sess, bindings(mcpimport.ProfileStandard), &mcpimport.WriteOptions{Approvals: store})
+	if err != nil {
+		t.Fatalf("standard profile: %v", err)
+	}
+	if e := cat.Snapshot().Entries()[0]; e.Profile != mcpimport.ProfileStandard || string(e.InputSchema) != canonical(t, filesInput) {
+		t.Fatalf("entry %+v", e)
 	}
 }
