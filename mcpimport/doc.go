@@ -46,6 +46,14 @@
 // keywords. docs/import.md has the full rules. A working handshake proves
 // nothing about a tool's compatibility.
 //
+// A binding may opt in to [ProfileStandard] instead ([Binding.Profile],
+// [WriteBinding.Profile]): standard JSON Schema of drafts 07, 2019-09 or
+// 2020-12 as its "$schema" declares, with "$ref"s within the document (an
+// external reference is refused; nothing is ever fetched), open objects and
+// "default" values, under the same size and depth limits. Such a schema is
+// published and digested unchanged, arguments are validated against it
+// before the call is sent, and a default is never applied.
+//
 // # Results and failures
 //
 // A successful call returns an [Envelope], {"text": [...], "structured":
