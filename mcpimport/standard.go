@@ -1,10 +1,13 @@
 package mcpimport
 
 import (
+	"errors"
 	"regexp/syntax"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agnara-go/agnara/internal/schemacheck"
 )
@@ -37,16 +40,23 @@ func (p Profile) check(remote string) *Error {
 }
 
 // standardDialects are the "$schema" values the standard profile accepts,
-// with the draft each names. They are the spellings the validator knows as
-// built-in meta-schemas, so that none is ever fetched.
-var standardDialects = map[string]string{
-	"http://json-schema.org/draft-07/schema#":      "draft-07",
-	"http://json-schema.org/draft-07/schema":       "draft-07",
-	"https://json-schema.org/draft-07/schema#":     "draft-07",
-	"https://json-schema.org/draft-07/schema":      "draft-07",
-	"https://json-schema.org/draft/2019-09/schema": "draft 2019-09",
-	"https://json-schema.org/draft/2020-12/schema": "draft 2020-12",
-}
+// with the draft each names: http or https, with or without an empty
+// fragment. The validator knows each as a built-in meta-schema, so none is
+// ever fetched. The moving "json-schema.org/schema" (latest) is not one.
+var standardDialects = func() map[string]string {
+	m := map[string]string{}
+	for path, draft := range map[string]string{
+		"json-schema.org/draft-07/schema":      "draft-07",
+		"json-schema.org/draft/2019-09/schema": "draft 2019-09",
+		"json-schema.org/draft/2020-12/schema": "draft 2020-12",
+	} {
+		for _, scheme := range []string{"http://", "https://"} {
+			m[scheme+path] = draft
+			m[scheme+path+"#"] = draft // the empty fragment: the same URI
+		}
+	}
+	return m
+}()
 
 // standardRefKeywords are the keywords whose value is a URI reference that
 // the validator resolves.
@@ -77,7 +87,8 @@ var (
 //   - The root is a JSON object with "type": "object" (MCP requires it).
 //     Objects may be open: "additionalProperties" may be absent or true.
 //   - "$schema" only at the root, and only one of the drafts 07, 2019-09 or
-//     2020-12 (standardDialects); absent means 2020-12. Anything else
+//     2020-12 (standardDialects: http or https, with or without "#");
+//     absent means 2020-12. Anything else
 //     (draft-04, draft-06, a custom meta-schema) is refused.
 //   - Every "$ref", "$dynamicRef" and "$recursiveRef" is a fragment of
 //     this document ("#", "#/$defs/...", "#/definitions/...", "#anchor").
@@ -206,6 +217,11 @@ func standardCompile(raw []byte, draft string) (perr *profileError) {
 		}
 	}()
 	if _, err := schemacheck.Compile(raw); err != nil {
+		var pointer *jsonschema.JSONPointerNotFoundError
+		var anchor *jsonschema.AnchorNotFoundError
+		if errors.As(err, &pointer) || errors.As(err, &anchor) {
+			return &profileError{Reason: "a reference does not resolve within the document (nothing is fetched)"}
+		}
 		p := profileCompileError(err)
 		p.Reason = "schema does not compile as JSON Schema " + draft
 		return p

@@ -14,6 +14,7 @@ import (
 var standardAccepted = []struct{ name, schema string }{
 	{"draft-07 open object with defaults", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"path":{"type":"string","description":"File path"},"limit":{"type":"integer","default":10,"minimum":1}},"required":["path"]}`},
 	{"draft-07 without fragment", `{"$schema":"http://json-schema.org/draft-07/schema","type":"object"}`},
+	{"2020-12 over http with fragment", `{"$schema":"http://json-schema.org/draft/2020-12/schema#","type":"object"}`},
 	{"zod-to-json-schema closed, definitions", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"owner":{"$ref":"#/definitions/name"},"repo":{"$ref":"#/definitions/name"}},"required":["owner","repo"],"additionalProperties":false,"definitions":{"name":{"type":"string","minLength":1}}}`},
 	{"pydantic $defs", `{"type":"object","$defs":{"Item":{"type":"object","properties":{"name":{"type":"string","title":"Name"},"qty":{"type":"integer","default":1}},"required":["name"],"title":"Item"}},"properties":{"items":{"type":"array","items":{"$ref":"#/$defs/Item"},"title":"Items"}},"required":["items"],"title":"createArguments"}`},
 	{"pydantic optional anyOf null", `{"type":"object","properties":{"cursor":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null}},"title":"listArguments"}`},
@@ -74,7 +75,9 @@ func TestStandardProfileRefuses(t *testing.T) {
 		{"draft-06", `{"$schema":"http://json-schema.org/draft-06/schema#","type":"object"}`, 0, "", "unknown dialect"},
 		{"custom meta-schema", `{"$schema":"https://example.com/meta","type":"object"}`, 0, "", "unknown dialect"},
 		{"non-string $schema", `{"$schema":7,"type":"object"}`, 0, "", "unknown dialect"},
-		{"unresolvable fragment", `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`, 0, "", "does not compile as JSON Schema draft 2020-12"},
+		{"unresolvable fragment", `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`, 0, "", "does not resolve within the document"},
+		{"unresolvable anchor", `{"type":"object","properties":{"a":{"$ref":"#nowhere"}}}`, 0, "", "does not resolve within the document"},
+		{"latest meta-schema", `{"$schema":"https://json-schema.org/schema","type":"object"}`, 0, "", "unknown dialect"},
 		{"root not an object schema", `{"type":"string"}`, 0, "", `root "type" must be "object"`},
 		{"root boolean", `true`, 0, "", "must be a JSON object"},
 		{"over the size limit", `{"type":"object","description":"` + strings.Repeat("x", 100) + `"}`, 64, "", "over the limit of 64"},
