@@ -11,6 +11,29 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+// Ajv in strict mode stands for a downstream client that compiles the input
+// schemas it lists (the SDK depends on ajv and ajv-formats; the lockfile
+// pins them).
+import Ajv from "ajv";
+import Ajv2019 from "ajv/dist/2019.js";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+
+// inputCheck compiles a listed input schema with a strict Ajv of the draft
+// its "$schema" names (draft-07 when it names none of the newer ones) and
+// validates args against it.
+function inputCheck(schema, args) {
+  const dialect = String(schema?.$schema ?? "");
+  const Class = dialect.includes("2020-12") ? Ajv2020 : dialect.includes("2019-09") ? Ajv2019 : Ajv;
+  const ajv = new Class({ strict: true, allErrors: true });
+  addFormats(ajv);
+  try {
+    const validate = ajv.compile(schema);
+    return { compiled: true, valid: validate(args) };
+  } catch (err) {
+    return { compiled: false, error: String(err?.message ?? err) };
+  }
+}
 
 const [url, tool, args, answers] = process.argv.slice(2);
 if (!url || !tool) {
@@ -48,6 +71,7 @@ try {
     server: client.getServerVersion(),
     tools: list.tools.map((t) => t.name),
     inputSchemas: Object.fromEntries(list.tools.map((t) => [t.name, t.inputSchema])),
+    inputCheck: inputCheck(list.tools.find((t) => t.name === tool)?.inputSchema, args ? JSON.parse(args) : {}),
     elicited,
     result,
   }));

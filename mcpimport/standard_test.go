@@ -290,7 +290,8 @@ func TestStandardProfileReexposed(t *testing.T) {
 
 // typeScriptLists lists and calls gw.list_files with the TypeScript SDK
 // client (conformance/ts-client.mjs), which compiles the output schemas it
-// lists and validates structured content against them.
+// lists and validates structured content against them; the script also
+// compiles the listed input schema with a strict Ajv.
 func typeScriptLists(t *testing.T, url, wantInput string) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -305,7 +306,12 @@ func typeScriptLists(t *testing.T, url, wantInput string) {
 	}
 	var got struct {
 		InputSchemas map[string]json.RawMessage `json:"inputSchemas"`
-		Result       struct {
+		InputCheck   struct {
+			Compiled bool   `json:"compiled"`
+			Valid    bool   `json:"valid"`
+			Error    string `json:"error"`
+		} `json:"inputCheck"`
+		Result struct {
 			Content []struct{ Text string } `json:"content"`
 			IsError bool                    `json:"isError"`
 		} `json:"result"`
@@ -315,6 +321,12 @@ func typeScriptLists(t *testing.T, url, wantInput string) {
 	}
 	if diff := cmp.Diff(wantInput, canonical(t, string(got.InputSchemas["gw.list_files"]))); diff != "" {
 		t.Errorf("input schema the TypeScript client lists (-remote +listed):\n%s", diff)
+	}
+	// A strict validating client (Ajv, strict mode, the schema's draft)
+	// compiles the schema as listed, its "$ref"s resolving within it, and
+	// accepts the arguments agnara accepted.
+	if c := got.InputCheck; !c.Compiled || !c.Valid {
+		t.Errorf("strict Ajv: compiled %v (%s), arguments valid %v", c.Compiled, c.Error, c.Valid)
 	}
 }
 
