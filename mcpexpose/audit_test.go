@@ -282,7 +282,7 @@ func (panicSink) Record(context.Context, mcpexpose.AuditRecord) { panic("sink is
 // TestAuditSinkPanicDoesNotFailTheCall: the call is answered, and the panic
 // is logged.
 func TestAuditSinkPanicDoesNotFailTheCall(t *testing.T) {
-	var logs syncBuffer
+	var logs mcptest.Buffer
 	alice := policy.NewPrincipal("alice", []string{"users:admin"})
 	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
 		DevelopmentPrincipal: &alice, Audit: panicSink{}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
@@ -297,23 +297,6 @@ func TestAuditSinkPanicDoesNotFailTheCall(t *testing.T) {
 	if got := strings.Count(logs.String(), `msg="audit sink panicked" tool=users.delete_user panic="sink is broken"`); got != 2 {
 		t.Errorf("panic logged %d times, want 2; log:\n%s", got, logs.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // auditSchema reads the attribute table of docs/audit.md: name -> type and
@@ -350,7 +333,7 @@ func auditSchema(t *testing.T) map[string][2]string {
 // always-present ones in every record.
 func TestSlogAuditMatchesTheDocumentedSchema(t *testing.T) {
 	schema := auditSchema(t)
-	var out syncBuffer
+	var out mcptest.Buffer
 	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Tokens: auditTokens, Server: mcpexpose.ServerOptions{
 		Audit: mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(&out, nil))),
 	}})

@@ -1,7 +1,6 @@
 package mcpexpose
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -9,33 +8,15 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 const initializeBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-
-// syncBuffer is a log sink the handler's goroutines write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // sessionServer serves a handler for storeSnapshot on loopback.
 func sessionServer(t *testing.T, opts *HandlerOptions) (*Handler, *httptest.Server) {
@@ -137,7 +118,7 @@ func flood(t *testing.T, url string, n int, limit string) (opened []string, refu
 // grows with the cap, not with the flood. The refusals are logged once.
 func TestSessionFloodIsBounded(t *testing.T) {
 	const n, max = 2000, 100
-	var logs syncBuffer
+	var logs mcptest.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 
 	before := heapAfterGC()

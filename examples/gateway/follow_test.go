@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"expvar"
@@ -10,11 +9,11 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,24 +25,6 @@ const (
 	// openSchema takes any argument at all: wider than the profile allows.
 	openSchema = `{"type":"object","properties":{"id":{"type":"string"}}}`
 )
-
-// syncBuffer is a log sink tests read while the gateway writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // upstream is an SDK server on loopback HTTP standing in for the users
 // example, whose tools the test changes.
@@ -83,7 +64,7 @@ func TestGatewayFollowsTheUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	logs := &syncBuffer{}
+	logs := &mcptest.Buffer{}
 	swaps := new(expvar.Int)
 	gw := &gateway{session: sess, logger: slog.New(slog.NewTextHandler(logs, nil)), principal: policy.NewPrincipal("dev", []string{"directory:read"}),
 		swaps: swaps, backoff: backoff{base: 10 * time.Millisecond, max: 200 * time.Millisecond}}

@@ -10,11 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agnara-go/agnara/examples/internal/proctest"
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -108,7 +108,7 @@ func TestBadIssuerFailsAtStart(t *testing.T) {
 // TestTraceToStdout runs the example with -otel-stdout and checks that a
 // call's trace, with its stages, is printed.
 func TestTraceToStdout(t *testing.T) {
-	out := &syncBuffer{}
+	out := &mcptest.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -150,7 +150,7 @@ func TestTraceToStdout(t *testing.T) {
 // TestAuditToWriter runs the example with an audit writer (-audit) and
 // checks that a call's record is written as JSON.
 func TestAuditToWriter(t *testing.T) {
-	out, audit := &syncBuffer{}, &syncBuffer{}
+	out, audit := &mcptest.Buffer{}, &mcptest.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -188,21 +188,4 @@ func TestAuditToWriter(t *testing.T) {
 	if strings.Contains(audit.String(), "no-such-user") {
 		t.Errorf("audit record holds an argument value: %s", audit.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
