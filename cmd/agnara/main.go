@@ -1,4 +1,4 @@
-// Command agnara is the operator's tool for an agnara host. It has two
+// Command agnara is the operator's tool for an agnara host. It has three
 // command groups. keys writes and rotates the key file that every instance
 // of a server shares to seal request state (package
 // mcpexpose/requeststate; see docs/scaling.md):
@@ -35,6 +35,13 @@
 // printed that came from a requester, a remote tool or the database is
 // escaped when it is not printable.
 // See docs/approvals.md.
+//
+// gateway serves a governed gateway (package gateway) from a YAML config:
+//
+//	agnara gateway -config gateway.yaml [-check] [-log-level info]
+//	agnara gateway -sample
+//
+// See docs/gateway.md.
 package main
 
 import (
@@ -51,6 +58,7 @@ const mainUsage = `usage: agnara <group> <command> [flags]
 Groups:
   keys       the request-state key file shared by a server's instances
   approvals  the durable approvals of imported write tools
+  gateway    serve a governed gateway from a config file
 
 Run 'agnara keys help' or 'agnara approvals help' for their commands.
 `
@@ -67,6 +75,8 @@ func (c *cli) main(args []string) int {
 		return c.keys(args[1:])
 	case "approvals":
 		return c.run(args)
+	case "gateway":
+		return c.gateway(args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(c.stdout, mainUsage)
 		return 0

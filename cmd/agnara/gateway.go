@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agnara-go/agnara/gateway"
+)
+
+const gatewayUsage = `usage: agnara gateway -config FILE [-check] [-log-level info]
+       agnara gateway -sample
+
+Serves the governed gateway a config file declares (package gateway;
+see docs/gateway.md): its upstreams over HTTP or stdio, the tools bound
+from each, under the gateway's own auth, limits and approvals. It prints
+the MCP URL on its first line of output, logs to standard error, and stops
+on SIGINT or SIGTERM (stdio upstreams are stopped with it).
+
+  -config FILE     the gateway config (YAML)
+  -check           check the config and exit: every mistake, with its line
+  -sample          print a commented sample config and exit
+  -log-level LVL   debug, info, warn or error (default info)
+`
+
+// gateway runs `agnara gateway`.
+func (c *cli) gateway(args []string) int {
+	flags := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	flags.SetOutput(c.stderr)
+	flags.Usage = func() { fmt.Fprint(c.stderr, gatewayUsage) }
+	path := flags.String("config", "", "")
+	check := flags.Bool("check", false, "")
+	sample := flags.Bool("sample", false, "")
+	level := flags.String("log-level", "info", "")
+	if err := flags.Parse(args); err != nil {
+		return 2
+	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(c.stderr, "agnara gateway: unexpected argument %q\n\n%s", flags.Arg(0), gatewayUsage)
+		return 2
+	}
+	if *sample {
+		c.stdout.Write(gateway.Sample)
+		return 0
+	}
+	if *path == "" {
+		fmt.Fprint(c.stderr, "agnara gateway: -config FILE is required (-sample prints one)\n\n"+gatewayUsage)
+		return 2
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		fmt.Fprintf(c.stderr, "agnara gateway: -log-level %q: want debug, info, warn or error\n", *level)
+		return 2
+	}
+	cfg, err := gateway.Load(*path)
+	if err != nil {
+		fmt.Fprintln(c.stderr, err)
+		return 1
+	}
+	if *check {
+		tools := 0
+		for _, u := range cfg.Upstreams {
+			tools += len(u.Tools)
+		}
+		fmt.Fprintf(c.stdout, "%s: ok: %d upstreams, %d tools, serving %s%s\n", *path, len(cfg.Upstreams), tools, cfg.Listen, cfg.Path)
+		return 0
+	}
+	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: lvl}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := gateway.Run(ctx, *cfg, &gateway.Options{Logger: logger}, c.stdout); err != nil {
+		fmt.Fprintln(c.stderr, "agnara gateway:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,151 @@
+package gateway_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/gateway"
+	"github.com/agnara-go/agnara/mcpimport"
+)
+
+func TestSampleParses(t *testing.T) {
+	cfg, err := gateway.Parse("sample.yaml", gateway.Sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Upstreams) != 2 || cfg.Upstreams[1].Tools[1].Name != "notes_create" || cfg.Upstreams[1].Tools[1].Write != "write" {
+		t.Fatalf("sample: %+v", cfg.Upstreams)
+	}
+	// Defaults are filled in.
+	files := cfg.Upstreams[0]
+	if files.Tools[0].Name != "files_read_text_file" || files.Limits.MessageBytes != gateway.DefaultMessageBytes ||
+		files.Restart.Min != gateway.Duration(time.Second) || cfg.Upstreams[1].Restart.Max != gateway.Duration(30*time.Second) {
+		t.Errorf("defaults: %+v", files)
+	}
+	if w := cfg.Upstreams[1].Tools[1]; w.ApprovalScope != "notes" || w.ApprovalScopeRevision != "1" {
+		t.Errorf("write defaults: %+v", w)
+	}
+}
+
+// valid is a minimal valid config; each case below breaks it.
+const valid = `
+auth:
+  development: {scopes: [a:read]}
+approvals: {sqlite: approvals.db}
+upstreams:
+  - name: one
+    stdio: {command: server}
+    tools:
+      - {remote: read, title: Read}
+      - {remote: write, title: Write, write: write}
+`
+
+func TestParseReportsEveryMistakeWithItsLine(t *testing.T) {
+	t.Setenv("GATEWAY_TEST_SET", "x")
+	tests := []struct {
+		name, yaml string
+		want       []string // "line: substring", in order
+	}{
+		{"valid", valid, nil},
+		{"syntax", "upstreams: [\n", []string{"1: did not find expected node content"}},
+		{"empty", "", []string{"0: the file is empty"}},
+		{"unknown keys with a hint", strings.Replace(valid, "stdio: {command: server}", "stdio: {comand: server}", 1),
+			[]string{`7: upstreams[0].stdio: unknown key "comand" (did you mean "command"?)`, `7: upstreams[0].stdio.command: name the program to run`}},
+		{"wrong types", valid + "limits: {max_sessions: many, call_timeout: soon}\n",
+			[]string{"11: cannot unmarshal !!str `many` into int", `11: "soon" is not a duration`}},
+		{"auth missing", strings.Replace(valid, "  development: {scopes: [a:read]}\n", "", 1),
+			[]string{"2: auth: say how callers are identified"}},
+		{"development off loopback", "listen: 0.0.0.0:8090\n" + valid,
+			[]string{"4: auth.development: a development principal serves anyone who connects"}},
+		{"issuer without resource", strings.Replace(valid, "development: {scopes: [a:read]}", "issuer: https://login.example.com/", 1),
+			[]string{"2: auth.resource: want the gateway's public MCP URL"}},
+		{"write without approvals", strings.Replace(valid, "approvals: {sqlite: approvals.db}\n", "", 1),
+			[]string{"9: upstreams[0].tools[1].write: a write needs approvals"}},
+		{"both transports", strings.Replace(valid, "stdio: {command: server}", "stdio: {command: server}\n    http: {url: http://127.0.0.1:1/mcp}", 1),
+			[]string{"6: upstreams[0]: set http or stdio, not both"}},
+		{"a shell line as command", strings.Replace(valid, "command: server", "command: npx server --flag", 1),
+			[]string{`7: upstreams[0].stdio.command: "npx server --flag": the command runs without a shell`}},
+		{"secret env not set", strings.Replace(valid, "stdio: {command: server}", "http: {url: http://127.0.0.1:1/mcp, oauth: {token_url: http://127.0.0.1:2/token, client_id: gw, client_secret_env: GATEWAY_TEST_UNSET}}", 1),
+			[]string{"7: upstreams[0].http.oauth.client_secret_env: the environment variable GATEWAY_TEST_UNSET is not set"}},
+		{"secret env set", strings.Replace(valid, "stdio: {command: server}", "http: {url: http://127.0.0.1:1/mcp, oauth: {token_url: http://127.0.0.1:2/token, client_id: gw, client_secret_env: GATEWAY_TEST_SET}}", 1), nil},
+		{"bad protocol", strings.Replace(valid, "stdio: {command: server}", "http: {url: http://127.0.0.1:1/mcp, protocol: 2024-11-05}", 1),
+			[]string{`7: upstreams[0].http.protocol: "2024-11-05": want one of 2026-07-28, 2025-11-25, 2025-06-18`}},
+		{"remote name that is no local name", strings.Replace(valid, "remote: read,", `remote: "read (fast)",`, 1),
+			[]string{`9: upstreams[0].tools[0].remote: the local name "read (fast)" (prefix and remote name) is not one: set name`}},
+		{"profile and write values", strings.Replace(strings.Replace(valid, "title: Read}", "title: Read, profile: loose}", 1), "write: write}", "write: maybe}", 1),
+			[]string{`9: upstreams[0].tools[0].profile: "loose": want strict or standard`, `10: upstreams[0].tools[1].write: "maybe": want write or destructive`}},
+		{"collisions across upstreams", valid + `  - name: one
+    prefix: ""
+    stdio: {command: other}
+    tools:
+      - {remote: read, title: Read again}
+`, []string{`11: upstreams[1].name: "one" is also the name of upstreams[0] (line 6)`,
+			`15: upstreams[1].tools[0]: local name "read" is also given to upstreams[0].tools[0] (line 9): set a prefix or a name`}},
+		{"same remote twice", strings.Replace(valid, "remote: write,", "remote: read, name: read2,", 1),
+			[]string{`10: upstreams[0].tools[1].remote: "read" is also bound by tools[0] (line 9)`}},
+		{"write marked concurrency safe", strings.Replace(valid, "write: write}", "write: write, concurrency_safe: true}", 1),
+			[]string{"10: upstreams[0].tools[1].concurrency_safe: writes run one at a time"}},
+		{"no tools", strings.Replace(valid, `    tools:
+      - {remote: read, title: Read}
+      - {remote: write, title: Write, write: write}
+`, "", 1), []string{"6: upstreams[0].tools: bind at least one tool"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := gateway.Parse("gw.yaml", []byte(tc.yaml))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected error:\n%v", err)
+				}
+				return
+			}
+			var ce *gateway.ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("got %v, want a *ConfigError", err)
+			}
+			var got []string
+			for _, p := range ce.Problems {
+				got = append(got, fmt.Sprintf("%d: %s", p.Line, p))
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d problems, want %d:\n%s", len(got), len(tc.want), strings.Join(got, "\n"))
+			}
+			for i, w := range tc.want {
+				if !strings.HasPrefix(got[i], w) {
+					t.Errorf("problem %d:\n got %s\nwant %s…", i, got[i], w)
+				}
+			}
+			if !strings.HasPrefix(err.Error(), "gw.yaml:") {
+				t.Errorf("Error() = %q: want it to name the file", err)
+			}
+		})
+	}
+}
+
+func TestNewChecksACodeConfig(t *testing.T) {
+	cfg := gateway.Config{
+		Auth: gateway.Auth{Development: &gateway.Development{}},
+		Upstreams: []gateway.Upstream{
+			{Name: "a", Prefix: "x_", Stdio: &gateway.StdioUpstream{Command: "a"}, Tools: []gateway.Tool{{Remote: "get", Title: "Get"}}},
+			{Name: "b", Stdio: &gateway.StdioUpstream{Command: "b"}, Tools: []gateway.Tool{{Remote: "x_get", Title: "Get"}}},
+		},
+	}
+	_, err := gateway.New(cfg, &gateway.Options{Validators: map[string]mcpimport.ScopeValidator{"nope": nil}})
+	var ce *gateway.ConfigError
+	if !errors.As(err, &ce) || len(ce.Problems) != 2 {
+		t.Fatalf("got %v, want two problems", err)
+	}
+	if p := ce.Problems[0].String(); !strings.Contains(p, `upstreams[1].tools[0]: local name "x_get" is also given to upstreams[0].tools[0]`) {
+		t.Errorf("collision: %s", p)
+	}
+	if p := ce.Problems[1].String(); p != `Options.Validators: "nope" binds no tool` {
+		t.Errorf("validators: %s", p)
+	}
+	cfg.Upstreams[1].Prefix = "b_"
+	if _, err := gateway.New(cfg, nil); err != nil {
+		t.Errorf("after the fix: %v", err)
+	}
+}

@@ -1,0 +1,422 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/oidc"
+	"github.com/agnara-go/agnara/mcpimport"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/go-chi/chi/v5"
+)
+
+// ReasonUpstreamUnavailable is the failure reason of a call of a bound tool
+// whose upstream is not connected (starting, or down and being retried).
+// Its canonical code is unavailable.
+const ReasonUpstreamUnavailable execution.Reason = "gateway_upstream_unavailable"
+
+// Options configures [New]. A nil *Options and every zero field mean the
+// documented default.
+type Options struct {
+	// Logger receives the gateway's records: upstreams connecting, going
+	// down and coming back, catalog swaps, the stderr of stdio upstreams.
+	// Default: a logger that discards everything.
+	Logger *slog.Logger
+	// Validators are argument-level scope checks, by local tool name, for
+	// hosts that embed the gateway in Go (a config file cannot hold code).
+	// A read without one declares that it needs none; a write without one
+	// is allowed to every identified caller holding its scopes (anonymous
+	// callers can never ask for writes). A name that binds no tool is an
+	// error.
+	Validators map[string]mcpimport.ScopeValidator
+	// Approvals, when set, is the approval store of writes, instead of the
+	// one Config.Approvals names; the host closes it.
+	Approvals approval.Store
+	// StartTimeout bounds how long Start waits for every upstream's first
+	// import before serving what it has. Default 30 s.
+	StartTimeout time.Duration
+}
+
+// State is an upstream's state.
+type State string
+
+// Upstream states.
+const (
+	StateStarting State = "starting" // no import yet
+	StateUp       State = "up"       // connected; its catalog is served
+	StateDown     State = "down"     // lost or refused; retried with backoff
+)
+
+// UpstreamStatus is what [Gateway.Status] reports of one upstream.
+type UpstreamStatus struct {
+	Name  string
+	State State
+	// Tools are the local names served from it; Absent the bound tools it
+	// does not offer now, with why.
+	Tools, Absent []string
+	// Error is why it is down (caller-safe: codes and the transport's
+	// words, never a secret); empty when up.
+	Error string
+	// Connections counts the sessions made (for stdio, the processes
+	// started); Swaps the catalogs of it served after the first.
+	Connections, Swaps int
+}
+
+// Gateway serves the tools it imports from its upstreams as one MCP server,
+// under its own scopes, identity and approvals. One upstream failing leaves
+// the others serving: its tools answer [ReasonUpstreamUnavailable] until it
+// is back, and its callers' lists drop them.
+type Gateway struct {
+	cfg    Config
+	opts   Options
+	logger *slog.Logger
+	ups    []*upstream
+
+	mu       sync.Mutex // serializes publish; guards each upstream's served state
+	handler  *mcpexpose.Handler
+	router   http.Handler
+	store    approval.Store
+	closeDB  func() error
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	started  bool
+	closeErr error
+}
+
+// New checks cfg and the options and returns a gateway that has connected
+// to nothing yet; [Gateway.Start] connects. Every mistake is reported at
+// once, as a [*ConfigError]; local name collisions across upstreams are
+// among them.
+func New(cfg Config, opts *Options) (*Gateway, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	ce := &ConfigError{}
+	cfg.Upstreams = slices.Clone(cfg.Upstreams)
+	for i := range cfg.Upstreams {
+		cfg.Upstreams[i].Tools = slices.Clone(cfg.Upstreams[i].Tools)
+	}
+	approvalsGiven := o.Approvals != nil
+	if approvalsGiven && cfg.Approvals == (Approvals{}) {
+		cfg.Approvals.SQLite = "(Options.Approvals)" // satisfies the write rule; never opened
+	}
+	cfg.validate(ce, positions{}, os.LookupEnv)
+	if approvalsGiven {
+		cfg.Approvals = Approvals{}
+	}
+	bound := map[string]bool{}
+	for _, u := range cfg.Upstreams {
+		for _, t := range u.Tools {
+			bound[t.Name] = true
+		}
+	}
+	for _, name := range slices.Sorted(mapsKeys(o.Validators)) {
+		if !bound[name] {
+			ce.add(0, "Options.Validators", "%q binds no tool", name)
+		}
+	}
+	if len(ce.Problems) > 0 {
+		return nil, ce
+	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	o.StartTimeout = cmp.Or(o.StartTimeout, 30*time.Second)
+	g := &Gateway{cfg: cfg, opts: o, logger: o.Logger, store: o.Approvals}
+	for i := range g.cfg.Upstreams {
+		g.ups = append(g.ups, newUpstream(g, &g.cfg.Upstreams[i]))
+	}
+	return g, nil
+}
+
+// Config returns the gateway's config, defaults filled in.
+func (g *Gateway) Config() Config { return g.cfg }
+
+// Start opens the approval store, builds the MCP handler, connects to every
+// upstream in the background, and waits until each has made its first
+// import (or StartTimeout passes): the first catalog served is then whole
+// when the upstreams are healthy. An upstream that fails keeps being
+// retried; Start fails only for what no retry mends (the approval store, the
+// token issuer). Stop the gateway with [Gateway.Close].
+func (g *Gateway) Start(ctx context.Context) error {
+	if g.started {
+		return errors.New("gateway: Start called twice")
+	}
+	g.started = true
+	if err := g.openApprovals(ctx); err != nil {
+		return err
+	}
+	opts, err := g.handlerOptions(ctx)
+	if err != nil {
+		g.closeApprovals()
+		return err
+	}
+	snap, err := g.compile()
+	if err != nil {
+		g.closeApprovals()
+		return err
+	}
+	h, err := mcpexpose.NewHandler(snap, opts)
+	if err != nil {
+		g.closeApprovals()
+		return err
+	}
+	g.handler = h
+	r := chi.NewRouter()
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "ok\n")
+	})
+	h.Mount(r, g.cfg.Path)
+	g.router = r
+
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	g.cancel = cancel
+	for _, u := range g.ups {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			u.run(runCtx)
+		}()
+	}
+	wait := time.NewTimer(g.opts.StartTimeout)
+	defer wait.Stop()
+	for _, u := range g.ups {
+		select {
+		case <-u.tried:
+		case <-wait.C:
+			g.logger.Warn("serving before every upstream answered", slog.Duration("start_timeout", g.opts.StartTimeout))
+			return nil
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), g.Close())
+		}
+	}
+	return nil
+}
+
+// ServeHTTP serves the MCP endpoint at Config.Path (and its OAuth metadata)
+// and /healthz. It answers 503 before Start.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.router == nil {
+		http.Error(w, "the gateway has not started", http.StatusServiceUnavailable)
+		return
+	}
+	g.router.ServeHTTP(w, r)
+}
+
+// Status reports every upstream, in config order.
+func (g *Gateway) Status() []UpstreamStatus {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]UpstreamStatus, 0, len(g.ups))
+	for _, u := range g.ups {
+		out = append(out, u.status())
+	}
+	return out
+}
+
+// Close stops following the upstreams, closes their sessions (stopping
+// stdio upstreams' processes) and the approval store the gateway opened.
+// It does not stop an http.Server serving the gateway.
+func (g *Gateway) Close() error {
+	if g.cancel != nil {
+		g.cancel()
+		g.cancel = nil
+		g.wg.Wait()
+		g.closeErr = g.closeApprovals()
+	}
+	return g.closeErr
+}
+
+func (g *Gateway) closeApprovals() error {
+	if g.closeDB == nil {
+		return nil
+	}
+	err := g.closeDB()
+	g.closeDB = nil
+	return err
+}
+
+func (g *Gateway) openApprovals(ctx context.Context) error {
+	a := g.cfg.Approvals
+	switch {
+	case g.store != nil:
+		return nil
+	case a.SQLite != "":
+		s, err := approval.OpenSQLite(a.SQLite, nil)
+		if err != nil {
+			return fmt.Errorf("approvals: %w", err)
+		}
+		g.store, g.closeDB = s, s.Close
+	case a.PostgresEnv != "":
+		dsn := os.Getenv(a.PostgresEnv)
+		if err := approval.MigratePostgres(ctx, dsn); err != nil {
+			return fmt.Errorf("approvals (%s): %w", a.PostgresEnv, err)
+		}
+		s, err := approval.OpenPostgres(ctx, dsn, nil)
+		if err != nil {
+			return fmt.Errorf("approvals (%s): %w", a.PostgresEnv, err)
+		}
+		g.store, g.closeDB = s, s.Close
+	}
+	return nil
+}
+
+func (g *Gateway) handlerOptions(ctx context.Context) (*mcpexpose.HandlerOptions, error) {
+	timeout := g.cfg.Limits.CallTimeout.D()
+	if timeout == 0 {
+		for _, u := range g.ups {
+			timeout = max(timeout, u.limits.CallTimeout)
+		}
+		timeout += 5 * time.Second
+	}
+	opts := &mcpexpose.HandlerOptions{
+		Server: mcpexpose.ServerOptions{
+			Timeout:   timeout,
+			Logger:    g.logger,
+			Swappable: true, // upstreams come, go and change without dropping sessions
+		},
+		MaxBodyBytes:            g.cfg.Limits.MaxBodyBytes,
+		MaxSessions:             g.cfg.Limits.MaxSessions,
+		MaxSessionsPerPrincipal: g.cfg.Limits.MaxSessionsPerPrincipal,
+	}
+	if r := g.cfg.Limits.RateLimit; r != nil {
+		opts.Server.RateLimit = agnara.RateLimit{Rate: r.PerSecond, Burst: r.Burst}
+	}
+	switch a := g.cfg.Auth; {
+	case a.Issuer != "":
+		v, err := oidc.NewVerifier(ctx, a.Issuer, a.Resource, nil)
+		if err != nil {
+			return nil, fmt.Errorf("auth: %w", err)
+		}
+		opts.Tokens = v.Verify
+		opts.Resource = &mcpexpose.Resource{URL: a.Resource, AuthorizationServers: []string{a.Issuer}}
+	case a.Development != nil:
+		dev := policy.NewPrincipal(a.Development.Principal, a.Development.Scopes)
+		opts.Server.DevelopmentPrincipal = &dev
+	}
+	return opts, nil
+}
+
+// publish records what u now serves and hands the handler a snapshot of
+// every upstream's current tools. Sessions whose list changed are told.
+func (g *Gateway) publish(u *upstream, s served) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	first := u.served.state == StateStarting
+	u.served = s
+	if s.state == StateUp && !first {
+		u.swaps++
+	}
+	if g.handler == nil {
+		return // Start compiles when it builds the handler
+	}
+	snap, err := g.compile()
+	if err == nil {
+		err = g.handler.Swap(snap)
+	}
+	if err != nil {
+		// Names were checked by New, so this is a bug; the last good
+		// snapshot keeps serving.
+		g.logger.Error("gateway: the new catalog could not be served; the last one still is", slog.String("upstream", u.cfg.Name), slog.String("error", err.Error()))
+	}
+}
+
+// compile builds the snapshot serving every upstream's current tools, in
+// config order, under one application. Must be called with g.mu held, or
+// before the upstreams run.
+func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
+	app := agnara.New(g.cfg.Name, &agnara.Options{Version: "1", Logger: g.logger})
+	exp := mcpexpose.New(app)
+	for _, u := range g.ups {
+		s := u.served
+		if s.state != StateUp {
+			for _, t := range u.cfg.Tools {
+				exp.Tool(unavailableTool(app, t.Name, t.Scopes, ReasonUpstreamUnavailable,
+					"the upstream serving this tool is not connected; the gateway is reconnecting"), &mcpexpose.ToolOptions{Unlisted: true})
+			}
+			continue
+		}
+		for _, cat := range []*mcpimport.Catalog{s.reads, s.writes} {
+			if cat == nil {
+				continue
+			}
+			for _, c := range cat.Register(app) {
+				exp.Tool(c, nil)
+			}
+			for _, a := range cat.Absent() {
+				exp.Tool(unavailableTool(app, a.Name, u.scopes(a.Name), mcpimport.ReasonCatalogStale,
+					"the upstream no longer offers this tool; it comes back when the upstream restores it"), &mcpexpose.ToolOptions{Unlisted: true})
+			}
+		}
+	}
+	return exp.Compile()
+}
+
+// unavailableTool answers for a bound tool that cannot be called now:
+// every call fails with reason, nothing reaches an upstream, the arguments
+// are not read. It keeps the binding's scopes, so that a caller without
+// them learns nothing more than for any tool they may not call.
+func unavailableTool(app *agnara.App, name string, scopes []string, reason execution.Reason, msg string) *agnara.Capability {
+	return app.Capability(func(context.Context, json.RawMessage) (any, error) {
+		return nil, execution.Fail(execution.Unavailable, msg, nil).WithReason(reason)
+	}, &agnara.CapabilityOptions{
+		Name:        name,
+		Description: "Unavailable: " + msg + ".",
+		Scopes:      slices.Clone(scopes),
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+	})
+}
+
+// Run serves cfg until ctx is done: it listens on cfg.Listen, starts the
+// gateway, prints the MCP URL as the first line of stdout, and on ctx's end
+// stops serving (requests in flight get 5 s) and closes the gateway.
+func Run(ctx context.Context, cfg Config, opts *Options, stdout io.Writer) error {
+	g, err := New(cfg, opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", g.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if err := g.Start(ctx); err != nil {
+		return err
+	}
+	defer g.Close()
+	srv := mcpexpose.NewHTTPServer(g, nil)
+	url := fmt.Sprintf("http://%s%s", ln.Addr(), g.cfg.Path)
+	fmt.Fprintln(stdout, url)
+	names := make([]string, 0, len(g.ups))
+	for _, s := range g.Status() {
+		names = append(names, s.Name+"="+string(s.State))
+	}
+	g.logger.Info("serving MCP", slog.String("url", url), slog.Any("upstreams", names),
+		slog.Bool("oauth", g.cfg.Auth.Issuer != ""))
+	stopped := make(chan error, 1)
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stopped <- srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return <-stopped
+}

@@ -1,0 +1,299 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/mcpimport"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// importTimeout bounds one connection and its discovery.
+const importTimeout = 30 * time.Second
+
+// upstream follows one upstream: it connects, imports the bound tools,
+// hands them to the gateway, re-imports when the upstream's catalog
+// changes, and when the session ends (a stdio process exits, say) it
+// reconnects with backoff, a new session whose catalog is imported anew.
+type upstream struct {
+	g      *Gateway
+	cfg    *Upstream
+	logger *slog.Logger
+	limits mcpimport.Limits
+	reads  map[string]mcpimport.Binding
+	writes map[string]mcpimport.WriteBinding
+	tried  chan struct{} // closed after the first attempt, whatever it gave
+	once   sync.Once
+
+	// Guarded by g.mu.
+	served      served
+	swaps       int
+	connections int
+}
+
+// served is what the gateway serves of an upstream.
+type served struct {
+	state         State
+	reads, writes *mcpimport.Catalog // when up; each nil without bindings of its kind
+	err           string             // when down
+}
+
+func newUpstream(g *Gateway, cfg *Upstream) *upstream {
+	u := &upstream{
+		g: g, cfg: cfg,
+		logger: g.logger.With(slog.String("upstream", cfg.Name)),
+		limits: mcpimport.Limits{CallTimeout: cfg.Limits.CallTimeout.D(), ObjectBytes: cfg.Limits.ObjectBytes},
+		reads:  map[string]mcpimport.Binding{},
+		writes: map[string]mcpimport.WriteBinding{},
+		tried:  make(chan struct{}),
+		served: served{state: StateStarting},
+	}
+	u.limits.CallTimeout = max(u.limits.CallTimeout, 0)
+	if u.limits.CallTimeout == 0 {
+		u.limits.CallTimeout = mcpimport.DefaultLimits().CallTimeout
+	}
+	for _, t := range cfg.Tools {
+		validator := g.opts.Validators[t.Name]
+		if t.Write == "" {
+			u.reads[t.Remote] = mcpimport.Binding{
+				Name: t.Name, Title: t.Title, Description: t.Description,
+				Scopes: slices.Clone(t.Scopes), ScopeValidator: validator, NoScopeValidator: validator == nil,
+				ConcurrencySafe: t.ConcurrencySafe, Profile: profile(t.Profile),
+			}
+			continue
+		}
+		if validator == nil {
+			validator = anyIdentifiedCaller
+		}
+		u.writes[t.Remote] = mcpimport.WriteBinding{
+			Name: t.Name, Title: t.Title, Description: t.Description, Effect: approval.Effect(t.Write),
+			Scopes: slices.Clone(t.Scopes), ScopeValidator: validator,
+			BindingID: cfg.Name, BindingRevision: bindingRevision(t),
+			ScopeID: t.ApprovalScope, ScopeRevision: t.ApprovalScopeRevision,
+			Profile: profile(t.Profile),
+		}
+	}
+	return u
+}
+
+// anyIdentifiedCaller is the scope check of a write bound without one: the
+// binding's scopes decide; anonymous callers never reach it (writes refuse
+// them first).
+func anyIdentifiedCaller(context.Context, policy.Principal, json.RawMessage) error { return nil }
+
+// bindingRevision names a write binding's declaration: approvals record it,
+// and a changed declaration is a new revision.
+func bindingRevision(t Tool) string {
+	b, _ := json.Marshal(t)
+	sum := sha256.Sum256(b)
+	return fmt.Sprintf("config-%x", sum[:8])
+}
+
+// scopes returns the bound scopes of local tool name.
+func (u *upstream) scopes(name string) []string {
+	for _, t := range u.cfg.Tools {
+		if t.Name == name {
+			return t.Scopes
+		}
+	}
+	return nil
+}
+
+func (u *upstream) status() UpstreamStatus {
+	s := UpstreamStatus{Name: u.cfg.Name, State: u.served.state, Error: u.served.err, Connections: u.connections, Swaps: u.swaps,
+		Tools: []string{}, Absent: []string{}}
+	for _, cat := range []*mcpimport.Catalog{u.served.reads, u.served.writes} {
+		if cat == nil {
+			continue
+		}
+		for _, e := range cat.Snapshot().Entries() {
+			s.Tools = append(s.Tools, e.Name)
+		}
+		for _, a := range cat.Absent() {
+			s.Absent = append(s.Absent, a.Name+" ("+string(a.Code)+")")
+		}
+	}
+	return s
+}
+
+func (u *upstream) markTried() { u.once.Do(func() { close(u.tried) }) }
+
+// run follows the upstream until ctx is done.
+func (u *upstream) run(ctx context.Context) {
+	defer u.markTried()
+	for attempt := 0; ; attempt++ {
+		wasUp, err := u.session(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if wasUp {
+			attempt = 0 // a session that worked starts the backoff over
+		}
+		u.g.publish(u, served{state: StateDown, err: err.Error()})
+		u.markTried()
+		wait := u.delay(attempt)
+		u.logger.Warn("upstream down; retrying", slog.String("code", string(mcpimport.CodeOf(err))),
+			slog.String("error", err.Error()), slog.Int("attempt", attempt+1), slog.Duration("retry_in", wait))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// delay is the wait before attempt n+1 after n failed ones: min·2ⁿ,
+// capped at max, then a random point in its upper half, so that gateways
+// that lost the same upstream do not retry in step.
+func (u *upstream) delay(n int) time.Duration {
+	lo, hi := u.cfg.Restart.Min.D(), u.cfg.Restart.Max.D()
+	d := hi
+	if n < 32 && lo<<n < hi && lo<<n > 0 {
+		d = lo << n
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// transport returns how to reach the upstream, and for stdio the
+// transport itself (to report the process's exit).
+func (u *upstream) transport(ctx context.Context) (mcp.Transport, *stdioTransport) {
+	if h := u.cfg.HTTP; h != nil {
+		return &mcp.StreamableClientTransport{
+			Endpoint:   h.URL,
+			HTTPClient: httpClient(ctx, h, u.cfg.Limits.MessageBytes, os.LookupEnv),
+			MaxRetries: -1,
+		}, nil
+	}
+	t := &stdioTransport{upstream: u.cfg.Name, cfg: u.cfg.Stdio, logger: u.g.logger, maxLine: u.cfg.Limits.MessageBytes, lookup: os.LookupEnv}
+	return t, t
+}
+
+// session makes one session and serves it until it ends or ctx is done.
+// wasUp reports whether it got as far as serving a catalog.
+func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
+	transport, stdio := u.transport(ctx)
+	var protocol string
+	if u.cfg.HTTP != nil {
+		protocol = u.cfg.HTTP.Protocol
+	}
+	connectCtx, cancel := context.WithTimeout(ctx, importTimeout)
+	defer cancel()
+	u.g.mu.Lock()
+	u.connections++
+	u.g.mu.Unlock()
+	sess, err := mcpimport.Connect(connectCtx, u.cfg.Name, transport, &mcpimport.ConnectOptions{
+		Client:         &mcp.Implementation{Name: "agnara-gateway", Version: "1"},
+		SessionOptions: &mcp.ClientSessionOptions{ProtocolVersion: protocol},
+	})
+	if err != nil {
+		if stdio != nil {
+			if status, exited := stdio.exit(); exited {
+				return false, fmt.Errorf("connecting: %w (the process exited: %s)", err, status)
+			}
+		}
+		return false, fmt.Errorf("connecting: %w", err)
+	}
+	defer sess.Close()
+	ended := make(chan error, 1)
+	go func() { ended <- sess.ClientSession().Wait() }()
+
+	cur, err := u.discover(connectCtx, sess)
+	if err != nil {
+		return false, fmt.Errorf("importing: %w", err)
+	}
+	u.g.publish(u, cur)
+	u.markTried()
+	u.logger.Info("upstream imported", slog.String("protocol", sess.ClientSession().InitializeResult().ProtocolVersion),
+		slog.Any("tools", u.status().Tools), slog.Any("absent", u.status().Absent))
+	for {
+		select {
+		case <-ctx.Done():
+			return true, ctx.Err()
+		case err := <-ended:
+			msg := "the session ended"
+			if stdio != nil {
+				if status, exited := stdio.exit(); exited {
+					msg = "the process exited (" + status + ")"
+				}
+			}
+			if err != nil {
+				msg += ": " + err.Error()
+			}
+			return true, errors.New(msg)
+		case <-cur.stale():
+		}
+		next, err := func() (served, error) {
+			c, cancel := context.WithTimeout(ctx, importTimeout)
+			defer cancel()
+			return u.discover(c, sess)
+		}()
+		if err != nil {
+			return true, fmt.Errorf("re-importing after tools/list_changed: %w", err)
+		}
+		renewed := true
+		if cur.reads != nil {
+			renewed = cur.reads.Renew(next.reads)
+		}
+		if cur.writes != nil {
+			renewed = cur.writes.Renew(next.writes) && renewed
+		}
+		if renewed {
+			u.logger.Debug("the upstream catalog changed; what the gateway imports did not")
+			continue
+		}
+		u.g.publish(u, next)
+		cur = next
+		u.logger.Info("upstream catalog changed; serving the new one", slog.Any("tools", u.status().Tools), slog.Any("absent", u.status().Absent))
+	}
+}
+
+// stale is closed when the served catalogs go stale (reads and writes
+// share the session's monitor: they go stale together).
+func (s served) stale() <-chan struct{} {
+	if s.reads != nil {
+		return s.reads.Stale()
+	}
+	return s.writes.Stale()
+}
+
+// discover imports the bound tools on sess. A bound tool the upstream does
+// not offer, or offers with a schema outside its profile, is left out alone
+// (AllowAbsent) and answered with mcp_catalog_stale until it is back.
+func (u *upstream) discover(ctx context.Context, sess *mcpimport.Session) (served, error) {
+	s := served{state: StateUp}
+	var err error
+	if len(u.reads) > 0 {
+		s.reads, err = mcpimport.Discover(ctx, sess, u.reads, &mcpimport.Options{Limits: u.limits, Logger: u.g.logger, AllowAbsent: true})
+		if err != nil {
+			return served{}, err
+		}
+	}
+	if len(u.writes) > 0 {
+		s.writes, err = mcpimport.DiscoverWrites(ctx, sess, u.writes, &mcpimport.WriteOptions{Limits: u.limits, Logger: u.g.logger, Approvals: u.g.store, AllowAbsent: true})
+		if err != nil {
+			return served{}, err
+		}
+	}
+	return s, nil
+}
+
+// profile maps a config profile name to mcpimport's.
+func profile(name string) mcpimport.Profile {
+	if name == "standard" {
+		return mcpimport.ProfileStandard
+	}
+	return mcpimport.ProfileStrict
+}

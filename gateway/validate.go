@@ -1,0 +1,477 @@
+package gateway
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/agnara-go/agnara/mcpimport"
+	"go.yaml.in/yaml/v3"
+)
+
+// ConfigError lists every mistake found in a config, each with its line
+// when the config came from a file.
+type ConfigError struct {
+	File     string
+	Problems []Problem
+}
+
+// Problem is one mistake: where (Line, 0 when unknown; Path, the key path
+// such as "upstreams[1].tools[0].name") and what to fix.
+type Problem struct {
+	Line    int
+	Path    string
+	Message string
+}
+
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Message
+	}
+	return p.Path + ": " + p.Message
+}
+
+// Error lists the problems, one a line, as "file:line: path: message".
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch {
+		case e.File != "" && p.Line > 0:
+			fmt.Fprintf(&b, "%s:%d: ", e.File, p.Line)
+		case e.File != "":
+			fmt.Fprintf(&b, "%s: ", e.File)
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+func (e *ConfigError) add(line int, path, format string, args ...any) {
+	e.Problems = append(e.Problems, Problem{Line: line, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// addRaw adds a message of the YAML decoder, "line N: ...", with its line.
+func (e *ConfigError) addRaw(msg string) {
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		e.add(n, "", "%s", m[2])
+		return
+	}
+	e.add(0, "", "%s", msg)
+}
+
+func (e *ConfigError) sort() {
+	slices.SortStableFunc(e.Problems, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
+}
+
+func asTypeError(err error, te **yaml.TypeError) bool { return errors.As(err, te) }
+
+// positions finds the line of a key path in the parsed document; a zero
+// positions (a config built in code) knows none.
+type positions struct{ doc *yaml.Node }
+
+// at returns the line of the value at path (string keys, int indexes), or
+// of the nearest enclosing node that exists; 0 without a document.
+func (p positions) at(path ...any) int {
+	n := p.doc
+	if n == nil {
+		return 0
+	}
+	line := n.Line
+	for _, step := range path {
+		var next *yaml.Node
+		switch s := step.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == s {
+						next = n.Content[i+1]
+						line = n.Content[i].Line
+						break
+					}
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && s < len(n.Content) {
+				next = n.Content[s]
+				line = next.Line
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n = next
+	}
+	return line
+}
+
+// pathString renders a key path as "upstreams[1].tools[0].name".
+func pathString(path ...any) string {
+	var b strings.Builder
+	for _, step := range path {
+		switch s := step.(type) {
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s)
+		case int:
+			fmt.Fprintf(&b, "[%d]", s)
+		}
+	}
+	return b.String()
+}
+
+var configType = reflect.TypeFor[Config]()
+
+// checkKeys reports every mapping key of n that the Go type t has no field
+// for, recursively, with a hint when a known key is one edit away.
+func checkKeys(ce *ConfigError, n *yaml.Node, t reflect.Type, path string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case n.Kind == yaml.AliasNode:
+		return
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		for i, c := range n.Content {
+			checkKeys(ce, c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+		}
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		fields := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); tag != "" && f.IsExported() {
+				fields[tag] = f.Type
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			at := k.Value
+			if path != "" {
+				at = path + "." + k.Value
+			}
+			ft, ok := fields[k.Value]
+			if !ok {
+				msg := fmt.Sprintf("unknown key %q", k.Value)
+				if near := nearest(k.Value, fields); near != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", near)
+				}
+				ce.add(k.Line, path, "%s", msg)
+				continue
+			}
+			checkKeys(ce, n.Content[i+1], ft, at)
+		}
+	}
+}
+
+// nearest returns a known key at most two edits from k, or "".
+func nearest(k string, known map[string]reflect.Type) string {
+	for _, cand := range slices.Sorted(mapsKeys(known)) {
+		if editDistance(k, cand) <= 2 {
+			return cand
+		}
+	}
+	return ""
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+var (
+	upstreamNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	localNamePattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
+	envNamePattern      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Defaults.
+const (
+	DefaultName         = "gateway"
+	DefaultListen       = "127.0.0.1:8090"
+	DefaultPath         = "/mcp"
+	DefaultMessageBytes = 4 << 20
+	maxMessageBytes     = 16 << 20
+	defaultRestartMin   = 200 * time.Millisecond
+	defaultRestartMax   = 30 * time.Second
+)
+
+// validate fills in defaults and adds every problem of c to ce. lookupEnv
+// answers whether the environment variables the config names are set.
+func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string) (string, bool)) {
+	bad := func(format string, args ...any) func(path ...any) {
+		return func(path ...any) { ce.add(pos.at(path...), pathString(path...), format, args...) }
+	}
+	c.Name = cmp.Or(c.Name, DefaultName)
+	if !localNamePattern.MatchString(c.Name) {
+		bad("%q: want a letter followed by at most 31 letters, digits, '_' or '-'", c.Name)("name")
+	}
+	c.Listen = cmp.Or(c.Listen, DefaultListen)
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		bad("%q: want host:port, such as 127.0.0.1:8090", c.Listen)("listen")
+	}
+	c.Path = cmp.Or(c.Path, DefaultPath)
+	if !strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?# ") {
+		bad("%q: want a URL path such as /mcp", c.Path)("path")
+	}
+
+	switch a := &c.Auth; {
+	case a.Issuer != "" && a.Development != nil:
+		bad("set issuer or development, not both")("auth")
+	case a.Issuer != "":
+		if u, err := url.Parse(a.Issuer); err != nil || u.Scheme != "https" && !isLoopbackURL(u) || u.Host == "" {
+			bad("%q: want the issuer's https URL (http only on a loopback address)", a.Issuer)("auth", "issuer")
+		}
+		if u, err := url.Parse(a.Resource); a.Resource == "" || err != nil || u.Host == "" || u.Scheme != "https" && !isLoopbackURL(u) {
+			bad("want the gateway's public MCP URL (https, or http on a loopback address): its tokens must name it")("auth", "resource")
+		}
+	case a.Development != nil:
+		a.Development.Principal = cmp.Or(a.Development.Principal, "developer")
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && err == nil {
+			bad("a development principal serves anyone who connects: listen on a loopback address, or configure an issuer")("auth", "development")
+		}
+		checkScopes(bad, a.Development.Scopes, "auth", "development", "scopes")
+	default:
+		bad("say how callers are identified: issuer and resource (OAuth), or development (local trial)")("auth")
+	}
+
+	l := &c.Limits
+	if l.CallTimeout < 0 || l.CallTimeout.D() > mcpimport.MaxCallTimeout+5*time.Second {
+		bad("%s: want a positive duration of at most %s", l.CallTimeout.D(), mcpimport.MaxCallTimeout+5*time.Second)("limits", "call_timeout")
+	}
+	if l.MaxBodyBytes < 0 {
+		bad("want a positive number of bytes")("limits", "max_body_bytes")
+	}
+	if l.MaxSessions < -1 {
+		bad("want a positive number, or -1 for no cap")("limits", "max_sessions")
+	}
+	if l.MaxSessionsPerPrincipal < -1 {
+		bad("want a positive number, or -1 for no cap")("limits", "max_sessions_per_principal")
+	}
+	if r := l.RateLimit; r != nil && (!(r.PerSecond > 0) || r.Burst < 1) {
+		bad("want per_second > 0 and burst ≥ 1")("limits", "rate_limit")
+	}
+
+	ap := c.Approvals
+	switch {
+	case ap.SQLite != "" && ap.PostgresEnv != "":
+		bad("set sqlite or postgres_env, not both")("approvals")
+	case ap.PostgresEnv != "":
+		checkEnv(bad, lookupEnv, ap.PostgresEnv, "approvals", "postgres_env")
+	}
+
+	if len(c.Upstreams) == 0 {
+		bad("declare at least one upstream")("upstreams")
+	}
+	upstreams := map[string]int{}
+	type site struct {
+		upstream, tool int
+	}
+	locals := map[string]site{}
+	for i := range c.Upstreams {
+		u := &c.Upstreams[i]
+		at := func(path ...any) []any { return append([]any{"upstreams", i}, path...) }
+		if !upstreamNamePattern.MatchString(u.Name) {
+			bad("%q: want a letter or digit, then at most 63 letters, digits, '.', '_' or '-'", u.Name)(at("name")...)
+		} else if prev, dup := upstreams[u.Name]; dup {
+			bad("%q is also the name of upstreams[%d] (line %d)", u.Name, prev, pos.at("upstreams", prev, "name"))(at("name")...)
+		} else {
+			upstreams[u.Name] = i
+		}
+		switch {
+		case u.HTTP != nil && u.Stdio != nil:
+			bad("set http or stdio, not both")(at()...)
+		case u.HTTP != nil:
+			checkHTTP(bad, lookupEnv, u.HTTP, at("http"))
+		case u.Stdio != nil:
+			checkStdio(bad, u.Stdio, at("stdio"))
+		default:
+			bad("say how to reach the upstream: http (a URL) or stdio (a command)")(at()...)
+		}
+		u.Restart.Min = cmp.Or(u.Restart.Min, Duration(defaultRestartMin))
+		u.Restart.Max = cmp.Or(u.Restart.Max, Duration(defaultRestartMax))
+		if u.Restart.Min <= 0 || u.Restart.Max < u.Restart.Min {
+			bad("want 0 < min ≤ max")(at("restart")...)
+		}
+		lim := &u.Limits
+		if lim.CallTimeout < 0 || lim.CallTimeout.D() > mcpimport.MaxCallTimeout {
+			bad("%s: want a positive duration of at most %s", lim.CallTimeout.D(), mcpimport.MaxCallTimeout)(at("limits", "call_timeout")...)
+		}
+		if d := mcpimport.DefaultLimits().ObjectBytes; lim.ObjectBytes < 0 || lim.ObjectBytes > d {
+			bad("%d: want 1..%d (limits can be lowered, not raised)", lim.ObjectBytes, d)(at("limits", "object_bytes")...)
+		}
+		lim.MessageBytes = cmp.Or(lim.MessageBytes, DefaultMessageBytes)
+		if lim.MessageBytes < 1 || lim.MessageBytes > maxMessageBytes {
+			bad("%d: want 1..%d", lim.MessageBytes, maxMessageBytes)(at("limits", "message_bytes")...)
+		}
+		if len(u.Tools) == 0 {
+			bad("bind at least one tool: only the tools bound here are imported")(at("tools")...)
+		}
+		remotes := map[string]int{}
+		for j := range u.Tools {
+			t := &u.Tools[j]
+			tat := func(path ...any) []any { return at(append([]any{"tools", j}, path...)...) }
+			if t.Remote == "" {
+				bad("name the upstream's tool")(tat("remote")...)
+			} else if prev, dup := remotes[t.Remote]; dup {
+				bad("%q is also bound by tools[%d] (line %d)", t.Remote, prev, pos.at(at("tools", prev)...))(tat("remote")...)
+			} else {
+				remotes[t.Remote] = j
+			}
+			if t.Name == "" && t.Remote != "" {
+				t.Name = u.Prefix + t.Remote
+				if !localNamePattern.MatchString(t.Name) {
+					bad("the local name %q (prefix and remote name) is not one: set name, a letter followed by at most 31 letters, digits, '_' or '-'", t.Name)(tat("remote")...)
+				}
+			} else if t.Name != "" && !localNamePattern.MatchString(t.Name) {
+				bad("%q: want a letter followed by at most 31 letters, digits, '_' or '-'", t.Name)(tat("name")...)
+			}
+			if t.Name != "" && localNamePattern.MatchString(t.Name) {
+				if prev, dup := locals[t.Name]; dup {
+					bad("local name %q is also given to upstreams[%d].tools[%d] (line %d): set a prefix or a name", t.Name, prev.upstream, prev.tool, pos.at("upstreams", prev.upstream, "tools", prev.tool))(tat()...)
+				} else {
+					locals[t.Name] = site{i, j}
+				}
+			}
+			if strings.TrimSpace(t.Title) == "" {
+				bad("give the tool a title: it is published, and shown to approvers")(tat("title")...)
+			}
+			checkScopes(bad, t.Scopes, tat("scopes")...)
+			switch t.Profile {
+			case "", "strict", string(mcpimport.ProfileStandard):
+			default:
+				bad("%q: want strict or standard", t.Profile)(tat("profile")...)
+			}
+			switch t.Write {
+			case "":
+				if t.ApprovalScope != "" || t.ApprovalScopeRevision != "" {
+					bad("approval_scope applies to writes only: set write, or remove it")(tat()...)
+				}
+			case "write", "destructive":
+				if c.Approvals == (Approvals{}) {
+					bad("a write needs approvals: configure approvals (sqlite or postgres_env)")(tat("write")...)
+				}
+				if t.ConcurrencySafe {
+					bad("writes run one at a time: remove concurrency_safe")(tat("concurrency_safe")...)
+				}
+				t.ApprovalScope = cmp.Or(t.ApprovalScope, u.Name)
+				t.ApprovalScopeRevision = cmp.Or(t.ApprovalScopeRevision, "1")
+			default:
+				bad("%q: want write or destructive (or no write key, for a read)", t.Write)(tat("write")...)
+			}
+		}
+	}
+}
+
+func checkHTTP(bad func(string, ...any) func(...any), lookupEnv func(string) (string, bool), h *HTTPUpstream, at []any) {
+	p := func(path ...any) []any { return append(slices.Clone(at), path...) }
+	if u, err := url.Parse(h.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("%q: want the upstream's http(s) MCP endpoint, such as http://127.0.0.1:8080/mcp", h.URL)(p("url")...)
+	}
+	if h.Protocol != "" && !slices.Contains(mcpversion.Supported(), h.Protocol) {
+		bad("%q: want one of %s", h.Protocol, strings.Join(mcpversion.Supported(), ", "))(p("protocol")...)
+	}
+	if o := h.OAuth; o != nil {
+		if u, err := url.Parse(o.TokenURL); err != nil || u.Host == "" || u.Scheme != "https" && !isLoopbackURL(u) {
+			bad("%q: want the token endpoint's https URL (http only on a loopback address)", o.TokenURL)(p("oauth", "token_url")...)
+		}
+		if o.ClientID == "" {
+			bad("give the gateway's client id")(p("oauth", "client_id")...)
+		}
+		if o.ClientSecretEnv == "" {
+			bad("name the environment variable holding the client secret (the file holds no secrets)")(p("oauth", "client_secret_env")...)
+		} else {
+			checkEnv(bad, lookupEnv, o.ClientSecretEnv, p("oauth", "client_secret_env")...)
+		}
+	}
+}
+
+func checkStdio(bad func(string, ...any) func(...any), s *StdioUpstream, at []any) {
+	p := func(path ...any) []any { return append(slices.Clone(at), path...) }
+	switch {
+	case strings.TrimSpace(s.Command) == "":
+		bad("name the program to run")(p("command")...)
+	case strings.ContainsAny(s.Command, " \t") && len(s.Args) == 0:
+		bad("%q: the command runs without a shell: put its arguments in args", s.Command)(p("command")...)
+	}
+	for _, k := range slices.Sorted(mapsKeys(s.Env)) {
+		if !envNamePattern.MatchString(k) {
+			bad("%q is not an environment variable name", k)(p("env", k)...)
+		}
+	}
+	for i, k := range s.PassEnv {
+		if !envNamePattern.MatchString(k) {
+			bad("%q is not an environment variable name", k)(p("pass_env", i)...)
+		}
+	}
+	switch s.Stderr {
+	case "", "info", "debug", "warn", "discard":
+	default:
+		bad("%q: want info, debug, warn or discard", s.Stderr)(p("stderr")...)
+	}
+}
+
+func checkScopes(bad func(string, ...any) func(...any), scopes []string, at ...any) {
+	for i, s := range scopes {
+		if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == '"' || r == '\\' || r == 0x7f }) {
+			bad("%q: a scope is printable, without spaces, quotes or backslashes", s)(append(slices.Clone(at), i)...)
+		}
+	}
+}
+
+func checkEnv(bad func(string, ...any) func(...any), lookupEnv func(string) (string, bool), name string, at ...any) {
+	if !envNamePattern.MatchString(name) {
+		bad("%q is not an environment variable name", name)(at...)
+		return
+	}
+	if v, ok := lookupEnv(name); !ok || v == "" {
+		bad("the environment variable %s is not set", name)(at...)
+	}
+}
+
+func isLoopbackURL(u *url.URL) bool {
+	h := u.Hostname()
+	ip := net.ParseIP(h)
+	return u.Scheme == "http" && (h == "localhost" || ip != nil && ip.IsLoopback())
+}
