@@ -326,12 +326,20 @@ func (g *Gateway) publish(u *upstream, s served) {
 		return // Start compiles when it builds the handler
 	}
 	snap, err := g.compile()
+	if err != nil && s.state == StateUp {
+		// What this upstream now offers cannot be served (New checked the
+		// names, so its catalog is at fault): its tools are unavailable,
+		// and the other upstreams keep serving.
+		g.logger.Error("gateway: the upstream's catalog cannot be served; its tools are unavailable until it changes",
+			slog.String("upstream", u.cfg.Name), slog.String("error", err.Error()))
+		u.served = served{state: StateDown, err: "its catalog cannot be served: " + err.Error()}
+		snap, err = g.compile()
+	}
 	if err == nil {
 		err = g.handler.Swap(snap)
 	}
 	if err != nil {
-		// Names were checked by New, so this is a bug; the last good
-		// snapshot keeps serving.
+		// A bug: the last good snapshot keeps serving.
 		g.logger.Error("gateway: the new catalog could not be served; the last one still is", slog.String("upstream", u.cfg.Name), slog.String("error", err.Error()))
 	}
 }

@@ -27,7 +27,9 @@ type Binding struct {
 	// Description, when set, is published instead of the remote tool's own
 	// description. The remote description is still part of the snapshot
 	// and its digest. Hosts that do not want a remote server's words in
-	// front of their callers (a model, often) set it.
+	// front of their callers (a model, often) set it. When neither is set
+	// (the remote tool has no description), Title is published as the
+	// description.
 	Description string
 	// Scopes are the local scopes a caller must hold, all of them, before
 	// anything else happens (see agnara.CapabilityOptions.Scopes).

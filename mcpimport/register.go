@@ -1,6 +1,7 @@
 package mcpimport
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 
@@ -25,10 +26,7 @@ func (c *Catalog) Register(app *agnara.App) []*agnara.Capability {
 			caps = append(caps, t.registerWrite(app))
 			continue
 		}
-		desc := t.sel.description
-		if desc == "" {
-			desc = t.entry.Description
-		}
+		desc := t.publishedDescription()
 		caps = append(caps, app.Capability(t.call, &agnara.CapabilityOptions{
 			Name:         t.entry.Name,
 			Title:        t.entry.Title,
@@ -43,3 +41,10 @@ func (c *Catalog) Register(app *agnara.App) []*agnara.Capability {
 }
 
 var _ func(*execution.Context, json.RawMessage) (json.RawMessage, error) = (*tool)(nil).call
+
+// publishedDescription is the binding's description, else the remote
+// tool's, else (a remote tool may have none, and every published tool
+// needs one) the binding's title.
+func (t *tool) publishedDescription() string {
+	return cmp.Or(t.sel.description, t.entry.Description, t.entry.Title)
+}

@@ -363,10 +363,7 @@ func idempotencyKey(b approval.Binding, issuer, principal, argsDigest string) (s
 
 // registerWrite registers one write tool.
 func (t *tool) registerWrite(app *agnara.App) *agnara.Capability {
-	desc := t.sel.description
-	if desc == "" {
-		desc = t.entry.Description
-	}
+	desc := t.publishedDescription()
 	var ann agnara.Annotations
 	if t.entry.Effect == approval.EffectDestructive {
 		ann = agnara.Destructive
