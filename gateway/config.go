@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"time"
@@ -172,6 +173,18 @@ type StdioUpstream struct {
 type Restart struct {
 	Min Duration `yaml:"min"` // default 200ms (min)
 	Max Duration `yaml:"max"` // default 30s (max)
+}
+
+// Delay is the wait before attempt n+1 after n failed ones (n from 0):
+// Min·2ⁿ, capped at Max, then a random point in its upper half, so that
+// gateways that lost the same upstream do not retry in step.
+func (r Restart) Delay(n int) time.Duration {
+	lo, hi := r.Min.D(), r.Max.D()
+	d := hi
+	if n < 32 && lo<<n < hi && lo<<n > 0 {
+		d = lo << n
+	}
+	return d/2 + rand.N(d/2+1)
 }
 
 // UpstreamLimits bound what one upstream may send. Zero fields take

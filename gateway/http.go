@@ -20,7 +20,7 @@ import (
 func httpClient(ctx context.Context, h *HTTPUpstream, maxBody int, lookupEnv func(string) (string, bool)) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
-	base := &http.Client{Transport: limitedBodies{tr, int64(maxBody)}}
+	base := &http.Client{Transport: LimitBodies(tr, int64(maxBody))}
 	if h.OAuth == nil {
 		return base
 	}
@@ -32,13 +32,19 @@ func httpClient(ctx context.Context, h *HTTPUpstream, maxBody int, lookupEnv fun
 		Scopes:         h.OAuth.Scopes,
 		EndpointParams: url.Values{"resource": {cmp.Or(h.OAuth.Resource, h.URL)}},
 	}
-	tokens := &http.Client{Transport: limitedBodies{tr, 1 << 20}, Timeout: 30 * time.Second}
+	tokens := &http.Client{Transport: LimitBodies(tr, 1<<20), Timeout: 30 * time.Second}
 	return cc.Client(context.WithValue(ctx, oauth2.HTTPClient, tokens))
 }
 
-// limitedBodies bounds each response body the upstream sends to a POST
-// (mcpimport's limits apply to decoded values; the transport must bound the
-// bytes). Event streams opened with GET are long-lived and not bounded here.
+// LimitBodies returns a RoundTripper that bounds each response body to a
+// POST at max bytes: reading past it fails with [ErrBodyTooLarge].
+// mcpimport's limits apply to decoded values; an HTTP upstream's transport
+// must bound the bytes. Event streams opened with GET are long-lived and
+// not bounded.
+func LimitBodies(base http.RoundTripper, max int64) http.RoundTripper {
+	return limitedBodies{base, max}
+}
+
 type limitedBodies struct {
 	base http.RoundTripper
 	max  int64
@@ -53,7 +59,9 @@ func (l limitedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
-var errBodyTooLarge = errors.New("upstream response body too large")
+// ErrBodyTooLarge is the error of reading a response body past the bound
+// of [LimitBodies].
+var ErrBodyTooLarge = errors.New("upstream response body too large")
 
 type limitedBody struct {
 	io.ReadCloser
@@ -67,7 +75,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		if n, err := b.ReadCloser.Read(one[:]); n == 0 {
 			return 0, err
 		}
-		return 0, errBodyTooLarge
+		return 0, ErrBodyTooLarge
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"sync"
@@ -142,7 +141,7 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		u.g.publish(u, served{state: StateDown, err: err.Error()})
 		u.markTried()
-		wait := u.delay(attempt)
+		wait := u.cfg.Restart.Delay(attempt)
 		u.logger.Warn("upstream down; retrying", slog.String("code", string(mcpimport.CodeOf(err))),
 			slog.String("error", err.Error()), slog.Int("attempt", attempt+1), slog.Duration("retry_in", wait))
 		t := time.NewTimer(wait)
@@ -153,18 +152,6 @@ func (u *upstream) run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
-}
-
-// delay is the wait before attempt n+1 after n failed ones: min·2ⁿ,
-// capped at max, then a random point in its upper half, so that gateways
-// that lost the same upstream do not retry in step.
-func (u *upstream) delay(n int) time.Duration {
-	lo, hi := u.cfg.Restart.Min.D(), u.cfg.Restart.Max.D()
-	d := hi
-	if n < 32 && lo<<n < hi && lo<<n > 0 {
-		d = lo << n
-	}
-	return d/2 + rand.N(d/2+1)
 }
 
 // transport returns how to reach the upstream, and for stdio the

@@ -119,6 +119,14 @@ func (p positions) at(path ...any) int {
 	return line
 }
 
+// ref is " (line N)" for the value at path, or "" without a document.
+func (p positions) ref(path ...any) string {
+	if p.doc == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (line %d)", p.at(path...))
+}
+
 // pathString renders a key path as "upstreams[1].tools[0].name".
 func pathString(path ...any) string {
 	var b strings.Builder
@@ -315,7 +323,7 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 		if !upstreamNamePattern.MatchString(u.Name) {
 			bad("%q: want a letter or digit, then at most 63 letters, digits, '.', '_' or '-'", u.Name)(at("name")...)
 		} else if prev, dup := upstreams[u.Name]; dup {
-			bad("%q is also the name of upstreams[%d] (line %d)", u.Name, prev, pos.at("upstreams", prev, "name"))(at("name")...)
+			bad("%q is also the name of upstreams[%d]%s", u.Name, prev, pos.ref("upstreams", prev, "name"))(at("name")...)
 		} else {
 			upstreams[u.Name] = i
 		}
@@ -355,7 +363,7 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 			if t.Remote == "" {
 				bad("name the upstream's tool")(tat("remote")...)
 			} else if prev, dup := remotes[t.Remote]; dup {
-				bad("%q is also bound by tools[%d] (line %d)", t.Remote, prev, pos.at(at("tools", prev)...))(tat("remote")...)
+				bad("%q is also bound by tools[%d]%s", t.Remote, prev, pos.ref(at("tools", prev)...))(tat("remote")...)
 			} else {
 				remotes[t.Remote] = j
 			}
@@ -369,7 +377,7 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 			}
 			if t.Name != "" && localNamePattern.MatchString(t.Name) {
 				if prev, dup := locals[t.Name]; dup {
-					bad("local name %q is also given to upstreams[%d].tools[%d] (line %d): set a prefix or a name", t.Name, prev.upstream, prev.tool, pos.at("upstreams", prev.upstream, "tools", prev.tool))(tat()...)
+					bad("local name %q is also given to upstreams[%d].tools[%d]%s: set a prefix or a name", t.Name, prev.upstream, prev.tool, pos.ref("upstreams", prev.upstream, "tools", prev.tool))(tat()...)
 				} else {
 					locals[t.Name] = site{i, j}
 				}

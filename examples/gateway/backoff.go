@@ -5,9 +5,9 @@ import (
 	"errors"
 	"expvar"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
+	agw "github.com/agnara-go/agnara/gateway"
 	"github.com/agnara-go/agnara/mcpimport"
 )
 
@@ -16,22 +16,16 @@ import (
 var catalogSwaps = expvar.NewInt("gateway_catalog_swaps")
 
 // backoff is the gateway's retry schedule for imports: exponential from
-// base, at most max between attempts, jittered.
+// base, at most max between attempts, jittered (gateway.Restart.Delay).
 type backoff struct {
 	base, max time.Duration
 }
 
 var defaultBackoff = backoff{base: 200 * time.Millisecond, max: 30 * time.Second}
 
-// delay is the wait before attempt n+1 after n failed ones (n from 0):
-// base·2ⁿ, capped at max, then a random point in its upper half, so that
-// gateways that lost the same upstream do not retry in step.
+// delay is the wait before attempt n+1 after n failed ones (n from 0).
 func (b backoff) delay(n int) time.Duration {
-	d := b.max
-	if n < 32 && b.base<<n < b.max && b.base<<n > 0 {
-		d = b.base << n
-	}
-	return d/2 + rand.N(d/2+1)
+	return agw.Restart{Min: agw.Duration(b.base), Max: agw.Duration(b.max)}.Delay(n)
 }
 
 // retry runs f until it succeeds or ctx is done, waiting b.delay between

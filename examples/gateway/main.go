@@ -60,6 +60,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
+	agw "github.com/agnara-go/agnara/gateway" // the package; this program has its own type gateway
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/agnara-go/agnara/policy"
@@ -497,7 +498,7 @@ func absentNames(c catalogs) []string {
 // own client credentials when configured, never a caller's token, and a
 // bound on every response body.
 func upstreamClient(ctx context.Context, cfg config) *http.Client {
-	base := &http.Client{Transport: limitedBodies{http.DefaultTransport, 4 << 20}}
+	base := &http.Client{Transport: agw.LimitBodies(http.DefaultTransport, 4<<20)}
 	if cfg.tokenURL == "" {
 		return base
 	}

@@ -1,4 +1,4 @@
-package main
+package gateway_test
 
 import (
 	"errors"
@@ -8,26 +8,28 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agnara-go/agnara/gateway"
 )
 
-// TestLimitedBodies: responses to POSTs are cut at the bound (exactly the
+// TestLimitBodies: responses to POSTs are cut at the bound (exactly the
 // bound is fine); GET streams are not bounded.
-func TestLimitedBodies(t *testing.T) {
+func TestLimitBodies(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		io.WriteString(w, strings.Repeat("x", n))
 	}))
 	defer srv.Close()
 	const max = 1000
-	hc := &http.Client{Transport: limitedBodies{http.DefaultTransport, max}}
+	hc := &http.Client{Transport: gateway.LimitBodies(http.DefaultTransport, max)}
 	for _, tc := range []struct {
 		method string
 		n      int
 		err    error
 	}{
 		{http.MethodPost, max, nil},
-		{http.MethodPost, max + 1, errBodyTooLarge},
-		{http.MethodPost, 10 * max, errBodyTooLarge},
+		{http.MethodPost, max + 1, gateway.ErrBodyTooLarge},
+		{http.MethodPost, 10 * max, gateway.ErrBodyTooLarge},
 		{http.MethodGet, 10 * max, nil},
 	} {
 		req, _ := http.NewRequest(tc.method, srv.URL+"?n="+strconv.Itoa(tc.n), nil)

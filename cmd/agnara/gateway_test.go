@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/gateway"
+	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestGatewaySampleAndCheck(t *testing.T) {
+	code, sample, _ := agnara(time.Time{}, "gateway", "-sample")
+	if code != 0 || sample != string(gateway.Sample) {
+		t.Fatalf("-sample: exit %d", code)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "gateway.yaml")
+	os.WriteFile(good, []byte(sample), 0o644)
+	code, out, errOut := agnara(time.Time{}, "gateway", "-check", "-config", good)
+	if code != 0 || !strings.Contains(out, "ok: 2 upstreams, 4 tools, serving 127.0.0.1:8090/mcp") {
+		t.Errorf("-check of the sample: exit %d, %q %q", code, out, errOut)
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	broken := strings.Replace(strings.Replace(sample, "command: npx", "comand: npx", 1), "title: Read the notes", "titel: Read the notes", 1)
+	os.WriteFile(bad, []byte(broken), 0o644)
+	code, out, errOut = agnara(time.Time{}, "gateway", "-check", "-config", bad)
+	// lineOf is the line of the first line of broken holding s.
+	lineOf := func(s string) int { return strings.Count(broken[:strings.Index(broken, s)], "\n") + 1 }
+	want := []string{
+		fmt.Sprintf(`%s:%d: upstreams[0].stdio.command: name the program to run`, bad, lineOf("stdio:")),
+		fmt.Sprintf(`%s:%d: upstreams[0].stdio: unknown key "comand" (did you mean "command"?)`, bad, lineOf("comand:")),
+		fmt.Sprintf(`%s:%d: upstreams[1].tools[0].title: give the tool a title`, bad, lineOf("- remote: read_graph")),
+		fmt.Sprintf(`%s:%d: upstreams[1].tools[0]: unknown key "titel" (did you mean "title"?)`, bad, lineOf("titel:")),
+	}
+	if code != 1 || out != "" {
+		t.Errorf("-check of a bad file: exit %d, stdout %q", code, out)
+	}
+	for _, w := range want {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("-check of a bad file: missing %q in\n%s", w, errOut)
+		}
+	}
+
+	for _, args := range [][]string{{"gateway"}, {"gateway", "-config", good, "extra"}, {"gateway", "-config", good, "-log-level", "loud"}} {
+		if code, _, errOut := agnara(time.Time{}, args...); code != 2 || errOut == "" {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}
+
+// TestGatewayCommandServes runs `agnara gateway -config` as an operator
+// would, over the npm filesystem server, calls a tool through it, and stops
+// it with SIGTERM: it exits 0 and its upstream process with it.
+func TestGatewayCommandServes(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is required: the npm filesystem server runs on it")
+	}
+	server, err := filepath.Abs(filepath.Join("..", "..", "conformance", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"))
+	if _, serr := os.Stat(server); err != nil || serr != nil {
+		t.Fatal("the npm filesystem server is not installed: run 'make deps' (npm ci in conformance/)")
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "note.txt"), []byte("through the command"), 0o644)
+	cfg := filepath.Join(dir, "gateway.yaml")
+	os.WriteFile(cfg, []byte(`listen: 127.0.0.1:0
+auth:
+  development: {scopes: [files:read]}
+upstreams:
+  - name: files
+    prefix: files_
+    stdio:
+      command: `+node+`
+      args: [`+server+`, `+dir+`]
+    tools:
+      - {remote: read_text_file, title: Read a text file, scopes: [files:read], profile: standard}
+`), 0o644)
+	bin := filepath.Join(t.TempDir(), "agnara")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "gateway", "-config", cfg)
+	stderr := &mcptest.Buffer{}
+	cmd.Stderr = stderr
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no URL printed: %v\n%s", err, stderr)
+	}
+	url := strings.TrimSpace(line)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gateway.files_read_text_file", Arguments: map[string]any{"path": filepath.Join(dir, "note.txt")}})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(b), "through the command") {
+		t.Errorf("call result %s", b)
+	}
+	cs.Close()
+
+	pid := childPID(t, stderr.String())
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("agnara gateway exited with %v after SIGTERM\n%s", err, stderr)
+	}
+	if pid > 0 && syscall.Kill(pid, 0) == nil {
+		t.Errorf("the upstream process %d outlived the gateway", pid)
+	}
+	if !strings.Contains(stderr.String(), `msg="upstream stderr" upstream=files`) {
+		t.Errorf("the upstream's stderr is not in the log:\n%s", stderr)
+	}
+}
+
+// childPID finds the upstream's pid in the gateway's log.
+func childPID(t *testing.T, log string) int {
+	t.Helper()
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, `msg="upstream process started"`) {
+			var pid int
+			if i := strings.Index(line, "pid="); i >= 0 {
+				for _, r := range line[i+4:] {
+					if r < '0' || r > '9' {
+						break
+					}
+					pid = pid*10 + int(r-'0')
+				}
+			}
+			return pid
+		}
+	}
+	t.Errorf("no upstream process in the log:\n%s", log)
+	return 0
+}
