@@ -38,6 +38,7 @@ Commands:
   reject     reject a pending approval
   cancel     cancel a pending or approved approval
   reconcile  record what an unknown effect turned out to be, with evidence
+  serve      serve the approval inbox in the browser (docs/approvals.md)
 
 Run 'agnara approvals <command> -h' for a command's flags.
 `
@@ -64,6 +65,7 @@ func (c *cli) run(args []string) int {
 		"reject":    c.decide,
 		"cancel":    c.decide,
 		"reconcile": c.reconcile,
+		"serve":     c.serve,
 	}
 	name := args[0]
 	if name == "-h" || name == "-help" || name == "--help" || name == "help" {

@@ -16,6 +16,7 @@
 //	agnara approvals reject    DB ID -as APPROVER [-issuer ISS] [-note TEXT]
 //	agnara approvals cancel    DB ID -as APPROVER [-issuer ISS] [-note TEXT]
 //	agnara approvals reconcile DB ID -as APPROVER [-issuer ISS] -effect committed|not_started -evidence TEXT
+//	agnara approvals serve     DB [-addr HOST:PORT] (-dev-approver ID | -issuer URL -client-id ID)
 //
 // where DB is the host's approval database, exactly one of
 //

@@ -1,0 +1,560 @@
+// Package inbox is the approval inbox: a small web application in which
+// approvers see the writes agents asked for, with their exact arguments,
+// and approve or reject them, or record what an unknown effect turned out
+// to be. It is served by `agnara approvals serve`.
+//
+// Pages are rendered on the server with html/template from templates and
+// assets embedded in the binary; they make no external requests and work
+// without JavaScript (a small script, when it runs, reloads the inbox when
+// the store changes; without it the page refreshes itself).
+//
+// Approvers sign in with OpenID Connect (the authorization code flow with
+// PKCE) against the issuer of the MCP server, and must hold the approver
+// scope; the store's rules apply unchanged (no self-approval, ADR 0017).
+// For local trial, [Options.DevApprover] makes every visitor act as one
+// approver, and every page says so.
+//
+// Every state change is a POST that must carry the session's token and
+// pass the standard library's cross-origin protection; cookies are
+// HttpOnly and SameSite=Lax (Secure with [Options.SecureCookies]), and
+// every page is sent with a strict Content-Security-Policy.
+package inbox
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/policy"
+)
+
+// Store is what the inbox reads and decides: an approval store and its
+// audit trail. The SQLite and PostgreSQL stores of package approval are
+// both one.
+type Store interface {
+	approval.Store
+	Events(ctx context.Context, id string) ([]approval.Event, error)
+}
+
+// Options configures [New]. Exactly one of DevApprover and OIDC is set.
+type Options struct {
+	// DevApprover makes every visitor act as this approver, holding the
+	// approver scope, with no sign-in: for local trial only (serve it on a
+	// loopback address). Every page says so.
+	DevApprover string
+	// OIDC signs approvers in with the authorization code flow and PKCE.
+	OIDC *OIDC
+	// ApproverScope is the scope an approver must hold. Default
+	// approval.DefaultApproverScope; it must be the store's.
+	ApproverScope string
+	// SecureCookies marks the cookies Secure. Set it whenever the inbox is
+	// served over HTTPS (anywhere but loopback).
+	SecureCookies bool
+	// SessionTTL is how long a sign-in lasts. Default 8 h.
+	SessionTTL time.Duration
+	// Poll is how often the inbox looks for changes to push to open pages.
+	// Default 2 s.
+	Poll time.Duration
+	// Logger receives the decisions made and refused (ids and codes, never
+	// arguments or notes). Default: discards everything.
+	Logger *slog.Logger
+	// Now is the clock of ages and expiries. Default time.Now.
+	Now func() time.Time
+}
+
+// Inbox is the web application, an http.Handler.
+type Inbox struct {
+	store  Store
+	opts   Options
+	oidc   *relyingParty // nil in development mode
+	pages  *template.Template
+	static http.Handler
+
+	mu       sync.Mutex
+	sessions map[string]*session // by id
+	streams  int                 // open event streams
+	mux      *http.ServeMux
+	handler  http.Handler
+}
+
+// session is a signed-in approver (or the development approver's visit).
+type session struct {
+	approver policy.Principal
+	csrf     string
+	expires  time.Time
+}
+
+// maxSessions and maxStreams bound what visitors can make the inbox hold.
+const (
+	maxSessions = 10000
+	maxStreams  = 256
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed static
+var staticFiles embed.FS
+
+// New returns the inbox over store. With OIDC it discovers the issuer
+// (bounded by ctx).
+func New(ctx context.Context, store Store, opts Options) (*Inbox, error) {
+	switch {
+	case store == nil:
+		return nil, errors.New("inbox: a store is required")
+	case opts.DevApprover != "" && opts.OIDC != nil:
+		return nil, errors.New("inbox: set DevApprover or OIDC, not both")
+	case opts.DevApprover == "" && opts.OIDC == nil:
+		return nil, errors.New("inbox: say who may decide: OIDC (approvers sign in) or DevApprover (local trial)")
+	}
+	if opts.DevApprover != "" {
+		if err := approval.CheckIdentity(opts.DevApprover, ""); err != nil {
+			return nil, fmt.Errorf("inbox: DevApprover: %w", err)
+		}
+	}
+	opts.ApproverScope = cmp.Or(opts.ApproverScope, approval.DefaultApproverScope)
+	opts.SessionTTL = cmp.Or(opts.SessionTTL, 8*time.Hour)
+	opts.Poll = cmp.Or(opts.Poll, 2*time.Second)
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	pages, err := template.New("").Funcs(funcs).ParseFS(templateFiles, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	static, _ := fs.Sub(staticFiles, "static")
+	in := &Inbox{store: store, opts: opts, pages: pages, static: http.FileServerFS(static), sessions: map[string]*session{}}
+	if opts.OIDC != nil {
+		if in.oidc, err = newRelyingParty(ctx, *opts.OIDC, opts.ApproverScope); err != nil {
+			return nil, err
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", in.list)
+	mux.HandleFunc("GET /approvals/{id}", in.show)
+	mux.HandleFunc("POST /approvals/{id}/decide", in.decide)
+	mux.HandleFunc("POST /approvals/{id}/reconcile", in.reconcile)
+	mux.HandleFunc("GET /events", in.events)
+	mux.Handle("GET /static/", http.StripPrefix("/static/", in.static))
+	mux.HandleFunc("GET /login", in.login)
+	mux.HandleFunc("GET /callback", in.callback)
+	mux.HandleFunc("POST /logout", in.logout)
+	mux.HandleFunc("GET /signed-out", func(w http.ResponseWriter, _ *http.Request) {
+		in.render(w, http.StatusOK, "signedout.html", in.base(nil, "Signed out"))
+	})
+	in.mux = mux
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in.fail(w, r, nil, http.StatusForbidden, "This request came from another site, and was refused.")
+	}))
+	in.handler = cop.Handler(mux)
+	return in, nil
+}
+
+// ServeHTTP serves the inbox, with its security headers on every answer.
+func (in *Inbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	in.handler.ServeHTTP(w, r)
+}
+
+const sessionCookie = "agnara_inbox"
+
+// approver returns the request's session, making one for the development
+// approver; nil (after redirecting to sign-in) when there is none.
+func (in *Inbox) approver(w http.ResponseWriter, r *http.Request) *session {
+	now := in.opts.Now()
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		in.mu.Lock()
+		s := in.sessions[c.Value]
+		if s != nil && !now.Before(s.expires) {
+			delete(in.sessions, c.Value)
+			s = nil
+		}
+		in.mu.Unlock()
+		if s != nil {
+			return s
+		}
+	}
+	if in.opts.DevApprover == "" {
+		if r.Method == http.MethodGet {
+			http.Redirect(w, r, "/login?next="+safeNext(r.URL.Path), http.StatusSeeOther)
+		} else {
+			in.fail(w, r, nil, http.StatusForbidden, "Your sign-in has ended: sign in again, then repeat the decision.")
+		}
+		return nil
+	}
+	if r.Method != http.MethodGet {
+		// A development session is made by a page view, never by a POST:
+		// a POST without the page's session and token is refused.
+		in.fail(w, r, nil, http.StatusForbidden, "This request did not come from an inbox page, and was refused.")
+		return nil
+	}
+	return in.startSession(w, policy.NewPrincipal(in.opts.DevApprover, []string{in.opts.ApproverScope}))
+}
+
+// startSession records a session for approver and sets its cookie.
+func (in *Inbox) startSession(w http.ResponseWriter, approver policy.Principal) *session {
+	s := &session{approver: approver, csrf: randomID(), expires: in.opts.Now().Add(in.opts.SessionTTL)}
+	id := randomID()
+	in.mu.Lock()
+	if len(in.sessions) >= maxSessions {
+		now := in.opts.Now()
+		for k, old := range in.sessions {
+			if !now.Before(old.expires) || len(in.sessions) >= maxSessions {
+				delete(in.sessions, k)
+			}
+		}
+	}
+	in.sessions[id] = s
+	in.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, Secure: in.opts.SecureCookies,
+		SameSite: http.SameSiteLaxMode, MaxAge: int(in.opts.SessionTTL / time.Second)})
+	return s
+}
+
+// checkToken reports whether the POST carries the session's token.
+func checkToken(r *http.Request, s *session) bool {
+	got := r.PostFormValue("csrf")
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) == 1
+}
+
+func randomID() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// safeNext keeps a post-sign-in path on this site.
+func safeNext(p string) string {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n") {
+		return "/"
+	}
+	return p
+}
+
+// page is what every template gets.
+type page struct {
+	Title       string
+	Approver    string
+	Dev         bool
+	CSRF        string
+	Flash, Err  string
+	Now         time.Time
+	Pending     []approval.Approval
+	Recent      []approval.Approval
+	Approval    *approval.Approval
+	Arguments   string
+	Events      []event
+	CanDecide   bool
+	CanRecord   bool
+	OIDC        bool
+	Live        bool
+	RequesterIs bool
+}
+
+// event is an audit entry as shown.
+type event struct {
+	approval.Event
+	Detail string
+}
+
+func (in *Inbox) base(s *session, title string) page {
+	p := page{Title: title, Dev: in.opts.DevApprover != "", Now: in.opts.Now(), OIDC: in.oidc != nil}
+	if s != nil {
+		p.Approver, p.CSRF = s.approver.ID(), s.csrf
+	}
+	return p
+}
+
+func (in *Inbox) render(w http.ResponseWriter, status int, name string, p page) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := in.pages.ExecuteTemplate(w, name, p); err != nil {
+		in.opts.Logger.Error("inbox: rendering a page", slog.String("page", name), slog.String("error", err.Error()))
+	}
+}
+
+// fail renders an error page. msg is shown to the visitor: never an
+// internal error's text.
+func (in *Inbox) fail(w http.ResponseWriter, _ *http.Request, s *session, status int, msg string) {
+	p := in.base(s, http.StatusText(status))
+	p.Err = msg
+	in.render(w, status, "error.html", p)
+}
+
+// list is the inbox: pending approvals newest first, then recent history.
+func (in *Inbox) list(w http.ResponseWriter, r *http.Request) {
+	s := in.approver(w, r)
+	if s == nil {
+		return
+	}
+	all, err := in.store.List(r.Context(), approval.Filter{Limit: 200})
+	if err != nil {
+		in.unavailable(w, r, s, err)
+		return
+	}
+	p := in.base(s, "Approvals")
+	p.Live = true
+	for _, a := range all {
+		if a.State == approval.StatePending {
+			p.Pending = append(p.Pending, a)
+		} else if len(p.Recent) < 50 {
+			p.Recent = append(p.Recent, a)
+		}
+	}
+	in.render(w, http.StatusOK, "list.html", p)
+}
+
+// show is one approval's page.
+func (in *Inbox) show(w http.ResponseWriter, r *http.Request) {
+	s := in.approver(w, r)
+	if s == nil {
+		return
+	}
+	in.showWith(w, r, s, http.StatusOK, flashFor(r.URL.Query().Get("done")), "")
+}
+
+func flashFor(done string) string {
+	switch done {
+	case "approved":
+		return "Approved. The same call by the requester now runs it, once."
+	case "rejected":
+		return "Rejected. The requester's call answers that it was rejected."
+	case "recorded":
+		return "Recorded. The receipt is unchanged; your finding is kept beside it."
+	}
+	return ""
+}
+
+func (in *Inbox) showWith(w http.ResponseWriter, r *http.Request, s *session, status int, flash, errMsg string) {
+	id := r.PathValue("id")
+	a, err := in.store.Get(r.Context(), id)
+	if errors.Is(err, approval.ErrNotFound) || errors.Is(err, approval.ErrInvalid) {
+		in.fail(w, r, s, http.StatusNotFound, "There is no approval with this id.")
+		return
+	}
+	if err != nil {
+		in.unavailable(w, r, s, err)
+		return
+	}
+	evs, err := in.store.Events(r.Context(), id)
+	if err != nil {
+		in.unavailable(w, r, s, err)
+		return
+	}
+	p := in.base(s, a.Intent.Summary)
+	p.Approval, p.Arguments, p.Flash, p.Err = &a, pretty(a.Intent.Arguments), flash, errMsg
+	for _, e := range evs {
+		p.Events = append(p.Events, event{Event: e, Detail: compact(e.Detail)})
+	}
+	p.CanDecide = a.State == approval.StatePending && p.Now.Before(a.ExpiresAt)
+	p.CanRecord = unknownEffect(a)
+	p.RequesterIs = strings.EqualFold(a.Intent.PrincipalID, s.approver.ID())
+	in.render(w, status, "approval.html", p)
+}
+
+// unknownEffect reports whether a's effect is unknown and not yet
+// reconciled: what an approver may record a finding for.
+func unknownEffect(a approval.Approval) bool {
+	if a.Reconciliation != nil {
+		return false
+	}
+	return a.Receipt != nil && a.Receipt.Effect == approval.EffectUnknown || a.State == approval.StateClaimed
+}
+
+func (in *Inbox) unavailable(w http.ResponseWriter, r *http.Request, s *session, err error) {
+	in.opts.Logger.Error("inbox: the approval store failed", slog.String("error", err.Error()))
+	in.fail(w, r, s, http.StatusServiceUnavailable, "The approval store is not answering. Try again in a moment.")
+}
+
+// maxForm bounds a decision's form: a note or evidence of a few KiB.
+const maxForm = 16 << 10
+
+// post checks a state-changing request: its session and token.
+func (in *Inbox) post(w http.ResponseWriter, r *http.Request) *session {
+	s := in.approver(w, r)
+	if s == nil {
+		return nil
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		in.fail(w, r, s, http.StatusBadRequest, "The form could not be read (too large?).")
+		return nil
+	}
+	if !checkToken(r, s) {
+		in.opts.Logger.Warn("inbox: a POST without the page's token was refused", slog.String("path", r.URL.Path))
+		in.fail(w, r, s, http.StatusForbidden, "This request did not come from an inbox page, and was refused.")
+		return nil
+	}
+	return s
+}
+
+// decide approves or rejects.
+func (in *Inbox) decide(w http.ResponseWriter, r *http.Request) {
+	s := in.post(w, r)
+	if s == nil {
+		return
+	}
+	id, note := r.PathValue("id"), strings.TrimSpace(r.PostFormValue("note"))
+	var err error
+	var done string
+	switch r.PostFormValue("action") {
+	case "approve":
+		_, err = in.store.Approve(r.Context(), id, s.approver, note)
+		done = "approved"
+	case "reject":
+		_, err = in.store.Reject(r.Context(), id, s.approver, note)
+		done = "rejected"
+	default:
+		in.fail(w, r, s, http.StatusBadRequest, "Choose approve or reject.")
+		return
+	}
+	in.after(w, r, s, id, done, err)
+}
+
+// reconcile records what an unknown effect turned out to be.
+func (in *Inbox) reconcile(w http.ResponseWriter, r *http.Request) {
+	s := in.post(w, r)
+	if s == nil {
+		return
+	}
+	id := r.PathValue("id")
+	effect := approval.EffectState(r.PostFormValue("effect"))
+	if effect != approval.EffectCommitted && effect != approval.EffectNotStarted {
+		in.showWith(w, r, s, http.StatusBadRequest, "", "Choose what the effect turned out to be: committed or not started.")
+		return
+	}
+	_, err := in.store.Reconcile(r.Context(), id, s.approver, effect, strings.TrimSpace(r.PostFormValue("evidence")))
+	in.after(w, r, s, id, "recorded", err)
+}
+
+// after answers a decision: back to the approval's page (303) on success,
+// or that page again with what went wrong.
+func (in *Inbox) after(w http.ResponseWriter, r *http.Request, s *session, id, done string, err error) {
+	log := in.opts.Logger.With(slog.String("approval_id", id), slog.String("approver", s.approver.ID()), slog.String("decision", done))
+	if err == nil {
+		log.Info("inbox: decided")
+		http.Redirect(w, r, "/approvals/"+id+"?done="+done, http.StatusSeeOther)
+		return
+	}
+	status, msg := http.StatusConflict, ""
+	switch {
+	case errors.Is(err, approval.ErrSelfApproval):
+		status, msg = http.StatusForbidden, "You asked for this write: another approver must decide it."
+	case errors.Is(err, approval.ErrNotAuthorized):
+		status, msg = http.StatusForbidden, "You do not hold the approver scope."
+	case errors.Is(err, approval.ErrNotPending):
+		msg = "It was decided already: see its state below."
+	case errors.Is(err, approval.ErrExpired):
+		msg = "It expired before it was decided."
+	case errors.Is(err, approval.ErrEvidenceRequired):
+		status, msg = http.StatusBadRequest, "Say how you established the effect: the evidence is required."
+	case errors.Is(err, approval.ErrNotClaimed), errors.Is(err, approval.ErrConflict):
+		msg = "Its effect is not unknown (or was recorded already): there is nothing to record."
+	case errors.Is(err, approval.ErrNotFound):
+		in.fail(w, r, s, http.StatusNotFound, "There is no approval with this id.")
+		return
+	case errors.Is(err, approval.ErrInvalid):
+		status, msg = http.StatusBadRequest, "The note or evidence cannot be recorded (control characters, or too long)."
+	default:
+		in.unavailable(w, r, s, err)
+		return
+	}
+	log.Info("inbox: decision refused", slog.String("error", err.Error()))
+	in.showWith(w, r, s, status, "", msg)
+}
+
+// events streams "changed" whenever the store's approvals change, so that
+// an open inbox reloads itself (server-sent events).
+func (in *Inbox) events(w http.ResponseWriter, r *http.Request) {
+	if s := in.approver(w, r); s == nil {
+		return
+	}
+	in.mu.Lock()
+	if in.streams >= maxStreams {
+		in.mu.Unlock()
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, "too many open inbox pages", http.StatusServiceUnavailable)
+		return
+	}
+	in.streams++
+	in.mu.Unlock()
+	defer func() {
+		in.mu.Lock()
+		in.streams--
+		in.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	rc := http.NewResponseController(w)
+	last, started, beat := "", false, time.Time{}
+	tick := time.NewTicker(in.opts.Poll)
+	defer tick.Stop()
+	for {
+		if fp, err := in.fingerprint(r.Context()); err == nil {
+			wrote := true
+			switch now := time.Now(); {
+			case started && fp != last:
+				fmt.Fprint(w, "event: changed\ndata: {}\n\n")
+			case now.Sub(beat) >= 15*time.Second: // keeps proxies from closing it
+				fmt.Fprint(w, ": beat\n\n")
+				beat = now
+			default:
+				wrote = false
+			}
+			last, started = fp, true
+			if wrote && rc.Flush() != nil {
+				return
+			}
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// fingerprint names the store's newest approvals and their states.
+func (in *Inbox) fingerprint(ctx context.Context) (string, error) {
+	all, err := in.store.List(ctx, approval.Filter{Limit: 200})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, a := range all {
+		b.WriteString(a.ID + "=" + string(a.State) + ";")
+		if a.Reconciliation != nil {
+			b.WriteString("r;")
+		}
+	}
+	return b.String(), nil
+}
+
+// pretty indents JSON arguments for reading; the template escapes them.
+func pretty(raw json.RawMessage) string {
+	out, err := indent(raw)
+	if err != nil {
+		return string(raw)
+	}
+	return out
+}

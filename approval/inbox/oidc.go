@@ -1,0 +1,215 @@
+package inbox
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+)
+
+// OIDC is how approvers sign in: the authorization code flow with PKCE at
+// Issuer, as the registered client ClientID. The approver's id is the ID
+// token's IDClaim, and their scopes its ScopeClaim.
+type OIDC struct {
+	// Issuer is the OpenID Connect issuer (the MCP server's).
+	Issuer string
+	// ClientID and ClientSecret are the inbox's client registration.
+	ClientID, ClientSecret string
+	// RedirectURL is the inbox's /callback URL as registered, e.g.
+	// https://approvals.example.com/callback.
+	RedirectURL string
+	// Scopes are asked for besides "openid". Default: the approver scope.
+	Scopes []string
+	// IDClaim is the ID token claim naming the approver. Default "sub".
+	IDClaim string
+	// ScopeClaim is the ID token claim holding the approver's scopes: a
+	// space-separated string or an array of strings. Default "scope".
+	ScopeClaim string
+	// HTTPClient, when set, is used to reach the issuer.
+	HTTPClient *http.Client
+}
+
+// relyingParty is the inbox's side of the sign-in.
+type relyingParty struct {
+	cfg      OIDC
+	oauth    oauth2.Config
+	verifier *oidc.IDTokenVerifier
+	scope    string // the approver scope
+
+	mu      sync.Mutex
+	pending map[string]login // by state
+}
+
+// login is a sign-in under way.
+type login struct {
+	verifier, nonce, next string
+	expires               time.Time
+}
+
+const (
+	loginCookie = "agnara_inbox_login"
+	loginTTL    = 10 * time.Minute
+	maxLogins   = 10000
+)
+
+func newRelyingParty(ctx context.Context, cfg OIDC, approverScope string) (*relyingParty, error) {
+	if cfg.Issuer == "" || cfg.ClientID == "" || cfg.RedirectURL == "" {
+		return nil, errors.New("inbox: OIDC needs Issuer, ClientID and RedirectURL")
+	}
+	cfg.IDClaim = cmp.Or(cfg.IDClaim, "sub")
+	cfg.ScopeClaim = cmp.Or(cfg.ScopeClaim, "scope")
+	if len(cfg.Scopes) == 0 {
+		cfg.Scopes = []string{approverScope}
+	}
+	if cfg.HTTPClient != nil {
+		ctx = oidc.ClientContext(ctx, cfg.HTTPClient)
+	}
+	provider, err := oidc.NewProvider(ctx, cfg.Issuer)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: discovering the issuer %s: %w", cfg.Issuer, err)
+	}
+	return &relyingParty{
+		cfg: cfg,
+		oauth: oauth2.Config{
+			ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: cfg.RedirectURL,
+			Endpoint: provider.Endpoint(), Scopes: append([]string{oidc.ScopeOpenID}, cfg.Scopes...),
+		},
+		verifier: provider.Verifier(&oidc.Config{ClientID: cfg.ClientID}),
+		scope:    approverScope,
+		pending:  map[string]login{},
+	}, nil
+}
+
+// login starts a sign-in: a state, a PKCE verifier and a nonce kept here,
+// the state also in a cookie, and a redirect to the issuer.
+func (in *Inbox) login(w http.ResponseWriter, r *http.Request) {
+	rp := in.oidc
+	if rp == nil {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	state, l := randomID(), login{verifier: oauth2.GenerateVerifier(), nonce: randomID(), next: safeNext(r.URL.Query().Get("next")), expires: in.opts.Now().Add(loginTTL)}
+	rp.mu.Lock()
+	now := in.opts.Now()
+	for k, old := range rp.pending {
+		if !now.Before(old.expires) || len(rp.pending) >= maxLogins {
+			delete(rp.pending, k)
+		}
+	}
+	rp.pending[state] = l
+	rp.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: state, Path: "/callback", HttpOnly: true, Secure: in.opts.SecureCookies,
+		SameSite: http.SameSiteLaxMode, MaxAge: int(loginTTL / time.Second)})
+	http.Redirect(w, r, rp.oauth.AuthCodeURL(state, oauth2.S256ChallengeOption(l.verifier), oidc.Nonce(l.nonce)), http.StatusSeeOther)
+}
+
+// callback finishes a sign-in: the state must be this browser's, the code
+// is exchanged with the PKCE verifier, the ID token verified (issuer,
+// audience, expiry, nonce), and the approver must hold the approver scope.
+func (in *Inbox) callback(w http.ResponseWriter, r *http.Request) {
+	rp := in.oidc
+	if rp == nil {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	q := r.URL.Query()
+	state := q.Get("state")
+	c, err := r.Cookie(loginCookie)
+	if err != nil || state == "" || c.Value != state {
+		in.fail(w, r, nil, http.StatusBadRequest, "This sign-in did not start in this browser. Sign in again.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: "/callback", MaxAge: -1, HttpOnly: true, Secure: in.opts.SecureCookies, SameSite: http.SameSiteLaxMode})
+	rp.mu.Lock()
+	l, ok := rp.pending[state]
+	delete(rp.pending, state)
+	rp.mu.Unlock()
+	if !ok || !in.opts.Now().Before(l.expires) {
+		in.fail(w, r, nil, http.StatusBadRequest, "This sign-in expired. Sign in again.")
+		return
+	}
+	if e := q.Get("error"); e != "" {
+		in.fail(w, r, nil, http.StatusForbidden, "The issuer refused the sign-in ("+shorten(e, 64)+").")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	if rp.cfg.HTTPClient != nil {
+		ctx = context.WithValue(ctx, oauth2.HTTPClient, rp.cfg.HTTPClient)
+	}
+	tok, err := rp.oauth.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(l.verifier))
+	if err != nil {
+		in.opts.Logger.Warn("inbox: a sign-in's code exchange failed", slog.String("error", err.Error()))
+		in.fail(w, r, nil, http.StatusForbidden, "The sign-in could not be completed. Sign in again.")
+		return
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	idt, err := rp.verifier.Verify(ctx, raw)
+	if err != nil || idt.Nonce != l.nonce {
+		in.opts.Logger.Warn("inbox: a sign-in's ID token was refused", slog.Any("error", err))
+		in.fail(w, r, nil, http.StatusForbidden, "The sign-in could not be verified. Sign in again.")
+		return
+	}
+	var claims map[string]any
+	if err := idt.Claims(&claims); err != nil {
+		in.fail(w, r, nil, http.StatusForbidden, "The sign-in could not be verified. Sign in again.")
+		return
+	}
+	id, _ := claims[rp.cfg.IDClaim].(string)
+	if err := approval.CheckIdentity(id, idt.Issuer); err != nil || id == "" {
+		in.fail(w, r, nil, http.StatusForbidden, "The issuer did not name you in a way approvals can record.")
+		return
+	}
+	scopes := scopesOf(claims[rp.cfg.ScopeClaim])
+	approver := policy.NewPrincipal(id, scopes).WithIssuer(idt.Issuer)
+	if !approver.HasScope(rp.scope) {
+		in.opts.Logger.Info("inbox: a sign-in without the approver scope was refused", slog.String("approver", id))
+		in.fail(w, r, nil, http.StatusForbidden, "You are signed in as "+shorten(id, 64)+", who does not hold the approver scope ("+rp.scope+").")
+		return
+	}
+	in.startSession(w, approver)
+	in.opts.Logger.Info("inbox: signed in", slog.String("approver", id))
+	http.Redirect(w, r, l.next, http.StatusSeeOther)
+}
+
+// scopesOf reads a scope claim: a space-separated string or an array.
+func scopesOf(v any) []string {
+	switch s := v.(type) {
+	case string:
+		return strings.Fields(s)
+	case []any:
+		var out []string
+		for _, e := range s {
+			if str, ok := e.(string); ok {
+				out = append(out, str)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// logout ends the session.
+func (in *Inbox) logout(w http.ResponseWriter, r *http.Request) {
+	s := in.post(w, r)
+	if s == nil {
+		return
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		in.mu.Lock()
+		delete(in.sessions, c.Value)
+		in.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: "/", MaxAge: -1, HttpOnly: true, Secure: in.opts.SecureCookies, SameSite: http.SameSiteLaxMode})
+	http.Redirect(w, r, "/signed-out", http.StatusSeeOther)
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agnara-go/agnara/approval/inbox"
+)
+
+// serve runs the approval inbox (package approval/inbox) until SIGINT or
+// SIGTERM. It prints the inbox's URL on its first line of output.
+func (c *cli) serve(name string, args []string) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	sf := newStoreFlags(fs)
+	addr := fs.String("addr", "127.0.0.1:8095", "`host:port` to serve the inbox on")
+	dev := fs.String("dev-approver", "", "local trial: every visitor acts as this approver `id`, without signing in (loopback -addr only)")
+	issuer := fs.String("issuer", "", "OpenID Connect `issuer` approvers sign in with (the MCP server's)")
+	clientID := fs.String("client-id", "", "the inbox's client `id` at the issuer")
+	secretEnv := fs.String("client-secret-env", "AGNARA_INBOX_CLIENT_SECRET", "environment `variable` holding the inbox's client secret")
+	redirect := fs.String("redirect-url", "", "the inbox's registered callback `URL` (default http://ADDR/callback)")
+	idClaim := fs.String("id-claim", "sub", "ID token `claim` naming the approver")
+	scopeClaim := fs.String("scope-claim", "scope", "ID token `claim` holding the approver's scopes (a space-separated string or an array)")
+	if _, err := c.parse(fs, "serve "+where+" [-addr HOST:PORT] (-dev-approver ID | -issuer URL -client-id ID)", args); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	loopback := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
+	opts := inbox.Options{DevApprover: *dev}
+	switch {
+	case *dev != "" && *issuer != "":
+		return errors.New("-dev-approver and -issuer: give one of them")
+	case *dev != "" && !loopback:
+		return fmt.Errorf("-dev-approver lets anyone who reaches the inbox decide: listen on a loopback address, not %s", ln.Addr())
+	case *dev == "" && *issuer == "":
+		return errors.New("say who may decide: -issuer and -client-id (approvers sign in), or -dev-approver ID (local trial, loopback only)")
+	case *issuer != "":
+		if *clientID == "" {
+			return errors.New("-issuer needs -client-id, the inbox's client registration")
+		}
+		cb := *redirect
+		if cb == "" {
+			cb = "http://" + ln.Addr().String() + "/callback"
+		}
+		u, err := url.Parse(cb)
+		if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback)) {
+			return fmt.Errorf("-redirect-url %q: want the inbox's https callback URL (http only on a loopback address)", cb)
+		}
+		opts.SecureCookies = u.Scheme == "https"
+		opts.OIDC = &inbox.OIDC{Issuer: *issuer, ClientID: *clientID, ClientSecret: os.Getenv(*secretEnv), RedirectURL: cb,
+			IDClaim: *idClaim, ScopeClaim: *scopeClaim}
+	}
+	s, err := sf.open(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	opts.Logger = slog.New(slog.NewTextHandler(c.stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	h, err := inbox.New(startCtx, s, opts)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, BaseContext: func(net.Listener) context.Context { return ctx }, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn)}
+	fmt.Fprintf(c.stdout, "http://%s/\n", ln.Addr())
+	mode := "sign-in with " + *issuer
+	if *dev != "" {
+		mode = "DEVELOPMENT: every visitor acts as " + *dev
+	}
+	opts.Logger.Info("serving the approval inbox", slog.String("url", "http://"+ln.Addr().String()+"/"), slog.String("approvers", mode))
+	stopped := make(chan error, 1)
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.SetKeepAlivesEnabled(false)
+		stopped <- errors.Join(srv.Shutdown(shutdown), srv.Close()) // Close ends open event streams
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	if err := <-stopped; err != nil && !strings.Contains(err.Error(), "context deadline") {
+		return err
+	}
+	return nil
+}
