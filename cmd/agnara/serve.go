@@ -34,24 +34,31 @@ func (c *cli) serve(name string, args []string) error {
 	if _, err := c.parse(fs, "serve "+where+" [-addr HOST:PORT] (-dev-approver ID | -issuer URL -client-id ID)", args); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
+	host, _, err := net.SplitHostPort(*addr)
 	if err != nil {
-		return err
+		return fmt.Errorf("-addr %q: want host:port, such as 127.0.0.1:8095", *addr)
 	}
-	defer ln.Close()
-	loopback := ln.Addr().(*net.TCPAddr).IP.IsLoopback()
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || ip != nil && ip.IsLoopback()
 	opts := inbox.Options{DevApprover: *dev}
 	switch {
 	case *dev != "" && *issuer != "":
 		return errors.New("-dev-approver and -issuer: give one of them")
 	case *dev != "" && !loopback:
-		return fmt.Errorf("-dev-approver lets anyone who reaches the inbox decide: listen on a loopback address, not %s", ln.Addr())
+		return fmt.Errorf("-dev-approver lets anyone who reaches the inbox decide: listen on a loopback address, not %s", *addr)
 	case *dev == "" && *issuer == "":
 		return errors.New("say who may decide: -issuer and -client-id (approvers sign in), or -dev-approver ID (local trial, loopback only)")
 	case *issuer != "":
 		if *clientID == "" {
 			return errors.New("-issuer needs -client-id, the inbox's client registration")
 		}
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if *issuer != "" {
 		cb := *redirect
 		if cb == "" {
 			cb = "http://" + ln.Addr().String() + "/callback"

@@ -175,6 +175,12 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	if err := checkUpstream(cfg.upstream); err != nil {
 		return err
 	}
+	// Refuse a wider address before binding it, not after.
+	if host, _, err := net.SplitHostPort(cfg.addr); err == nil && host != "localhost" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return fmt.Errorf("the gateway example runs for local trial only: listen on a loopback address (such as 127.0.0.1:8090), not %s", cfg.addr)
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err

@@ -95,6 +95,12 @@ func main() {
 // run serves until ctx is done. It prints the MCP URL on its first line of
 // output once it is listening.
 func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger) error {
+	// Refuse a wider address before binding it, not after.
+	if host, _, err := net.SplitHostPort(cfg.addr); err == nil && cfg.issuer == "" && host != "localhost" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return fmt.Errorf("without -issuer the example runs for local trial only: listen on a loopback address (such as 127.0.0.1:8080), not %s", cfg.addr)
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
