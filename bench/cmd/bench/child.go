@@ -26,12 +26,12 @@ type child struct {
 	once  sync.Once
 }
 
-// startServer starts the server binary bin on a free loopback port and
-// waits for the URL it prints. The server's standard error goes to logw.
-// It exits by itself when its standard input closes, so it cannot outlive
-// this process.
-func startServer(ctx context.Context, name, bin string, logw io.Writer) (*child, error) {
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+// startServer starts the server binary bin on a free loopback port, with
+// the extra command-line arguments args, and waits for the URL it prints.
+// The server's standard error goes to logw. It exits by itself when its
+// standard input closes, so it cannot outlive this process.
+func startServer(ctx context.Context, name, bin string, logw io.Writer, args ...string) (*child, error) {
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Stderr = logw
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

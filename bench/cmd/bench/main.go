@@ -3,6 +3,11 @@
 // JSON-RPC handler — in both protocol eras at several concurrencies, and
 // writes a Markdown table, the raw data and a chart. See README.md.
 //
+// It then measures a gateway (-gateway, on by default): the agnara server
+// called directly and through servers/gateway, which imports echo from it
+// with mcpimport and serves it again, reading the CPU time of both
+// processes.
+//
 // Every server runs as its own process, started fresh for each run and
 // killed after it; the runs are interleaved (A B C D A B C D …) so that
 // drift of the machine hits every server alike. The servers' CPU time comes
@@ -45,11 +50,20 @@ type options struct {
 	reps     int
 	duration time.Duration
 	warmup   time.Duration
+
+	gateway                 bool
+	gatewayEras             []string
+	gatewayConc             []int
+	gatewayReps             int
+	gatewayUpstreamProtocol string
+	gatewayProfile          string
+	gatewayGOGC             int
+	gatewayMemLimitMiB      int64
 }
 
 func main() {
 	var o options
-	var eras, conc, servers string
+	var eras, conc, servers, gwEras, gwConc string
 	flag.StringVar(&o.out, "out", "results", "directory for results.md, results.json and chart.png")
 	flag.StringVar(&eras, "eras", "modern,legacy", "protocol eras")
 	flag.StringVar(&conc, "c", "1,8,32", "concurrencies")
@@ -57,28 +71,40 @@ func main() {
 	flag.IntVar(&o.reps, "reps", 2, "repetitions of each (era, concurrency, server)")
 	flag.DurationVar(&o.duration, "d", 2500*time.Millisecond, "measured duration of each run")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "warm-up before each measured run")
+	flag.BoolVar(&o.gateway, "gateway", true, "also measure the agnara server called directly and through a gateway (servers/gateway)")
+	flag.StringVar(&gwEras, "gateway-eras", load.Modern, "protocol eras of the gateway measurement's clients")
+	flag.StringVar(&gwConc, "gateway-c", "1,8", "concurrencies of the gateway measurement")
+	flag.IntVar(&o.gatewayReps, "gateway-reps", 3, "repetitions of each gateway (era, concurrency, mode)")
+	flag.StringVar(&o.gatewayUpstreamProtocol, "gateway-upstream-protocol", "", "protocol version the gateway asks the upstream for (default: the gateway's, mcpimport.HTTPProtocolVersion; \"latest\": the SDK's newest)")
+	flag.StringVar(&o.gatewayProfile, "gateway-cpuprofile", "", "write a CPU profile of each gateway process to PREFIX-ERA-cC-repN.pprof")
+	flag.IntVar(&o.gatewayGOGC, "gateway-gogc", -1, "GC percentage of the gateway process (-1: off, with -gateway-memlimit-mib; 0: Go's default, as the upstream runs)")
+	flag.Int64Var(&o.gatewayMemLimitMiB, "gateway-memlimit-mib", 256, "soft memory limit of the gateway process in MiB (0: none)")
 	flag.Parse()
 	o.eras = strings.Split(eras, ",")
-	o.servers = strings.Split(servers, ",")
-	for _, s := range strings.Split(conc, ",") {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			fatalf("-c: %v", err)
-		}
-		o.conc = append(o.conc, n)
+	if servers != "" { // -servers= measures the gateway only
+		o.servers = strings.Split(servers, ",")
 	}
+	o.conc = ints("-c", conc)
+	o.gatewayEras = strings.Split(gwEras, ",")
+	o.gatewayConc = ints("-gateway-c", gwConc)
 	for _, s := range o.servers {
 		if !slices.Contains(allServers, s) {
 			fatalf("-servers: unknown server %q (have %v)", s, allServers)
 		}
 	}
-	for _, e := range o.eras {
+	for _, e := range append(slices.Clone(o.eras), o.gatewayEras...) {
 		if e != load.Modern && e != load.Legacy {
-			fatalf("-eras: unknown era %q", e)
+			fatalf("-eras, -gateway-eras: unknown era %q", e)
 		}
 	}
-	if o.reps < 1 {
-		fatalf("-reps: at least 1")
+	if o.reps < 1 || o.gatewayReps < 1 {
+		fatalf("-reps, -gateway-reps: at least 1")
+	}
+	if o.gatewayGOGC < 0 && o.gatewayMemLimitMiB <= 0 {
+		fatalf("-gateway-gogc -1 (off) needs a -gateway-memlimit-mib")
+	}
+	if len(o.servers) == 0 && !o.gateway {
+		fatalf("nothing to measure: -servers is empty and -gateway=false")
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,6 +115,18 @@ func main() {
 	if err != nil {
 		fatalf("%v", err)
 	}
+}
+
+func ints(name, list string) []int {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			fatalf("%s: %v", name, err)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func fatalf(format string, args ...any) {
@@ -104,14 +142,22 @@ func run(ctx context.Context, o options, cs *children) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	fmt.Fprintf(os.Stderr, "building servers %v...\n", o.servers)
-	pkgs := make([]string, len(o.servers))
-	for i, s := range o.servers {
+	build := slices.Clone(o.servers)
+	if o.gateway {
+		for _, s := range []string{upstreamServer, gatewayServer} {
+			if !slices.Contains(build, s) {
+				build = append(build, s)
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "building servers %v...\n", build)
+	pkgs := make([]string, len(build))
+	for i, s := range build {
 		pkgs[i] = "./servers/" + s
 	}
-	build := exec.CommandContext(ctx, goCmd(), append([]string{"build", "-o", tmp + string(filepath.Separator)}, pkgs...)...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	gobuild := exec.CommandContext(ctx, goCmd(), append([]string{"build", "-o", tmp + string(filepath.Separator)}, pkgs...)...)
+	gobuild.Stdout, gobuild.Stderr = os.Stderr, os.Stderr
+	if err := gobuild.Run(); err != nil {
 		return fmt.Errorf("building the servers: %w", err)
 	}
 	logf, err := os.Create(filepath.Join(tmp, "servers.log"))
@@ -121,8 +167,12 @@ func run(ctx context.Context, o options, cs *children) error {
 	defer logf.Close()
 
 	total := len(o.eras) * len(o.conc) * len(o.servers) * o.reps
-	fmt.Fprintf(os.Stderr, "%d runs of %s + %s warm-up each (about %s)\n",
-		total, o.duration, o.warmup, (time.Duration(total) * (o.duration + o.warmup + 300*time.Millisecond)).Round(time.Second))
+	gwTotal := 0
+	if o.gateway {
+		gwTotal = len(o.gatewayEras) * len(o.gatewayConc) * o.gatewayReps * 2
+	}
+	fmt.Fprintf(os.Stderr, "%d runs + %d gateway runs of %s + %s warm-up each (about %s)\n", total, gwTotal,
+		o.duration, o.warmup, (time.Duration(total+gwTotal) * (o.duration + o.warmup + 300*time.Millisecond)).Round(time.Second))
 	ticks := proc.ClockTicks()
 	rep := &Report{Meta: meta(o, ticks)}
 	n := 0
@@ -145,7 +195,13 @@ func run(ctx context.Context, o options, cs *children) error {
 			}
 		}
 	}
+	if o.gateway {
+		if err := runGateway(ctx, o, cs, tmp, ticks, logf, rep); err != nil {
+			return err
+		}
+	}
 	rep.summarize(o)
+	rep.summarizeGateway(o)
 	rep.Meta.Elapsed = time.Since(began).Round(time.Second).String()
 
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -158,11 +214,13 @@ func run(ctx context.Context, o options, cs *children) error {
 	if err := rep.writeJSON(filepath.Join(o.out, "results.json")); err != nil {
 		return err
 	}
-	if err := rep.chart(filepath.Join(o.out, "chart.png")); err != nil {
-		return fmt.Errorf("chart: %w", err)
+	if len(o.servers) > 0 {
+		if err := rep.chart(filepath.Join(o.out, "chart.png")); err != nil {
+			return fmt.Errorf("chart: %w", err)
+		}
 	}
 	fmt.Print(md)
-	fmt.Fprintf(os.Stderr, "wrote %s/results.md, results.json, chart.png in %s\n", o.out, time.Since(began).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "wrote %s/results.md, results.json (and chart.png) in %s\n", o.out, time.Since(began).Round(time.Second))
 	if bad := rep.errorRuns(); bad > 0 {
 		return fmt.Errorf("%d runs had errors: every call must succeed", bad)
 	}

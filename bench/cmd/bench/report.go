@@ -85,17 +85,26 @@ type Meta struct {
 	GOMAXPROCS  string   `json:"GOMAXPROCS,omitempty"`
 	Elapsed     string   `json:"elapsed,omitempty"`
 	Lifecycle   string   `json:"server_lifecycle"`
+	// The gateway measurement's settings (empty without it).
+	GatewayEras             []string `json:"gateway_eras,omitempty"`
+	GatewayConcurrency      []int    `json:"gateway_concurrency,omitempty"`
+	GatewayReps             int      `json:"gateway_reps,omitempty"`
+	GatewayUpstreamProtocol string   `json:"gateway_upstream_protocol,omitempty"`
+	GatewayGOGC             int      `json:"gateway_gogc,omitempty"` // -1: off
+	GatewayMemLimitMiB      int64    `json:"gateway_memlimit_mib,omitempty"`
 }
 
 // Report is everything one invocation measured.
 type Report struct {
-	Meta    Meta      `json:"meta"`
-	Summary []Summary `json:"summary"`
-	Runs    []Run     `json:"runs"`
+	Meta           Meta             `json:"meta"`
+	Summary        []Summary        `json:"summary"`
+	Runs           []Run            `json:"runs"`
+	GatewaySummary []GatewaySummary `json:"gateway_summary,omitempty"`
+	Gateway        []GatewayRun     `json:"gateway_runs,omitempty"`
 }
 
 func meta(o options, ticks int64) Meta {
-	return Meta{
+	m := Meta{
 		Date:        time.Now().UTC().Format(time.RFC3339),
 		GoVersion:   runtime.Version(),
 		OS:          runtime.GOOS + "/" + runtime.GOARCH,
@@ -112,6 +121,12 @@ func meta(o options, ticks int64) Meta {
 		GOMAXPROCS:  os.Getenv("GOMAXPROCS"),
 		Lifecycle:   "a fresh server process per run, killed after it",
 	}
+	if o.gateway {
+		m.GatewayEras, m.GatewayConcurrency, m.GatewayReps = o.gatewayEras, o.gatewayConc, o.gatewayReps
+		m.GatewayUpstreamProtocol = o.gatewayUpstreamProtocol
+		m.GatewayGOGC, m.GatewayMemLimitMiB = o.gatewayGOGC, o.gatewayMemLimitMiB
+	}
+	return m
 }
 
 func cpuModel() string {
@@ -201,6 +216,11 @@ func (rep *Report) errorRuns() int {
 			n++
 		}
 	}
+	for _, r := range rep.Gateway {
+		if r.Errors > 0 {
+			n++
+		}
+	}
 	return n
 }
 
@@ -220,8 +240,8 @@ func (rep *Report) markdown() string {
 	var b strings.Builder
 	m := rep.Meta
 	fmt.Fprintf(&b, "# Loopback HTTP benchmark: echo tools/call\n\n")
-	fmt.Fprintf(&b, "%s · %s %s · %s × %d · %d runs of %s after %s warm-up, %d repetitions interleaved · %s",
-		m.Date, m.GoVersion, m.OS, m.CPU, m.NumCPU, len(rep.Runs), m.Duration, m.Warmup, m.Reps, m.Lifecycle)
+	fmt.Fprintf(&b, "%s · %s %s · %s × %d · %d runs (and %d gateway runs) of %s after %s warm-up, %d repetitions interleaved · %s",
+		m.Date, m.GoVersion, m.OS, m.CPU, m.NumCPU, len(rep.Runs), len(rep.Gateway), m.Duration, m.Warmup, m.Reps, m.Lifecycle)
 	if m.GOGC != "" {
 		fmt.Fprintf(&b, " · GOGC=%s", m.GOGC)
 	}
@@ -232,7 +252,11 @@ func (rep *Report) markdown() string {
 		fmt.Fprintf(&b, " · took %s", m.Elapsed)
 	}
 	b.WriteString("\n\nMedians over the repetitions. CPU is the server process's user+system time from /proc, divided by the calls completed in the window; ratios are to the raw SDK (`sdk`) at the same era and concurrency. CPU ± is half the range over the repetitions, in percent of the median: a ratio closer to 1 than the spreads of its two servers is noise. Compare ratios, not absolute numbers: see README.md.\n")
-	for _, era := range m.Eras {
+	eras := m.Eras
+	if len(m.Servers) == 0 {
+		eras = nil // the gateway measurement only
+	}
+	for _, era := range eras {
 		fmt.Fprintf(&b, "\n## %s\n\n", eraTitle[era])
 		b.WriteString("| c | server | req/s | p50 µs | p99 µs | CPU µs/call | RSS MiB | req/s ÷ sdk | CPU ÷ sdk | CPU ± | errors |\n")
 		b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
@@ -254,6 +278,7 @@ func (rep *Report) markdown() string {
 	if len(verdict) > 0 {
 		fmt.Fprintf(&b, "\nagnara CPU per call ÷ raw SDK: %s.\n", strings.Join(verdict, ", "))
 	}
+	b.WriteString(rep.gatewayMarkdown())
 	return b.String()
 }
 

@@ -67,3 +67,45 @@ func TestReport(t *testing.T) {
 		t.Fatalf("chart: %v", err)
 	}
 }
+
+func TestGatewayReport(t *testing.T) {
+	o := options{eras: []string{load.Modern}, conc: []int{1}, gateway: true,
+		gatewayEras: []string{load.Modern}, gatewayConc: []int{1, 8}, gatewayReps: 3, duration: time.Second, warmup: time.Second}
+	rep := &Report{Meta: meta(o, 100)}
+	for _, c := range o.gatewayConc {
+		for r := 1; r <= o.gatewayReps; r++ {
+			// 1000 calls a second; upstream 100 ticks (1000 µs/call) direct and
+			// 120 via the gateway, the gateway 80+r ticks.
+			direct := GatewayRun{Mode: modeDirect, Era: load.Modern, Concurrency: c, Rep: r, UpstreamTicks: 100,
+				Result: load.Result{Calls: 1000, Window: time.Second, ReqPerSec: 1000, P50: time.Millisecond}}
+			via := GatewayRun{Mode: modeGateway, Era: load.Modern, Concurrency: c, Rep: r, UpstreamTicks: 120, GatewayTicks: int64(80 + r),
+				Result: load.Result{Calls: 1000, Window: time.Second, ReqPerSec: 500, P50: 2 * time.Millisecond}}
+			direct.derive(100)
+			via.derive(100)
+			rep.Gateway = append(rep.Gateway, direct, via)
+		}
+	}
+	rep.summarizeGateway(o)
+	if len(rep.GatewaySummary) != 2 {
+		t.Fatalf("%d gateway summary rows", len(rep.GatewaySummary))
+	}
+	for _, s := range rep.GatewaySummary {
+		if s.Reps != 3 || s.UpstreamDirectUs != 1000 || s.UpstreamViaUs != 1200 || s.GatewayUs != 820 ||
+			s.GatewayVsUpstream != 0.82 || s.UpstreamViaVsDirect != 1.2 || s.AddedVsUpstream < 1.019 || s.AddedVsUpstream > 1.021 {
+			t.Errorf("gateway summary %+v", s)
+		}
+	}
+	md := rep.markdown()
+	for _, want := range []string{"## Gateway", "| modern | 8 | 1000 | 500 | 1000 | 2000 | 1000.0 | 1200.0 | 820.0 | 0.82 | 1.20 | 1.02 | 0% / 0% / 1% | 0.0 | 0 |", "modern c=1 0.82×"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if rep.errorRuns() != 0 {
+		t.Error("error runs without errors")
+	}
+	rep.Gateway[3].Errors = 1
+	if rep.errorRuns() != 1 {
+		t.Error("a gateway run with errors is not counted")
+	}
+}

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agnara-go/agnara/bench/internal/proc"
+	"github.com/agnara-go/agnara/bench/load"
+)
+
+// The gateway measurement: the agnara echo server (the upstream) called
+// directly, and the same upstream called through a gateway process
+// (servers/gateway) that imports echo from it with mcpimport and serves it
+// again with mcpexpose. Each run starts fresh processes; a gateway run reads
+// the CPU time of both, so that what the gateway adds and what the upstream
+// spends on the gateway's requests are told apart.
+const (
+	upstreamServer = "agnara"
+	gatewayServer  = "gateway"
+
+	modeDirect  = "direct"
+	modeGateway = "via-gateway"
+)
+
+// GatewayRun is one measured run of the gateway comparison.
+type GatewayRun struct {
+	Mode        string `json:"mode"` // modeDirect or modeGateway
+	Era         string `json:"era"`  // of the load generator's requests
+	Concurrency int    `json:"concurrency"`
+	Rep         int    `json:"rep"`
+	load.Result
+	P50Us float64 `json:"p50_us"`
+	P99Us float64 `json:"p99_us"`
+	// CPU time of the upstream and (via-gateway only) of the gateway
+	// process over the window, in clock ticks and per completed call.
+	UpstreamTicks        int64   `json:"upstream_cpu_ticks"`
+	GatewayTicks         int64   `json:"gateway_cpu_ticks"`
+	UpstreamCPUPerCallUs float64 `json:"upstream_cpu_us_per_call"`
+	GatewayCPUPerCallUs  float64 `json:"gateway_cpu_us_per_call"`
+	GatewayRSSMiB        float64 `json:"gateway_rss_mib,omitempty"`
+}
+
+func (r *GatewayRun) derive(ticksPerSecond int64) {
+	r.P50Us, r.P99Us = us(r.P50), us(r.P99)
+	if r.Calls > 0 {
+		per := 1e6 / float64(ticksPerSecond) / float64(r.Calls)
+		r.UpstreamCPUPerCallUs = float64(r.UpstreamTicks) * per
+		r.GatewayCPUPerCallUs = float64(r.GatewayTicks) * per
+	}
+}
+
+// GatewaySummary compares, at one era and concurrency, the medians of the
+// direct runs and of the via-gateway runs.
+type GatewaySummary struct {
+	Era         string `json:"era"`
+	Concurrency int    `json:"concurrency"`
+	Reps        int    `json:"reps"`
+	// Throughput and median latency seen by the load generator.
+	DirectReqPerSec float64 `json:"direct_req_per_sec"`
+	ViaReqPerSec    float64 `json:"via_req_per_sec"`
+	DirectP50Us     float64 `json:"direct_p50_us"`
+	ViaP50Us        float64 `json:"via_p50_us"`
+	// CPU µs per call: the upstream called directly (its own cost), the
+	// upstream called by the gateway, and the gateway process.
+	UpstreamDirectUs float64 `json:"upstream_direct_cpu_us_per_call"`
+	UpstreamViaUs    float64 `json:"upstream_via_cpu_us_per_call"`
+	GatewayUs        float64 `json:"gateway_cpu_us_per_call"`
+	// GatewayVsUpstream is GatewayUs ÷ UpstreamDirectUs: what the gateway
+	// process adds per call, relative to what the upstream itself spends.
+	GatewayVsUpstream float64 `json:"gateway_vs_upstream"`
+	// UpstreamViaVsDirect is UpstreamViaUs ÷ UpstreamDirectUs: how much more
+	// the upstream spends on a call from the gateway than on a direct one.
+	UpstreamViaVsDirect float64 `json:"upstream_via_vs_direct"`
+	// AddedVsUpstream is (GatewayUs + UpstreamViaUs − UpstreamDirectUs) ÷
+	// UpstreamDirectUs: everything the gateway costs the two processes.
+	AddedVsUpstream float64 `json:"added_vs_upstream"`
+	// Spreads (half the range over the repetitions, percent of the median).
+	UpstreamDirectSpread float64 `json:"upstream_direct_spread_percent"`
+	UpstreamViaSpread    float64 `json:"upstream_via_spread_percent"`
+	GatewaySpread        float64 `json:"gateway_spread_percent"`
+	GatewayRSSMiB        float64 `json:"gateway_rss_mib"`
+	Errors               int     `json:"errors"`
+}
+
+// runGateway runs the gateway comparison: for each era and concurrency,
+// o.gatewayReps times, a direct run then a via-gateway run.
+func runGateway(ctx context.Context, o options, cs *children, bins string, ticks int64, logf *os.File, rep *Report) error {
+	total := len(o.gatewayEras) * len(o.gatewayConc) * o.gatewayReps * 2
+	n := 0
+	for _, era := range o.gatewayEras {
+		for _, c := range o.gatewayConc {
+			for r := 1; r <= o.gatewayReps; r++ {
+				for _, mode := range []string{modeDirect, modeGateway} {
+					n++
+					res, err := runGatewayOne(ctx, cs, bins, mode, era, c, r, o, ticks, logf)
+					if err != nil {
+						if ctx.Err() != nil {
+							return ctx.Err()
+						}
+						return fmt.Errorf("gateway %s %s c=%d rep %d: %w (server log: see below)\n%s", mode, era, c, r, err, tail(logf.Name()))
+					}
+					fmt.Fprintf(os.Stderr, "[gw %2d/%d] %-6s c=%-2d %-11s rep %d: %7.0f req/s  p50 %6.0fµs  upstream CPU %6.1fµs/call  gateway CPU %6.1fµs/call  errors %d\n",
+						n, total, era, c, mode, r, res.ReqPerSec, res.P50Us, res.UpstreamCPUPerCallUs, res.GatewayCPUPerCallUs, res.Errors)
+					rep.Gateway = append(rep.Gateway, res)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func runGatewayOne(ctx context.Context, cs *children, bins, mode, era string, c, rep int, o options, ticks int64, logf *os.File) (GatewayRun, error) {
+	fmt.Fprintf(logf, "=== gateway %s %s c=%d rep %d\n", mode, era, c, rep)
+	up, err := startServer(ctx, upstreamServer, filepath.Join(bins, upstreamServer), logf)
+	if err != nil {
+		return GatewayRun{}, err
+	}
+	cs.add(up)
+	defer cs.stop(up)
+	target := up
+	var gw *child
+	if mode == modeGateway {
+		args := []string{"-upstream", up.url}
+		switch o.gatewayUpstreamProtocol {
+		case "": // the gateway's default
+		case "latest":
+			args = append(args, "-upstream-protocol", "")
+		default:
+			args = append(args, "-upstream-protocol", o.gatewayUpstreamProtocol)
+		}
+		if o.gatewayGOGC != 0 {
+			args = append(args, "-gogc", fmt.Sprint(o.gatewayGOGC))
+		}
+		if o.gatewayMemLimitMiB > 0 {
+			args = append(args, "-memlimit-mib", fmt.Sprint(o.gatewayMemLimitMiB))
+		}
+		if o.gatewayProfile != "" {
+			args = append(args, "-cpuprofile", fmt.Sprintf("%s-%s-c%d-rep%d.pprof", o.gatewayProfile, era, c, rep))
+		}
+		gw, err = startServer(ctx, gatewayServer, filepath.Join(bins, gatewayServer), logf, args...)
+		if err != nil {
+			return GatewayRun{}, err
+		}
+		cs.add(gw)
+		defer cs.stop(gw)
+		target = gw
+	}
+
+	var upBefore, upAfter, gwBefore, gwAfter, gwRSS int64
+	var procErr error
+	read := func(ch *child, dst *int64) {
+		if ch == nil {
+			return
+		}
+		t, err := proc.CPUTicks(ch.pid)
+		*dst = t
+		procErr = errors.Join(procErr, err)
+	}
+	res, err := load.Run(ctx, load.Config{
+		URL:         target.url,
+		Era:         era,
+		Concurrency: c,
+		Duration:    o.duration,
+		Warmup:      o.warmup,
+		OnStart: func() {
+			read(up, &upBefore)
+			read(gw, &gwBefore)
+		},
+		OnEnd: func() {
+			read(up, &upAfter)
+			read(gw, &gwAfter)
+			if gw != nil {
+				var err error
+				gwRSS, err = proc.RSS(gw.pid)
+				procErr = errors.Join(procErr, err)
+			}
+		},
+	})
+	if err != nil {
+		return GatewayRun{}, err
+	}
+	if procErr != nil {
+		return GatewayRun{}, procErr
+	}
+	if up.exited() || (gw != nil && gw.exited()) {
+		return GatewayRun{}, errors.New("a server exited during the run")
+	}
+	r := GatewayRun{
+		Mode: mode, Era: era, Concurrency: c, Rep: rep, Result: res,
+		UpstreamTicks: upAfter - upBefore,
+		GatewayTicks:  gwAfter - gwBefore,
+		GatewayRSSMiB: float64(gwRSS) / (1 << 20),
+	}
+	r.derive(ticks)
+	return r, nil
+}
+
+func (rep *Report) summarizeGateway(o options) {
+	rep.GatewaySummary = nil
+	for _, era := range o.gatewayEras {
+		for _, c := range o.gatewayConc {
+			s := GatewaySummary{Era: era, Concurrency: c}
+			var dRPS, vRPS, dP50, vP50, upD, upV, gw, rss []float64
+			for _, r := range rep.Gateway {
+				if r.Era != era || r.Concurrency != c {
+					continue
+				}
+				s.Errors += r.Errors
+				switch r.Mode {
+				case modeDirect:
+					s.Reps++
+					dRPS, dP50, upD = append(dRPS, r.ReqPerSec), append(dP50, r.P50Us), append(upD, r.UpstreamCPUPerCallUs)
+				case modeGateway:
+					vRPS, vP50 = append(vRPS, r.ReqPerSec), append(vP50, r.P50Us)
+					upV, gw = append(upV, r.UpstreamCPUPerCallUs), append(gw, r.GatewayCPUPerCallUs)
+					rss = append(rss, r.GatewayRSSMiB)
+				}
+			}
+			s.DirectReqPerSec, s.ViaReqPerSec = median(dRPS), median(vRPS)
+			s.DirectP50Us, s.ViaP50Us = median(dP50), median(vP50)
+			s.UpstreamDirectUs, s.UpstreamViaUs, s.GatewayUs = median(upD), median(upV), median(gw)
+			s.UpstreamDirectSpread, s.UpstreamViaSpread, s.GatewaySpread = spread(upD), spread(upV), spread(gw)
+			s.GatewayRSSMiB = median(rss)
+			if d := s.UpstreamDirectUs; d > 0 {
+				s.GatewayVsUpstream = s.GatewayUs / d
+				s.UpstreamViaVsDirect = s.UpstreamViaUs / d
+				s.AddedVsUpstream = (s.GatewayUs + s.UpstreamViaUs - d) / d
+			}
+			rep.GatewaySummary = append(rep.GatewaySummary, s)
+		}
+	}
+}
+
+// gatewayMarkdown is the report's gateway section, or "" without gateway
+// runs.
+func (rep *Report) gatewayMarkdown() string {
+	if len(rep.GatewaySummary) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Gateway: the agnara upstream called directly and through a gateway\n\n")
+	m := rep.Meta
+	gc := "Go's default GC"
+	if m.GatewayGOGC != 0 || m.GatewayMemLimitMiB > 0 {
+		gc = fmt.Sprintf("GC policy of docs/operating.md: GOGC=%s, GOMEMLIMIT=%dMiB", gogcString(m.GatewayGOGC), m.GatewayMemLimitMiB)
+	}
+	fmt.Fprintf(&b, "The upstream is the `agnara` server with Go's defaults; the gateway (`servers/gateway`) imports its echo with mcpimport (concurrency-safe, standard profile, `mcpimport.HTTPClient`; upstream protocol %s; %s) and serves it again with mcpexpose. Each repetition runs the upstream alone, then upstream and gateway, fresh processes each time; the CPU of each process is read from /proc. Medians over %d repetitions. `gw ÷ up` is the gateway's CPU per call ÷ the upstream's own (direct); `up via ÷ direct` how much more the upstream spends on the gateway's calls; `added ÷ up` is everything the gateway adds (its own CPU plus the upstream's extra) ÷ the upstream's own. ± is half the range over the repetitions.\n\n",
+		orDefault(m.GatewayUpstreamProtocol, "mcpimport.HTTPProtocolVersion"), gc, m.GatewayReps)
+	b.WriteString("| era | c | req/s direct | req/s via | p50 µs direct | p50 µs via | upstream CPU µs/call direct | upstream CPU µs/call via | gateway CPU µs/call | gw ÷ up | up via ÷ direct | added ÷ up | ± up / up via / gw | gateway RSS MiB | errors |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, s := range rep.GatewaySummary {
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %s | %s | %s | %.0f%% / %.0f%% / %.0f%% | %.1f | %d |\n",
+			s.Era, s.Concurrency, s.DirectReqPerSec, s.ViaReqPerSec, s.DirectP50Us, s.ViaP50Us,
+			s.UpstreamDirectUs, s.UpstreamViaUs, s.GatewayUs,
+			ratio(s.GatewayVsUpstream), ratio(s.UpstreamViaVsDirect), ratio(s.AddedVsUpstream),
+			s.UpstreamDirectSpread, s.UpstreamViaSpread, s.GatewaySpread, s.GatewayRSSMiB, s.Errors)
+	}
+	var verdict []string
+	for _, s := range rep.GatewaySummary {
+		verdict = append(verdict, fmt.Sprintf("%s c=%d %.2f×", s.Era, s.Concurrency, s.GatewayVsUpstream))
+	}
+	fmt.Fprintf(&b, "\ngateway CPU per call ÷ upstream's own: %s.\n", strings.Join(verdict, ", "))
+	return b.String()
+}
+
+func gogcString(n int) string {
+	switch {
+	case n < 0:
+		return "off"
+	case n == 0:
+		return "100"
+	}
+	return fmt.Sprint(n)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
