@@ -123,8 +123,10 @@ type Upstream struct {
 type HTTPUpstream struct {
 	// URL is the upstream's MCP endpoint, http or https. (url)
 	URL string `yaml:"url"`
-	// Protocol is the MCP revision to ask for. Default: the newest both
-	// speak. (protocol)
+	// Protocol is the MCP revision to ask for. Default 2025-11-25
+	// (mcpimport.HTTPProtocolVersion): one session for every call, which
+	// costs both sides less per call; set 2026-07-28 for an upstream
+	// behind a load balancer without session affinity. (protocol)
 	Protocol string `yaml:"protocol"`
 	// OAuth, when set, gets the gateway its own tokens for the upstream with
 	// the client credentials grant. Callers' tokens are never forwarded.

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/agnara-go/agnara/mcpimport"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 )
@@ -18,8 +19,7 @@ import (
 // bound on every response body to a POST, and a connection pool sized for
 // a gateway's concurrent calls.
 func httpClient(ctx context.Context, h *HTTPUpstream, maxBody int, lookupEnv func(string) (string, bool)) *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 64
+	tr := mcpimport.HTTPClient(nil).Transport // pooled for concurrent calls
 	base := &http.Client{Transport: LimitBodies(tr, int64(maxBody))}
 	if h.OAuth == nil {
 		return base

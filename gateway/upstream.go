@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -20,6 +21,9 @@ import (
 
 // importTimeout bounds one connection and its discovery.
 const importTimeout = 30 * time.Second
+
+// sessionKeepAlive is how often the gateway pings an upstream session.
+const sessionKeepAlive = 30 * time.Second
 
 // upstream follows one upstream: it connects, imports the bound tools,
 // hands them to the gateway, re-imports when the upstream's catalog
@@ -174,7 +178,9 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 	transport, stdio := u.transport(ctx)
 	var protocol string
 	if u.cfg.HTTP != nil {
-		protocol = u.cfg.HTTP.Protocol
+		// A session costs both sides less per call than 2026-07-28's
+		// stateless requests (docs/PERFORMANCE.md, "Gateway").
+		protocol = cmp.Or(u.cfg.HTTP.Protocol, mcpimport.HTTPProtocolVersion)
 	}
 	connectCtx, cancel := context.WithTimeout(ctx, importTimeout)
 	defer cancel()
@@ -182,7 +188,10 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 	u.connections++
 	u.g.mu.Unlock()
 	sess, err := mcpimport.Connect(connectCtx, u.cfg.Name, transport, &mcpimport.ConnectOptions{
-		Client:         &mcp.Implementation{Name: "agnara-gateway", Version: "1"},
+		Client: &mcp.Implementation{Name: "agnara-gateway", Version: "1"},
+		// Pings find a session the upstream lost, which then ends and is
+		// made again.
+		ClientOptions:  &mcp.ClientOptions{KeepAlive: sessionKeepAlive},
 		SessionOptions: &mcp.ClientSessionOptions{ProtocolVersion: protocol},
 	})
 	if err != nil {
