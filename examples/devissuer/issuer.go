@@ -206,9 +206,6 @@ func (is *issuer) token(w http.ResponseWriter, r *http.Request) {
 }
 
 func (is *issuer) issue(w http.ResponseWriter, r *http.Request) (*tokenResponse, *tokenError) {
-	badRequest := func(code, format string, args ...any) *tokenError {
-		return &tokenError{status: http.StatusBadRequest, Code: code, Description: fmt.Sprintf(format, args...)}
-	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/x-www-form-urlencoded") {
 		return nil, badRequest("invalid_request", "the body must be application/x-www-form-urlencoded")
 	}
@@ -252,12 +249,17 @@ func (is *issuer) issue(w http.ResponseWriter, r *http.Request) (*tokenResponse,
 
 	switch gt := form.Get("grant_type"); gt {
 	case "client_credentials":
+		return is.clientCredentials(id, form)
 	case "":
 		return nil, badRequest("invalid_request", "grant_type is missing")
 	default:
 		return nil, badRequest("unsupported_grant_type", "grant_type %q is not supported: only client_credentials", gt)
 	}
+}
 
+// clientCredentials issues a token to the authenticated client id for
+// itself.
+func (is *issuer) clientCredentials(id string, form url.Values) (*tokenResponse, *tokenError) {
 	scopes := is.cfg.Scopes
 	if s := form.Get("scope"); s != "" {
 		scopes = nil
@@ -271,28 +273,18 @@ func (is *issuer) issue(w http.ResponseWriter, r *http.Request) (*tokenResponse,
 		}
 	}
 
-	audience := is.cfg.Audience
-	if form.Has("resource") {
-		audience = form.Get("resource")
-		if err := checkHTTPURL("resource", audience); err != nil {
-			return nil, badRequest("invalid_target", "%v", err)
-		}
+	audience, terr := resourceParam(form)
+	if terr != nil {
+		return nil, terr
+	}
+	if audience == "" {
+		audience = is.cfg.Audience
 	}
 
-	now := is.cfg.Now()
 	scope := strings.Join(scopes, " ")
-	token, err := jwt.Signed(is.signer).Claims(jwt.Claims{
-		Issuer:    is.cfg.Issuer,
-		Subject:   id,
-		Audience:  jwt.Audience{audience},
-		IssuedAt:  jwt.NewNumericDate(now),
-		NotBefore: jwt.NewNumericDate(now),
-		Expiry:    jwt.NewNumericDate(now.Add(is.cfg.TTL)),
-		ID:        rand.Text(),
-	}).Claims(accessClaims{ClientID: id, Scope: scope}).Serialize()
-	if err != nil {
-		is.logf("signing a token: %v", err)
-		return nil, &tokenError{status: http.StatusInternalServerError, Code: "server_error", Description: "could not sign the token"}
+	token, terr := is.accessToken(id, id, audience, scope, is.cfg.Now())
+	if terr != nil {
+		return nil, terr
 	}
 	is.logf("token issued: client %q, scope %q, aud %q, expires in %v", id, scope, audience, is.cfg.TTL)
 	return &tokenResponse{
@@ -301,6 +293,37 @@ func (is *issuer) issue(w http.ResponseWriter, r *http.Request) (*tokenResponse,
 		ExpiresIn:   int64(is.cfg.TTL / time.Second),
 		Scope:       scope,
 	}, nil
+}
+
+// resourceParam returns the RFC 8707 resource parameter of a token request,
+// "" when there is none.
+func resourceParam(form url.Values) (string, *tokenError) {
+	if !form.Has("resource") {
+		return "", nil
+	}
+	resource := form.Get("resource")
+	if err := checkHTTPURL("resource", resource); err != nil {
+		return "", badRequest("invalid_target", "%v", err)
+	}
+	return resource, nil
+}
+
+// accessToken signs an RFC 9068 access token.
+func (is *issuer) accessToken(subject, clientID, audience, scope string, now time.Time) (string, *tokenError) {
+	token, err := jwt.Signed(is.signer).Claims(jwt.Claims{
+		Issuer:    is.cfg.Issuer,
+		Subject:   subject,
+		Audience:  jwt.Audience{audience},
+		IssuedAt:  jwt.NewNumericDate(now),
+		NotBefore: jwt.NewNumericDate(now),
+		Expiry:    jwt.NewNumericDate(now.Add(is.cfg.TTL)),
+		ID:        rand.Text(),
+	}).Claims(accessClaims{ClientID: clientID, Scope: scope}).Serialize()
+	if err != nil {
+		is.logf("signing a token: %v", err)
+		return "", &tokenError{status: http.StatusInternalServerError, Code: "server_error", Description: "could not sign the token"}
+	}
+	return token, nil
 }
 
 // authenticate compares the credentials in constant time: both comparisons
@@ -318,6 +341,11 @@ func (is *issuer) logf(format string, args ...any) {
 	if is.cfg.Logger != nil {
 		is.cfg.Logger.Printf(format, args...)
 	}
+}
+
+// badRequest is a 400 token error.
+func badRequest(code, format string, args ...any) *tokenError {
+	return &tokenError{status: http.StatusBadRequest, Code: code, Description: fmt.Sprintf(format, args...)}
 }
 
 func writeTokenError(w http.ResponseWriter, e *tokenError) {
