@@ -44,9 +44,16 @@ var testNow = time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 // startIssuer serves an issuer on 127.0.0.1 and returns its URL.
 func startIssuer(t *testing.T) string {
 	t.Helper()
+	return startIssuerWith(t, nil)
+}
+
+// startIssuerWith is startIssuer with the configuration changed by change,
+// unless nil.
+func startIssuerWith(t *testing.T, change func(*issuerConfig)) string {
+	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	is, err := newIssuer(issuerConfig{
+	cfg := issuerConfig{
 		Issuer:       base,
 		ClientID:     "demo",
 		ClientSecret: "demo-secret",
@@ -55,7 +62,11 @@ func startIssuer(t *testing.T) string {
 		TTL:          15 * time.Minute,
 		Key:          sharedKey(t),
 		Now:          func() time.Time { return testNow },
-	})
+	}
+	if change != nil {
+		change(&cfg)
+	}
+	is, err := newIssuer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,14 +141,18 @@ func TestDiscovery(t *testing.T) {
 			getJSON(t, base+path, &m)
 			want := metadata{
 				Issuer:                            base,
+				AuthorizationEndpoint:             base + "/authorize",
 				JWKSURI:                           base + "/jwks",
 				TokenEndpoint:                     base + "/token",
-				ResponseTypesSupported:            []string{"token"},
+				ResponseTypesSupported:            []string{"code"},
+				ResponseModesSupported:            []string{"query"},
 				SubjectTypesSupported:             []string{"public"},
 				IDTokenSigningAlgValuesSupported:  []string{"RS256"},
-				GrantTypesSupported:               []string{"client_credentials"},
+				GrantTypesSupported:               []string{"authorization_code", "client_credentials"},
 				TokenEndpointAuthMethodsSupported: []string{"client_secret_basic", "client_secret_post"},
-				ScopesSupported:                   []string{"users:read", "users:write", "users:admin"},
+				CodeChallengeMethodsSupported:     []string{"S256"},
+				ScopesSupported:                   []string{"openid", "users:read", "users:write", "users:admin"},
+				ClaimsSupported:                   []string{"iss", "sub", "aud", "iat", "exp", "auth_time", "nonce", "at_hash", "preferred_username", "scope"},
 			}
 			got, _ := json.Marshal(m)
 			wantJSON, _ := json.Marshal(want)
@@ -145,6 +160,15 @@ func TestDiscovery(t *testing.T) {
 				t.Errorf("metadata\n got %s\nwant %s", got, wantJSON)
 			}
 		})
+	}
+}
+
+func TestDiscoveryListsOpenIDOnce(t *testing.T) {
+	base := startIssuerWith(t, func(c *issuerConfig) { c.Scopes = []string{"users:read", "openid"} })
+	var m metadata
+	getJSON(t, base+pathOIDCDiscovery, &m)
+	if want := []string{"openid", "users:read"}; !slices.Equal(m.ScopesSupported, want) {
+		t.Errorf("scopes_supported %q, want %q", m.ScopesSupported, want)
 	}
 }
 
@@ -270,7 +294,7 @@ func TestTokenRequestErrors(t *testing.T) {
 		form      url.Values
 		wantError string
 	}{
-		{"unknown grant", url.Values{"grant_type": {"authorization_code"}, "code": {"x"}}, "unsupported_grant_type"},
+		{"authorization_code without redirect_uri and code_verifier", url.Values{"grant_type": {"authorization_code"}, "code": {"x"}}, "invalid_request"},
 		{"password grant", url.Values{"grant_type": {"password"}}, "unsupported_grant_type"},
 		{"no grant", url.Values{}, "invalid_request"},
 		{"repeated parameter", url.Values{"grant_type": {"client_credentials"}, "scope": {"users:read", "users:write"}}, "invalid_request"},
@@ -400,6 +424,9 @@ func TestNewIssuerRejectsBadConfig(t *testing.T) {
 		{"bad scope", func(c *issuerConfig) { c.Scopes = []string{`a"b`} }, "-scopes"},
 		{"relative audience", func(c *issuerConfig) { c.Audience = "/mcp" }, "-audience"},
 		{"zero ttl", func(c *issuerConfig) { c.TTL = 0 }, "-ttl"},
+		{"relative redirect URI", func(c *issuerConfig) { c.RedirectURIs = []string{"/callback"} }, "-redirect-uris"},
+		{"redirect URI with a fragment", func(c *issuerConfig) { c.RedirectURIs = []string{"https://app.example/cb#x"} }, "-redirect-uris"},
+		{"redirect URI with user info", func(c *issuerConfig) { c.RedirectURIs = []string{"https://me@app.example/cb"} }, "-redirect-uris"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := good

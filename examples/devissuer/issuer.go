@@ -19,8 +19,9 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
-// issuerConfig configures an issuer. Every field but Key, Now and Logger is
-// required. Errors about it name the command-line flags the fields come from.
+// issuerConfig configures an issuer. Every field but RedirectURIs, Key, Now
+// and Logger is required. Errors about it name the command-line flags the
+// fields come from.
 type issuerConfig struct {
 	// Issuer is the issuer identifier, an http(s) URL without a trailing
 	// slash: the iss claim and the base of every endpoint URL.
@@ -28,13 +29,18 @@ type issuerConfig struct {
 	// ClientID and ClientSecret are the one client's credentials.
 	ClientID     string
 	ClientSecret string
-	// Scopes are the scopes the client may ask for, in order. A token
-	// request without a scope parameter gets all of them.
+	// Scopes are the scopes the client may ask for, in order. A
+	// client_credentials request without a scope parameter gets all of
+	// them. Sign-in accepts and grants "openid" whether or not it is
+	// listed.
 	Scopes []string
 	// Audience is the aud of tokens requested without a resource parameter.
 	Audience string
-	// TTL is the lifetime of each access token.
+	// TTL is the lifetime of each access token and ID token.
 	TTL time.Duration
+	// RedirectURIs are exact redirect URIs the authorization endpoint
+	// accepts besides loopback http ones, which need no configuration.
+	RedirectURIs []string
 
 	// Key signs the tokens. Nil generates a fresh 2048-bit RSA key.
 	Key *rsa.PrivateKey
@@ -44,16 +50,22 @@ type issuerConfig struct {
 	Logger *log.Logger
 }
 
-// issuer is an http.Handler serving discovery, the JWKS and the token
-// endpoint of a development-only OAuth 2.1 authorization server that knows
-// one confidential client and the client_credentials grant.
+// issuer is an http.Handler serving discovery, the JWKS, the authorization
+// endpoint with its sign-in page, and the token endpoint of a
+// development-only OAuth 2.1 / OpenID Connect provider that knows one
+// confidential client, the authorization_code grant (PKCE required) and the
+// client_credentials grant. It is safe for concurrent use.
 type issuer struct {
-	cfg    issuerConfig
-	kid    string
-	signer jose.Signer
-	jwks   []byte // the public key set, marshalled once
-	meta   []byte // the discovery document, marshalled once
-	mux    *http.ServeMux
+	cfg      issuerConfig
+	origin   string // the issuer's origin, as browsers send it in Origin
+	kid      string
+	signer   jose.Signer // access tokens (typ at+jwt)
+	idSigner jose.Signer // ID tokens (typ JWT), the same key
+	jwks     []byte      // the public key set, marshalled once
+	meta     []byte      // the discovery document, marshalled once
+	pending  *store[authRequest]
+	codes    *store[grant]
+	mux      *http.ServeMux
 }
 
 // Endpoint paths, relative to the issuer URL.
@@ -61,22 +73,38 @@ const (
 	pathOIDCDiscovery  = "/.well-known/openid-configuration"
 	pathOAuthMetadata  = "/.well-known/oauth-authorization-server"
 	pathJWKS           = "/jwks"
+	pathAuthorize      = "/authorize"
 	pathToken          = "/token"
 	maxTokenRequestLen = 64 << 10
+
+	// A pending authorization request waits this long for the user to
+	// sign in; an authorization code this long to be redeemed. Each store
+	// holds at most this many live entries.
+	pendingTTL = 10 * time.Minute
+	codeTTL    = 60 * time.Second
+	maxPending = 1000
+	maxCodes   = 1000
 )
+
+// claimsSupported are the claims of the ID tokens.
+var claimsSupported = []string{"iss", "sub", "aud", "iat", "exp", "auth_time", "nonce", "at_hash", "preferred_username", "scope"}
 
 // metadata is both the OpenID Connect discovery document and the RFC 8414
 // authorization server metadata.
 type metadata struct {
 	Issuer                            string   `json:"issuer"`
+	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
 	JWKSURI                           string   `json:"jwks_uri"`
 	TokenEndpoint                     string   `json:"token_endpoint"`
 	ResponseTypesSupported            []string `json:"response_types_supported"`
+	ResponseModesSupported            []string `json:"response_modes_supported"`
 	SubjectTypesSupported             []string `json:"subject_types_supported"`
 	IDTokenSigningAlgValuesSupported  []string `json:"id_token_signing_alg_values_supported"`
 	GrantTypesSupported               []string `json:"grant_types_supported"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
 	ScopesSupported                   []string `json:"scopes_supported"`
+	ClaimsSupported                   []string `json:"claims_supported"`
 }
 
 // tokenResponse is a successful token response (RFC 6749 section 5.1).
@@ -85,6 +113,7 @@ type tokenResponse struct {
 	TokenType   string `json:"token_type"`
 	ExpiresIn   int64  `json:"expires_in"`
 	Scope       string `json:"scope"`
+	IDToken     string `json:"id_token,omitempty"` // authorization_code only
 }
 
 // tokenError is an error response (RFC 6749 section 5.2).
@@ -125,6 +154,15 @@ func newIssuer(cfg issuerConfig) (*issuer, error) {
 	if cfg.TTL < time.Second {
 		return nil, fmt.Errorf("-ttl %v: the token lifetime must be at least 1s, such as 15m", cfg.TTL)
 	}
+	for _, u := range cfg.RedirectURIs {
+		if err := checkRedirectURISyntax("-redirect-uris", u); err != nil {
+			return nil, err
+		}
+	}
+	origin, err := originOf(cfg.Issuer)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -136,6 +174,7 @@ func newIssuer(cfg issuerConfig) (*issuer, error) {
 		cfg.Key = key
 	}
 	cfg.Scopes = slices.Clone(cfg.Scopes)
+	cfg.RedirectURIs = slices.Clone(cfg.RedirectURIs)
 
 	kid := rand.Text()[:12]
 	signer, err := jose.NewSigner(
@@ -144,6 +183,15 @@ func newIssuer(cfg issuerConfig) (*issuer, error) {
 	)
 	if err != nil {
 		return nil, fmt.Errorf("creating the token signer: %w", err)
+	}
+	// ID tokens get their own typ, so that a resource server checking for
+	// at+jwt (RFC 9068 section 4) never takes one for an access token.
+	idSigner, err := jose.NewSigner(
+		jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: cfg.Key, KeyID: kid, Algorithm: string(jose.RS256)}},
+		(&jose.SignerOptions{}).WithType("JWT"),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("creating the ID token signer: %w", err)
 	}
 	jwks, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{
 		Key:       &cfg.Key.PublicKey,
@@ -154,25 +202,42 @@ func newIssuer(cfg issuerConfig) (*issuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the key set: %w", err)
 	}
+	scopesSupported := []string{scopeOpenID}
+	for _, s := range cfg.Scopes {
+		if s != scopeOpenID {
+			scopesSupported = append(scopesSupported, s)
+		}
+	}
 	meta, err := json.Marshal(metadata{
 		Issuer:                            cfg.Issuer,
+		AuthorizationEndpoint:             cfg.Issuer + pathAuthorize,
 		JWKSURI:                           cfg.Issuer + pathJWKS,
 		TokenEndpoint:                     cfg.Issuer + pathToken,
-		ResponseTypesSupported:            []string{"token"},
+		ResponseTypesSupported:            []string{"code"},
+		ResponseModesSupported:            []string{"query"},
 		SubjectTypesSupported:             []string{"public"},
 		IDTokenSigningAlgValuesSupported:  []string{string(jose.RS256)},
-		GrantTypesSupported:               []string{"client_credentials"},
+		GrantTypesSupported:               []string{"authorization_code", "client_credentials"},
 		TokenEndpointAuthMethodsSupported: []string{"client_secret_basic", "client_secret_post"},
-		ScopesSupported:                   cfg.Scopes,
+		CodeChallengeMethodsSupported:     []string{"S256"},
+		ScopesSupported:                   scopesSupported,
+		ClaimsSupported:                   claimsSupported,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encoding the metadata: %w", err)
 	}
 
-	is := &issuer{cfg: cfg, kid: kid, signer: signer, jwks: jwks, meta: meta, mux: http.NewServeMux()}
+	is := &issuer{
+		cfg: cfg, origin: origin, kid: kid, signer: signer, idSigner: idSigner, jwks: jwks, meta: meta,
+		pending: newStore[authRequest](maxPending, pendingTTL, cfg.Now),
+		codes:   newStore[grant](maxCodes, codeTTL, cfg.Now),
+		mux:     http.NewServeMux(),
+	}
 	is.mux.HandleFunc("GET "+pathOIDCDiscovery, is.serveJSON(is.meta))
 	is.mux.HandleFunc("GET "+pathOAuthMetadata, is.serveJSON(is.meta))
 	is.mux.HandleFunc("GET "+pathJWKS, is.serveJSON(is.jwks))
+	is.mux.HandleFunc("GET "+pathAuthorize, is.authorize)
+	is.mux.Handle("POST "+pathAuthorize, is.crossOriginProtection(http.HandlerFunc(is.signIn)))
 	is.mux.HandleFunc("POST "+pathToken, is.token)
 	is.mux.HandleFunc(pathToken, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", http.MethodPost)
@@ -191,7 +256,8 @@ func (is *issuer) serveJSON(body []byte) http.HandlerFunc {
 	}
 }
 
-// token serves the token endpoint: the client_credentials grant only.
+// token serves the token endpoint: the authorization_code and
+// client_credentials grants.
 func (is *issuer) token(w http.ResponseWriter, r *http.Request) {
 	resp, terr := is.issue(w, r)
 	if terr != nil {
@@ -206,9 +272,6 @@ func (is *issuer) token(w http.ResponseWriter, r *http.Request) {
 }
 
 func (is *issuer) issue(w http.ResponseWriter, r *http.Request) (*tokenResponse, *tokenError) {
-	badRequest := func(code, format string, args ...any) *tokenError {
-		return &tokenError{status: http.StatusBadRequest, Code: code, Description: fmt.Sprintf(format, args...)}
-	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/x-www-form-urlencoded") {
 		return nil, badRequest("invalid_request", "the body must be application/x-www-form-urlencoded")
 	}
@@ -252,12 +315,19 @@ func (is *issuer) issue(w http.ResponseWriter, r *http.Request) (*tokenResponse,
 
 	switch gt := form.Get("grant_type"); gt {
 	case "client_credentials":
+		return is.clientCredentials(id, form)
+	case "authorization_code":
+		return is.authorizationCode(id, form)
 	case "":
 		return nil, badRequest("invalid_request", "grant_type is missing")
 	default:
-		return nil, badRequest("unsupported_grant_type", "grant_type %q is not supported: only client_credentials", gt)
+		return nil, badRequest("unsupported_grant_type", "grant_type %q is not supported: only authorization_code and client_credentials", gt)
 	}
+}
 
+// clientCredentials issues a token to the authenticated client id for
+// itself.
+func (is *issuer) clientCredentials(id string, form url.Values) (*tokenResponse, *tokenError) {
 	scopes := is.cfg.Scopes
 	if s := form.Get("scope"); s != "" {
 		scopes = nil
@@ -271,28 +341,18 @@ func (is *issuer) issue(w http.ResponseWriter, r *http.Request) (*tokenResponse,
 		}
 	}
 
-	audience := is.cfg.Audience
-	if form.Has("resource") {
-		audience = form.Get("resource")
-		if err := checkHTTPURL("resource", audience); err != nil {
-			return nil, badRequest("invalid_target", "%v", err)
-		}
+	audience, terr := resourceParam(form)
+	if terr != nil {
+		return nil, terr
+	}
+	if audience == "" {
+		audience = is.cfg.Audience
 	}
 
-	now := is.cfg.Now()
 	scope := strings.Join(scopes, " ")
-	token, err := jwt.Signed(is.signer).Claims(jwt.Claims{
-		Issuer:    is.cfg.Issuer,
-		Subject:   id,
-		Audience:  jwt.Audience{audience},
-		IssuedAt:  jwt.NewNumericDate(now),
-		NotBefore: jwt.NewNumericDate(now),
-		Expiry:    jwt.NewNumericDate(now.Add(is.cfg.TTL)),
-		ID:        rand.Text(),
-	}).Claims(accessClaims{ClientID: id, Scope: scope}).Serialize()
-	if err != nil {
-		is.logf("signing a token: %v", err)
-		return nil, &tokenError{status: http.StatusInternalServerError, Code: "server_error", Description: "could not sign the token"}
+	token, terr := is.accessToken(id, id, audience, scope, is.cfg.Now())
+	if terr != nil {
+		return nil, terr
 	}
 	is.logf("token issued: client %q, scope %q, aud %q, expires in %v", id, scope, audience, is.cfg.TTL)
 	return &tokenResponse{
@@ -301,6 +361,37 @@ func (is *issuer) issue(w http.ResponseWriter, r *http.Request) (*tokenResponse,
 		ExpiresIn:   int64(is.cfg.TTL / time.Second),
 		Scope:       scope,
 	}, nil
+}
+
+// resourceParam returns the RFC 8707 resource parameter of a token request,
+// "" when there is none.
+func resourceParam(form url.Values) (string, *tokenError) {
+	if !form.Has("resource") {
+		return "", nil
+	}
+	resource := form.Get("resource")
+	if err := checkHTTPURL("resource", resource); err != nil {
+		return "", badRequest("invalid_target", "%v", err)
+	}
+	return resource, nil
+}
+
+// accessToken signs an RFC 9068 access token.
+func (is *issuer) accessToken(subject, clientID, audience, scope string, now time.Time) (string, *tokenError) {
+	token, err := jwt.Signed(is.signer).Claims(jwt.Claims{
+		Issuer:    is.cfg.Issuer,
+		Subject:   subject,
+		Audience:  jwt.Audience{audience},
+		IssuedAt:  jwt.NewNumericDate(now),
+		NotBefore: jwt.NewNumericDate(now),
+		Expiry:    jwt.NewNumericDate(now.Add(is.cfg.TTL)),
+		ID:        rand.Text(),
+	}).Claims(accessClaims{ClientID: clientID, Scope: scope}).Serialize()
+	if err != nil {
+		is.logf("signing a token: %v", err)
+		return "", &tokenError{status: http.StatusInternalServerError, Code: "server_error", Description: "could not sign the token"}
+	}
+	return token, nil
 }
 
 // authenticate compares the credentials in constant time: both comparisons
@@ -318,6 +409,11 @@ func (is *issuer) logf(format string, args ...any) {
 	if is.cfg.Logger != nil {
 		is.cfg.Logger.Printf(format, args...)
 	}
+}
+
+// badRequest is a 400 token error.
+func badRequest(code, format string, args ...any) *tokenError {
+	return &tokenError{status: http.StatusBadRequest, Code: code, Description: fmt.Sprintf(format, args...)}
 }
 
 func writeTokenError(w http.ResponseWriter, e *tokenError) {
