@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/gateway"
-	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -86,23 +85,8 @@ upstreams:
     tools:
       - {remote: read_text_file, title: Read a text file, scopes: [files:read], profile: standard}
 `), 0o644)
-	bin := filepath.Join(t.TempDir(), "agnara")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "gateway", "-config", cfg)
-	stderr := &mcptest.Buffer{}
-	cmd.Stderr = stderr
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no URL printed: %v\n%s", err, stderr)
-	}
-	url := strings.TrimSpace(line)
+	p := proctest.StartCmd(t, proctest.Build(t, "."), "gateway", "-config", cfg)
+	url := p.URL
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -120,16 +104,16 @@ upstreams:
 	}
 	cs.Close()
 
-	pid := childPID(t, stderr.String())
-	cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("agnara gateway exited with %v after SIGTERM\n%s", err, stderr)
+	pid := childPID(t, p.Stderr.String())
+	p.Signal(syscall.SIGTERM)
+	if err, ok := p.Wait(20 * time.Second); !ok || err != nil {
+		t.Errorf("agnara gateway after SIGTERM: exited %v, %v\n%s", ok, err, p.Stderr)
 	}
 	if pid > 0 && syscall.Kill(pid, 0) == nil {
 		t.Errorf("the upstream process %d outlived the gateway", pid)
 	}
-	if !strings.Contains(stderr.String(), `msg="upstream stderr" upstream=files`) {
-		t.Errorf("the upstream's stderr is not in the log:\n%s", stderr)
+	if !strings.Contains(p.Stderr.String(), `msg="upstream stderr" upstream=files`) {
+		t.Errorf("the upstream's stderr is not in the log:\n%s", p.Stderr)
 	}
 }
 

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -14,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
-	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/proctest"
 )
 
 // TestApprovalsServe runs `agnara approvals serve -db PATH -dev-approver
@@ -33,23 +31,8 @@ func TestApprovalsServe(t *testing.T) {
 	}
 	s.Close()
 
-	bin := filepath.Join(t.TempDir(), "agnara")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "approvals", "serve", "-db", db, "-dev-approver", "alice", "-addr", "127.0.0.1:0")
-	stderr := &mcptest.Buffer{}
-	cmd.Stderr = stderr
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no URL printed: %v\n%s", err, stderr)
-	}
-	base := strings.TrimSuffix(strings.TrimSpace(line), "/")
+	p := proctest.StartCmd(t, proctest.Build(t, "."), "approvals", "serve", "-db", db, "-dev-approver", "alice", "-addr", "127.0.0.1:0")
+	base := strings.TrimSuffix(p.URL, "/")
 
 	res, err := http.Get(base + "/")
 	if err != nil {
@@ -69,16 +52,9 @@ func TestApprovalsServe(t *testing.T) {
 		t.Errorf("a POST without the page's protection: %d, want 403", res.StatusCode)
 	}
 
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v\n%s", err, stderr)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("agnara approvals serve did not stop on SIGTERM")
+	p.Signal(syscall.SIGTERM)
+	if err, ok := p.Wait(10 * time.Second); !ok || err != nil {
+		t.Errorf("agnara approvals serve after SIGTERM: exited %v, %v\n%s", ok, err, p.Stderr)
 	}
 	s, err = approval.OpenSQLite(db, nil)
 	if err != nil {

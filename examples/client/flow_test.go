@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agnara-go/agnara/examples/internal/proctest"
+	"github.com/agnara-go/agnara/internal/proctest"
 )
 
 // TestThreeCommandFlow runs the README's flow with the real programs: the

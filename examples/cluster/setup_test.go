@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agnara-go/agnara/examples/internal/proctest"
+	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/agnara-go/agnara/internal/enginetest"
 )
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agnara-go/agnara/examples/internal/proctest"
+	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"

@@ -1,5 +1,5 @@
-// Package proctest runs the examples' programs in tests, as a user would:
-// built, started, and stopped when the test ends.
+// Package proctest runs the module's programs (the examples, cmd/agnara) in
+// tests, as a user would: built, started, and stopped when the test ends.
 package proctest
 
 import (
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agnara-go/agnara/internal/mcptest"
 )
 
 // Build builds the program in dir (a package path relative to the test's
@@ -42,23 +44,56 @@ func Start(t testing.TB, bin string, args ...string) string {
 // it themselves (a crash); stopping it at the end is then harmless.
 func StartProcess(t testing.TB, bin string, args ...string) (string, *os.Process) {
 	t.Helper()
+	p := StartCmd(t, bin, args...)
+	return p.URL, p.cmd.Process
+}
+
+// Process is a started program: the URL it printed, what it writes to its
+// standard error, and the means to stop it and see how it ended.
+type Process struct {
+	URL    string
+	Stderr *mcptest.Buffer
+	cmd    *exec.Cmd
+	done   chan struct{}
+	err    error
+}
+
+// Signal sends sig to the program.
+func (p *Process) Signal(sig os.Signal) { p.cmd.Process.Signal(sig) }
+
+// Pid is the program's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Wait waits up to d for the program to exit and returns how it ended;
+// ok is false when it is still running.
+func (p *Process) Wait(d time.Duration) (err error, ok bool) {
+	select {
+	case <-p.done:
+		return p.err, true
+	case <-time.After(d):
+		return nil, false
+	}
+}
+
+// StartCmd is Start that returns the [Process], its standard error kept.
+func StartCmd(t testing.TB, bin string, args ...string) *Process {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = io.Discard
+	p := &Process{Stderr: &mcptest.Buffer{}, cmd: cmd, done: make(chan struct{})}
+	cmd.Stderr = p.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
+		if _, ok := p.Wait(10 * time.Second); !ok {
 			cmd.Process.Kill()
+			<-p.done
 		}
 	})
 	line := make(chan string, 1)
@@ -70,10 +105,12 @@ func StartProcess(t testing.TB, bin string, args ...string) (string, *os.Process
 		io.Copy(io.Discard, stdout)
 	}()
 	select {
-	case url := <-line:
-		return url, cmd.Process
+	case p.URL = <-line:
+		return p
+	case <-p.done:
+		t.Fatalf("%s exited before printing its URL: %v\n%s", filepath.Base(bin), p.err, p.Stderr)
 	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not start within 30s", filepath.Base(bin))
+		t.Fatalf("%s did not start within 30s\n%s", filepath.Base(bin), p.Stderr)
 	}
-	return "", nil
+	return nil
 }
