@@ -172,7 +172,7 @@ func (in *Inbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // with no-referrer, browsers send "Origin: null" on the pages' own POSTs
 	h.Set("Cache-Control", "no-store")
 	in.handler.ServeHTTP(w, r)
 }

@@ -233,7 +233,7 @@ func (is *issuer) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	is.logf("signed in: user %q, scope %q; code sent to %s", submitted.User, strings.Join(granted, " "), req.redirectURI)
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Referrer-Policy", "same-origin") // browsers then send Origin on the form's own POST; "no-referrer" makes it "null"
 	http.Redirect(w, r, withQuery(req.redirectURI, url.Values{"code": {code}, "state": {req.state}}), http.StatusSeeOther)
 }
 
@@ -254,7 +254,7 @@ func (is *issuer) refuse(w http.ResponseWriter, r *http.Request, e *authError) {
 		status = http.StatusSeeOther
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Referrer-Policy", "same-origin") // browsers then send Origin on the form's own POST; "no-referrer" makes it "null"
 	http.Redirect(w, r, withQuery(e.redirectURI, params), status)
 }
 

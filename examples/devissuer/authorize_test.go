@@ -551,7 +551,7 @@ func checkPageHeaders(t *testing.T, h http.Header) {
 		"X-Frame-Options":        "DENY",
 		"Cache-Control":          "no-store",
 		"X-Content-Type-Options": "nosniff",
-		"Referrer-Policy":        "no-referrer",
+		"Referrer-Policy":        "same-origin",
 	} {
 		if got := h.Get(name); got != want {
 			t.Errorf("%s %q, want %q", name, got, want)

@@ -148,7 +148,7 @@ func (is *issuer) renderPage(w http.ResponseWriter, status int, name, formAction
 	}, "; "))
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // browsers then send Origin on the form's own POST; "no-referrer" makes it "null"
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	w.Write(b.Bytes())
