@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test check deps engines vet lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go bench-scaling soak soak-short fuzz run
+.PHONY: screenshots test check deps engines vet lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go bench-scaling soak soak-short fuzz run
 
 test: deps engines fmt-check vet lint vulncheck unit fuzz-short conformance bench-check soak-short
 
@@ -30,6 +30,7 @@ engines:
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	[ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null 2>&1 || missing="$$missing haproxy"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing$$missing"; \
@@ -137,3 +138,8 @@ fuzz:
 # The main example.
 run:
 	$(GO) run ./examples/users
+
+# The approval inbox's screenshots in docs/images, from its browser test.
+screenshots:
+	mkdir -p docs/images
+	AGNARA_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestInboxInARealBrowser$$' ./approval/inbox/

@@ -1,0 +1,306 @@
+package inbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/approval/inbox"
+	"github.com/agnara-go/agnara/gateway"
+	"github.com/agnara-go/agnara/internal/proctest"
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// screenshots is where the browser test saves its screenshots:
+// $AGNARA_SCREENSHOTS (make screenshots sets docs/images), else a
+// temporary directory.
+func screenshots(t *testing.T) string {
+	if dir := os.Getenv("AGNARA_SCREENSHOTS"); dir != "" {
+		return dir
+	}
+	return t.TempDir()
+}
+
+// devIssuer builds and starts examples/devissuer, the development OpenID
+// Connect issuer, with the inbox as its client, and returns its URL.
+func devIssuer(t *testing.T, clientID, secret string) string {
+	t.Helper()
+	return proctest.Start(t, proctest.Build(t, "../../examples/devissuer"), "-addr", "127.0.0.1:0", "-client-id", clientID,
+		"-client-secret", secret, "-scopes", "openid "+approval.DefaultApproverScope+" notes:write")
+}
+
+// browser starts a headless Debian Chromium with its own profile (cookies
+// included), for one approver.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	exe, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("Debian's chromium is required: run 'make engines' (apt-get install chromium)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1200, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil { // starts the browser, for as long as ctx
+		t.Fatalf("starting chromium: %v", err)
+	}
+	bounded, cancel := context.WithTimeout(ctx, 60*time.Second) // every action of the test
+	t.Cleanup(cancel)
+	return bounded
+}
+
+// signIn opens the inbox, is sent to the issuer's sign-in page, and signs
+// in as user.
+func signIn(t *testing.T, ctx context.Context, inboxURL, user string) {
+	t.Helper()
+	step, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	err := chromedp.Do(step,
+		chromedp.Navigate(inboxURL),
+		chromedp.WaitVisible(chromedp.ID("user")),
+		chromedp.SendKeys(chromedp.ID("user"), user),
+		chromedp.Click(chromedp.ID("sign-in")),
+		chromedp.WaitVisible(chromedp.ID("approver")),
+	)
+	if err != nil {
+		t.Fatalf("signing in as %s: %v\n%s", user, err, where(ctx))
+	}
+}
+
+// where describes the page the browser is on, for a failure message.
+func where(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	loc, _ := chromedp.Run(ctx, chromedp.Location())
+	html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+	return "at " + loc + ":\n" + html
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func shoot(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInboxInARealBrowser is the inbox's floor: a write through the
+// gateway waits; an approver signs in through the development issuer in
+// Chromium, sees it, opens it and approves it; the waiting call then
+// completes once; a second approver's session sees it decided; a forged
+// cross-site POST is refused. It saves screenshots of the inbox and of the
+// approval.
+func TestInboxInARealBrowser(t *testing.T) {
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is required: the npm memory server runs on it")
+	}
+	memory, _ := filepath.Abs(filepath.Join("..", "..", "conformance", "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js"))
+	if _, err := os.Stat(memory); err != nil {
+		t.Fatal("the npm memory server is not installed: run 'make deps' (npm ci in conformance/)")
+	}
+	notes := filepath.Join(t.TempDir(), "notes.jsonl")
+	s := store(t)
+
+	// The gateway: bob, its development caller, asks for a write.
+	gw, err := gateway.New(gateway.Config{
+		Auth: gateway.Auth{Development: &gateway.Development{Principal: "bob", Scopes: []string{"notes:write"}}},
+		Upstreams: []gateway.Upstream{{
+			Name: "notes", Prefix: "notes_",
+			Stdio: &gateway.StdioUpstream{Command: nodeBin, Args: []string{memory}, Env: map[string]string{"MEMORY_FILE_PATH": notes}},
+			Tools: []gateway.Tool{{Remote: "create_entities", Name: "notes_create", Title: "Create notes", Write: "write", Scopes: []string{"notes:write"}, Profile: "standard"}},
+		}},
+	}, &gateway.Options{Approvals: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startCtx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := gw.Start(startCtx); err != nil {
+		t.Fatal(err)
+	}
+	gwSrv := httptest.NewServer(gw)
+	t.Cleanup(func() { gwSrv.Close(); gw.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(startCtx, &mcp.StreamableClientTransport{Endpoint: gwSrv.URL + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	create := func(name string) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(startCtx, &mcp.CallToolParams{Name: "gateway.notes_create", Arguments: map[string]any{
+			"entities": []map[string]any{{"name": name, "entityType": "person", "observations": []string{"<b>wrote</b> the first program"}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text, res.IsError
+	}
+	approvalID := func(text string) string {
+		var f struct {
+			Reason  string
+			Details struct {
+				ApprovalID string `json:"approval_id"`
+			}
+		}
+		json.Unmarshal([]byte(text), &f)
+		if f.Reason != string(approval.ReasonPending) || f.Details.ApprovalID == "" {
+			t.Fatalf("the write did not wait for an approval: %s", text)
+		}
+		return f.Details.ApprovalID
+	}
+	text0, _ := create("Ada Lovelace")
+	id := approvalID(text0)
+
+	// The inbox, signing approvers in through the development issuer.
+	const clientID, secret = "agnara-inbox", "inbox-secret"
+	issuer := devIssuer(t, clientID, secret)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inboxURL := "http://" + ln.Addr().String()
+	h, err := inbox.New(startCtx, s, inbox.Options{OIDC: &inbox.OIDC{Issuer: issuer, ClientID: clientID, ClientSecret: secret, RedirectURL: inboxURL + "/callback"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	alice := browser(t)
+	signIn(t, alice, inboxURL+"/", "alice")
+	if got := text(t, alice, "#approver"); got != "alice" {
+		t.Errorf("signed in as %q", got)
+	}
+	link := fmt.Sprintf(`a.approval-link[data-id=%q]`, id)
+	if got := text(t, alice, link); !strings.Contains(got, "Create notes") {
+		t.Errorf("the inbox lists %q", got)
+	}
+	dir := screenshots(t)
+	shoot(t, alice, filepath.Join(dir, "inbox.png"))
+
+	// Open it with the keyboard: the link takes focus and Enter follows it.
+	if err := chromedp.Do(alice,
+		chromedp.Focus(chromedp.CSS(link)),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(chromedp.ID("arguments")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	args := text(t, alice, "#arguments")
+	if !strings.Contains(args, `"name": "Ada Lovelace"`) || !strings.Contains(args, `"<b>wrote</b> the first program"`) {
+		t.Errorf("the approval shows the arguments %q", args)
+	}
+	if got := text(t, alice, "#requester"); !strings.HasPrefix(got, "bob") {
+		t.Errorf("requester %q", got)
+	}
+	shoot(t, alice, filepath.Join(dir, "approval.png"))
+
+	// At 200% zoom (a 600 CSS px wide window) and on a phone, nothing
+	// needs scrolling sideways.
+	for _, w := range []int64{600, 360} {
+		if err := chromedp.Do(alice, chromedp.EmulateViewport(w, 800, chromedp.EmulateScale(2))); err != nil {
+			t.Fatal(err)
+		}
+		overflow, err := chromedp.Run(alice, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if overflow {
+			t.Errorf("the approval page scrolls sideways at %d CSS px", w)
+		}
+	}
+	if err := chromedp.Do(alice, chromedp.EmulateReset()); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := chromedp.Do(alice,
+		chromedp.SendKeys(chromedp.ID("note"), "Checked with Ada."),
+		chromedp.Click(chromedp.ID("approve")),
+		chromedp.WaitVisible(chromedp.ID("flash")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, alice, "#state"); got != "approved" {
+		t.Errorf("after approving, state %q", got)
+	}
+
+	// The waiting call now completes, once.
+	first, isErr := create("Ada Lovelace")
+	if isErr || !strings.Contains(first, "Ada Lovelace") {
+		t.Fatalf("the approved call: %s", first)
+	}
+	written, err := os.Stat(notes)
+	if err != nil {
+		t.Fatalf("the memory server stored nothing: %v", err)
+	}
+	if again, _ := create("Ada Lovelace"); again != first {
+		t.Errorf("the repeat returned %s, want the receipt %s", again, first)
+	}
+	if now, _ := os.Stat(notes); !now.ModTime().Equal(written.ModTime()) {
+		t.Error("the repeat reached the memory server again")
+	}
+
+	// Another approver, in another browser profile, sees it decided.
+	dave := browser(t)
+	signIn(t, dave, inboxURL+"/approvals/"+id, "dave")
+	if err := chromedp.Do(dave, chromedp.Navigate(inboxURL+"/approvals/"+id), chromedp.WaitVisible(chromedp.ID("state"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, dave, "#state"); got != "completed" {
+		t.Errorf("dave sees the state %q", got)
+	}
+	if got := text(t, dave, "#decided-by"); !strings.HasPrefix(got, "alice") {
+		t.Errorf("dave sees it decided by %q", got)
+	}
+	buttons, err := chromedp.Run(dave, chromedp.Evaluate[int](`document.querySelectorAll("#approve, #reject").length`))
+	if err != nil || buttons != 0 {
+		t.Errorf("a decided approval still offers decisions (%d, %v)", buttons, err)
+	}
+
+	// A forged POST from another origin, in the signed-in browser, is
+	// refused and changes nothing.
+	text1, _ := create("Grace Hopper")
+	second := approvalID(text1)
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%s/approvals/%s/decide"><input name="action" value="reject"><input name="csrf" value="guess"></form><script>document.getElementById("f").submit()</script>`, inboxURL, second)
+	}))
+	defer evil.Close()
+	if err := chromedp.Do(alice, chromedp.Navigate(evil.URL), chromedp.WaitVisible(chromedp.ID("error"))); err != nil {
+		t.Fatal(err)
+	}
+	body := text(t, alice, "#error")
+	if !strings.Contains(body, "another site") {
+		t.Errorf("the forged POST was answered %q", body)
+	}
+	if a, _ := s.Get(context.Background(), second); a.State != approval.StatePending {
+		t.Errorf("the forged POST changed the approval: %s", a.State)
+	}
+}
