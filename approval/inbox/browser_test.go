@@ -9,7 +9,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +304,75 @@ func TestInboxInARealBrowser(t *testing.T) {
 	}
 	if a, _ := s.Get(context.Background(), second); a.State != approval.StatePending {
 		t.Errorf("the forged POST changed the approval: %s", a.State)
+	}
+}
+
+// TestSignInNeedsTheApproverScope walks the sign-in with an HTTP client
+// (cookies kept, redirects followed by hand): a user whose token lacks the
+// approver scope is refused at the callback, and no session is made; one
+// with it is signed in.
+func TestSignInNeedsTheApproverScope(t *testing.T) {
+	const clientID, secret = "agnara-inbox", "inbox-secret"
+	issuer := devIssuer(t, clientID, secret)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inboxURL := "http://" + ln.Addr().String()
+	h, err := inbox.New(context.Background(), store(t), inbox.Options{OIDC: &inbox.OIDC{Issuer: issuer, ClientID: clientID, ClientSecret: secret, RedirectURL: inboxURL + "/callback"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	for _, tc := range []struct {
+		user, scopes string
+		status       int
+		want         string
+	}{
+		{"mallory", "", http.StatusForbidden, "does not hold the approver scope"},
+		{"alice", approval.DefaultApproverScope, http.StatusOK, `id="approver">alice`},
+	} {
+		c := visitor(t)
+		status, hdr, _ := get(t, c, inboxURL+"/")
+		if status != http.StatusSeeOther || hdr.Get("Location") != "/login?next=/" {
+			t.Fatalf("signed out: %d %v", status, hdr)
+		}
+		_, hdr, _ = get(t, c, inboxURL+"/login?next=/")
+		authorize := hdr.Get("Location")
+		if !strings.HasPrefix(authorize, issuer+"/authorize?") || !strings.Contains(authorize, "code_challenge_method=S256") || !strings.Contains(authorize, "nonce=") {
+			t.Fatalf("login redirects to %q", authorize)
+		}
+		_, _, page := get(t, c, authorize)
+		request := regexp.MustCompile(`name="request" value="([^"]+)"`).FindStringSubmatch(page)
+		if request == nil {
+			t.Fatalf("no sign-in form:\n%s", page)
+		}
+		_, hdr, _ = post(t, c, issuer+"/authorize", url.Values{"request": {request[1]}, "user": {tc.user}, "scopes": {tc.scopes}, "action": {"sign-in"}}, nil)
+		callback := hdr.Get("Location")
+		if !strings.HasPrefix(callback, inboxURL+"/callback?") {
+			t.Fatalf("the issuer redirects to %q", callback)
+		}
+		status, hdr, body := get(t, c, callback)
+		if tc.status == http.StatusOK {
+			if status != http.StatusSeeOther || hdr.Get("Location") != "/" {
+				t.Fatalf("%s: callback %d %v\n%s", tc.user, status, hdr, body)
+			}
+			status, _, body = get(t, c, inboxURL+"/")
+		}
+		if status != tc.status || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d, want %d with %q:\n%s", tc.user, status, tc.status, tc.want, body)
+		}
+		if tc.status != http.StatusOK {
+			if status, _, _ := get(t, c, inboxURL+"/"); status != http.StatusSeeOther {
+				t.Errorf("%s: after the refusal the inbox answers %d, want a redirect to sign in", tc.user, status)
+			}
+			// The callback cannot be replayed.
+			if status, _, _ := get(t, c, callback); status != http.StatusBadRequest {
+				t.Errorf("%s: a replayed callback answers %d, want 400", tc.user, status)
+			}
+		}
 	}
 }
