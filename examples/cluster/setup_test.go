@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/agnara-go/agnara/internal/enginetest"
+	"github.com/agnara-go/agnara/internal/proctest"
 )
 
 // scopes lets the development principal of every instance call every tool,

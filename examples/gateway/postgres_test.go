@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/agnara-go/agnara/internal/enginetest"
+	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

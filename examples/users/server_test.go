@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
