@@ -217,19 +217,32 @@ func (in *Inbox) startSession(w http.ResponseWriter, approver policy.Principal) 
 	s := &session{approver: approver, csrf: randomID(), expires: in.opts.Now().Add(in.opts.SessionTTL)}
 	id := randomID()
 	in.mu.Lock()
-	if len(in.sessions) >= maxSessions {
-		now := in.opts.Now()
-		for k, old := range in.sessions {
-			if !now.Before(old.expires) || len(in.sessions) >= maxSessions {
-				delete(in.sessions, k)
-			}
-		}
-	}
+	makeRoom(in.sessions, maxSessions, in.opts.Now(), func(s *session) time.Time { return s.expires })
 	in.sessions[id] = s
 	in.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, Secure: in.opts.SecureCookies,
 		SameSite: http.SameSiteLaxMode, MaxAge: int(in.opts.SessionTTL / time.Second)})
 	return s
+}
+
+// makeRoom, when m is full, drops its expired entries, then others (in
+// map order) until one more fits: what visitors make the inbox keep stays
+// bounded.
+func makeRoom[V any](m map[string]V, max int, now time.Time, expires func(V) time.Time) {
+	if len(m) < max {
+		return
+	}
+	for k, v := range m {
+		if !now.Before(expires(v)) {
+			delete(m, k)
+		}
+	}
+	for k := range m {
+		if len(m) < max {
+			return
+		}
+		delete(m, k)
+	}
 }
 
 // checkToken reports whether the POST carries the session's token.

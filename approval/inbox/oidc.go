@@ -100,12 +100,7 @@ func (in *Inbox) login(w http.ResponseWriter, r *http.Request) {
 	}
 	state, l := randomID(), login{verifier: oauth2.GenerateVerifier(), nonce: randomID(), next: safeNext(r.URL.Query().Get("next")), expires: in.opts.Now().Add(loginTTL)}
 	rp.mu.Lock()
-	now := in.opts.Now()
-	for k, old := range rp.pending {
-		if !now.Before(old.expires) || len(rp.pending) >= maxLogins {
-			delete(rp.pending, k)
-		}
-	}
+	makeRoom(rp.pending, maxLogins, in.opts.Now(), func(l login) time.Time { return l.expires })
 	rp.pending[state] = l
 	rp.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: state, Path: "/callback", HttpOnly: true, Secure: in.opts.SecureCookies,
