@@ -251,7 +251,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	})
 	if invoke {
 		for _, t := range snap.tools {
-			s.mcp.AddTool(t.project(), s.handler(t))
+			s.mcp.AddTool(t.sdkTool(), s.handler(t))
 			s.registered[t.name] = t
 		}
 	}
