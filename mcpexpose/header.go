@@ -263,3 +263,17 @@ func (t *tool) sdkTool() *mcp.Tool {
 	}
 	return c
 }
+
+// listed returns the tool's definition as tools/list publishes it to req:
+// as compiled at 2026-07-28, and without x-mcp-header in the handshake era,
+// which has no header parameters (nothing mirrors or checks them there) and
+// whose clients may compile schemas strictly, refusing a keyword they do
+// not know.
+func (t *tool) listed(req mcp.Request) *mcp.Tool {
+	if t.params != nil {
+		if lr, ok := req.(*mcp.ListToolsRequest); ok && lr.ProtocolVersion() < modernVersion {
+			return t.sdkTool()
+		}
+	}
+	return t.project()
+}

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -279,5 +281,42 @@ func TestHeaderParamsRawSchemaMistakes(t *testing.T) {
 				t.Fatalf("Compile error = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestHeaderParamsTypeScriptClient: the TypeScript SDK client (1.32.2)
+// speaks only 2025-11-25, where header parameters do not exist: it sends no
+// Mcp-Param-* header, the call succeeds, and the schema it lists carries no
+// x-mcp-header, so a strict JSON Schema compiler (Ajv strict, as the client
+// script runs) accepts it. At 2026-07-28 the same tool lists x-mcp-header.
+func TestHeaderParamsTypeScriptClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is required: the TypeScript SDK client runs on it")
+	}
+	url := headerServer(t, headerSnap(t, false), nil)
+	out, err := exec.Command(node, filepath.Join("..", "conformance", "ts-client.mjs"), url, "orders", `{"region":"Zürich","count":2}`).Output()
+	if err != nil {
+		t.Fatalf("TypeScript client: %v", err)
+	}
+	var got struct {
+		ProtocolVersion string                     `json:"protocolVersion"`
+		InputSchemas    map[string]json.RawMessage `json:"inputSchemas"`
+		InputCheck      struct {
+			Compiled, Valid bool
+			Error           string
+		} `json:"inputCheck"`
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.ProtocolVersion != "2025-11-25" || len(got.Result.Content) != 1 || got.Result.Content[0].Text != "region=Zürich count=2 dry=false" {
+		t.Fatalf("TypeScript client saw %s", out)
+	}
+	if !got.InputCheck.Compiled || !got.InputCheck.Valid || strings.Contains(string(got.InputSchemas["orders"]), "x-mcp-header") {
+		t.Fatalf("2025-11-25 schema %s: strict compile %+v", got.InputSchemas["orders"], got.InputCheck)
 	}
 }
