@@ -27,8 +27,8 @@ import (
 // The SDK can check these headers itself, but it does so before any
 // middleware, against every registered tool: a caller who may not see a tool
 // would learn that it exists from a header complaint where an unknown tool
-// gets "unknown tool". So the SDK is registered a copy of each schema
-// without x-mcp-header (it checks nothing), tools/list publishes the
+// gets "unknown tool". So the SDK is given a copy of each schema without
+// x-mcp-header (it checks nothing), tools/list publishes the
 // schema as compiled, and the Handler checks the headers itself, for the
 // tools the caller may call only; everything else reaches the SDK exactly as
 // a call of an unknown tool does.
@@ -47,7 +47,7 @@ type headerParam struct {
 }
 
 // headerParams reads the header parameters of a published input schema,
-// and returns them with the schema the SDK is registered (schema without
+// and returns them with the schema the SDK is given (schema without
 // x-mcp-header), or why they cannot be served: x-mcp-header anywhere but on
 // a top-level property, a value that is not an HTTP token, two names equal
 // but for case, a property that is not a string, integer or boolean, or a
@@ -255,7 +255,7 @@ func headerEquals(h string, raw segjson.RawMessage) bool {
 }
 
 // sdkTool returns a detached copy of the tool's definition as the SDK is
-// registered it: without x-mcp-header, which only the Handler checks.
+// given it: without x-mcp-header, which only the Handler checks.
 func (t *tool) sdkTool() *mcp.Tool {
 	c := t.project()
 	if t.params != nil {

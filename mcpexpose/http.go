@@ -468,8 +468,8 @@ func modernRequest(r *http.Request) bool {
 }
 
 // paramsMatch checks the header parameters of msg, a 2026-07-28 tools/call
-// of a caller without a token, on the current snapshot; when they do not
-// match it answers 400 with JSON-RPC -32020 and reports false.
+// of a caller without a token (ti nil), on the current snapshot; when they
+// do not match it answers 400 with JSON-RPC -32020 and reports false.
 func (h *Handler) paramsMatch(w http.ResponseWriter, r *http.Request, msg *message, ti *auth.TokenInfo) bool {
 	e := h.srv.acquire()
 	defer h.srv.release(e)

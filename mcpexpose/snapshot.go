@@ -43,7 +43,7 @@ type tool struct {
 	unlisted bool
 	// params are the header parameters of the input schema, checked by the
 	// Handler; sdkSchema is the input schema without them, which the SDK
-	// is registered. Both nil for a tool without header parameters.
+	// is given. Both nil for a tool without header parameters.
 	params    []headerParam
 	sdkSchema []byte
 }
