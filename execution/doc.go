@@ -29,6 +29,13 @@
 // types), or cannot be represented at all (channels, functions, complex
 // numbers, maps with non-string keys), are compile errors too.
 //
+// A top-level input field tagged mcp:"header=Region" is a header parameter:
+// its property publishes "x-mcp-header": "Region", so that MCP clients of
+// the 2026-07-28 revision mirror the argument in an Mcp-Param-Region HTTP
+// header (SEP-2243). Only string, integer and boolean fields that are not
+// pointers qualify, under HTTP-token names unique regardless of case; see
+// the header-parameter example.
+//
 // Arguments are validated with github.com/santhosh-tekuri/jsonschema/v6
 // (formats such as date-time and email are asserted) and every violation is
 // reported, as a list of [Violation] under the "violations" key of the

@@ -64,6 +64,7 @@ type field struct {
 	omit   bool         // omitempty or omitzero
 	named  bool         // the json tag names the member
 	tag    string       // the jsonschema tag
+	mcp    *string      // the mcp tag, nil when absent
 }
 
 // structFields lists t's JSON members the way encoding/json and the schema
@@ -118,6 +119,10 @@ func structFields(t reflect.Type) ([]field, []string) {
 				continue
 			}
 			seen[name] = goPath
+			var mcpTag *string
+			if v, ok := f.Tag.Lookup(mcpTagKey); ok {
+				mcpTag = &v
+			}
 			fields = append(fields, field{
 				name:   name,
 				goPath: goPath,
@@ -125,6 +130,7 @@ func structFields(t reflect.Type) ([]field, []string) {
 				omit:   slices.Contains(optList, "omitempty") || slices.Contains(optList, "omitzero"),
 				named:  named,
 				tag:    f.Tag.Get("jsonschema"),
+				mcp:    mcpTag,
 			})
 		}
 	}
@@ -136,6 +142,7 @@ func structFields(t reflect.Type) ([]field, []string) {
 type schemaGen struct {
 	output   bool
 	problems []string
+	headers  map[string]string // header parameter names, lowercased -> Go path
 }
 
 func (g *schemaGen) problem(loc, format string, args ...any) {
@@ -199,6 +206,9 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 			for _, p := range tagProblems(f.tag, f.typ, g.output) {
 				g.problem(floc, "%s", p)
 			}
+			if f.mcp != nil {
+				g.headerTag(f, floc, len(stack) == 1)
+			}
 			g.check(f.typ, floc, stack)
 		}
 	default:
@@ -258,6 +268,9 @@ func deriveSchema(t reflect.Type, output bool) (_ []byte, err error) {
 		o.del("$id")
 	}
 	tree = g.node(tree, t, label)
+	if !output {
+		publishHeaders(tree, t)
+	}
 	if output && nilable(t) {
 		tree = nullable(tree)
 	}

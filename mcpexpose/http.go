@@ -338,6 +338,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.authorize(w, r, &msg)
 			return
 		}
+		if msg.call && modernRequest(r) && !h.paramsMatch(w, r, &msg, nil) {
+			return
+		}
 	} else if h.tokens != nil {
 		h.authorize(w, r, nil)
 		return
@@ -353,6 +356,9 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 	authz := r.Header.Get("Authorization")
 	if authz == "" {
 		if h.anonymous {
+			if msg != nil && msg.call && modernRequest(r) && !h.paramsMatch(w, r, msg, nil) {
+				return
+			}
 			h.route(w, r)
 			return
 		}
@@ -406,6 +412,9 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 				}
 			}
 		}
+		if modernRequest(r) && !h.paramsMatchOn(w, r, msg, e, ti) {
+			return
+		}
 	}
 	h.inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
 }
@@ -440,7 +449,7 @@ func (h *Handler) challengeID(w http.ResponseWriter, id json.RawMessage, status 
 // stateful one. A stateful POST without Mcp-Session-Id, for which the SDK
 // creates a session, is counted against the session limits.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v >= modernVersion {
+	if modernRequest(r) {
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
@@ -449,6 +458,73 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.stateful.ServeHTTP(w, r)
+}
+
+// modernRequest reports whether r is a 2026-07-28 request, served by the
+// stateless handler: its version header is not a legacy version.
+func modernRequest(r *http.Request) bool {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	return v != "" && v >= modernVersion
+}
+
+// paramsMatch checks the header parameters of msg, a 2026-07-28 tools/call
+// of a caller without a token (ti nil), on the current snapshot; when they
+// do not match it answers 400 with JSON-RPC -32020 and reports false.
+func (h *Handler) paramsMatch(w http.ResponseWriter, r *http.Request, msg *message, ti *auth.TokenInfo) bool {
+	e := h.srv.acquire()
+	defer h.srv.release(e)
+	return h.paramsMatchOn(w, r, msg, e, ti)
+}
+
+// paramsMatchOn is paramsMatch on snapshot e.
+func (h *Handler) paramsMatchOn(w http.ResponseWriter, r *http.Request, msg *message, e *epoch, ti *auth.TokenInfo) bool {
+	if err := h.checkParams(r, msg, e, ti); err != nil {
+		writeRPCResponse(w, http.StatusBadRequest, msg.id, mcp.CodeHeaderMismatch, err.Error())
+		return false
+	}
+	return true
+}
+
+// checkParams says why the header parameters of msg, a 2026-07-28
+// tools/call, do not match its arguments, or returns nil: when they match,
+// and whenever the caller may not call the tool (it does not exist, or ti's
+// principal may not see it), so that the SDK answers the call exactly as it
+// answers the call of an unknown tool. e is the snapshot the call runs on;
+// ti the verified token facts, nil without tokens.
+//
+// Only a request whose Mcp-Method and Mcp-Name headers match its body is
+// checked: the SDK refuses the others itself, first, as SEP-2243 orders
+// the checks.
+func (h *Handler) checkParams(r *http.Request, msg *message, e *epoch, ti *auth.TokenInfo) error {
+	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != msg.name {
+		return nil
+	}
+	t, ok := e.snap.byName[msg.name]
+	if !ok || t.params == nil {
+		return nil
+	}
+	if !h.srv.opts.ForbiddenResult {
+		// With ForbiddenResult every tool answers its callers; otherwise
+		// only the ones they may call do.
+		var admitted bool
+		if ti != nil {
+			p, err := mappedPrincipal(r.Context(), ti)
+			if err != nil {
+				return nil // refused later, as for every tool
+			}
+			_, admitted = mappedOf(ti).admit(t, p)
+		} else {
+			p, err := h.srv.principalOf(r.Context(), nil)
+			if err != nil {
+				return nil
+			}
+			_, admitted = t.plan.Admit(p)
+		}
+		if !admitted {
+			return nil
+		}
+	}
+	return checkHeaderParams(r.Header, t.params, msg.args)
 }
 
 func (h *Handler) originAllowed(origin string, r *http.Request) bool {
@@ -465,9 +541,10 @@ func (h *Handler) originAllowed(origin string, r *http.Request) bool {
 // message is what the handler reads of a POSTed JSON-RPC message before
 // the SDK sees it, read once.
 type message struct {
-	id   json.RawMessage // the request id, nil for none
-	call bool            // a tools/call
-	name string          // its params.name
+	id   json.RawMessage    // the request id, nil for none
+	call bool               // a tools/call
+	name string             // its params.name
+	args segjson.RawMessage // its params.arguments, as sent
 }
 
 // parseMessage reads body once, with the decoder and the options the SDK
@@ -497,10 +574,12 @@ func parseMessage(body []byte) (message, bool) {
 	}
 	m.call = true
 	var params struct {
-		Name segjson.RawMessage `json:"name"`
+		Name      segjson.RawMessage `json:"name"`
+		Arguments segjson.RawMessage `json:"arguments"`
 	}
 	if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
 		_ = segjson.Unmarshal(params.Name, &m.name)
+		m.args = params.Arguments
 	}
 	return m, true
 }

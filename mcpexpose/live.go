@@ -110,7 +110,7 @@ func (s *server) swap(snap *Snapshot) error {
 	added := false
 	for _, t := range snap.tools {
 		if r, ok := s.registered[t.name]; !ok || r.digest != t.digest {
-			s.mcp.AddTool(t.project(), s.handler(t))
+			s.mcp.AddTool(t.sdkTool(), s.handler(t))
 			s.registered[t.name] = t
 			added = true
 		}
@@ -139,7 +139,7 @@ func (s *server) nudge() {
 		return
 	}
 	t := s.registered[slices.Min(names)]
-	s.mcp.AddTool(t.project(), s.handler(t))
+	s.mcp.AddTool(t.sdkTool(), s.handler(t))
 }
 
 // sweep forgets retired epochs no call uses and unregisters the tools no

@@ -251,7 +251,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	})
 	if invoke {
 		for _, t := range snap.tools {
-			s.mcp.AddTool(t.project(), s.handler(t))
+			s.mcp.AddTool(t.sdkTool(), s.handler(t))
 			s.registered[t.name] = t
 		}
 	}
@@ -482,7 +482,7 @@ func (s *server) listTools(e *epoch, req mcp.Request, p policy.Principal) (mcp.R
 	visible := e.snap.visible(p)
 	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, len(visible))}
 	for i, t := range visible {
-		res.Tools[i] = t.project()
+		res.Tools[i] = t.listed(req)
 	}
 	res.TTLMs = 0
 	res.CacheScope = "public"

@@ -41,6 +41,11 @@ type tool struct {
 	digest string
 	// unlisted: in no tools/list, still answering tools/call.
 	unlisted bool
+	// params are the header parameters of the input schema, checked by the
+	// Handler; sdkSchema is the input schema without them, which the SDK
+	// is given. Both nil for a tool without header parameters.
+	params    []headerParam
+	sdkSchema []byte
 }
 
 // App returns the application the snapshot exposes.
@@ -128,6 +133,13 @@ func newTool(d decl, p *execution.Plan) (*tool, error) {
 		Description: p.Description(),
 		InputSchema: json.RawMessage(p.InputSchema()),
 		Annotations: annotations(p.Annotations()),
+	}
+	params, sdkSchema, err := headerParams(p.InputSchema())
+	if err != nil {
+		return nil, fmt.Errorf("header parameters: %v", err)
+	}
+	if params != nil {
+		t.params, t.sdkSchema = params, sdkSchema
 	}
 	if !p.ReturnsContent() {
 		env := envelopeSchema(p.OutputSchema())

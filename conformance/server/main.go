@@ -226,7 +226,7 @@ type fixture struct {
 
 func fixtures() []fixture {
 	text := func(s string) []execution.Content { return []execution.Content{execution.Text{Text: s}} }
-	return []fixture{
+	return append([]fixture{
 		{"test_simple_text", "Returns a simple text response.", func() ([]execution.Content, error) {
 			return text("This is a simple text response for testing."), nil
 		}, agnara.CapabilityOptions{Annotations: agnara.ReadOnly}},
@@ -399,7 +399,7 @@ func fixtures() []fixture {
 		{"json_schema_2020_12_tool", "Takes arguments described by a JSON Schema 2020-12 document.", func(raw json.RawMessage) ([]execution.Content, error) {
 			return text("arguments accepted: " + string(raw)), nil
 		}, agnara.CapabilityOptions{InputSchema: json.RawMessage(schema2020)}},
-	}
+	}, headerFixtures()...)
 }
 
 // newHandler builds the fixture application and its MCP handler.

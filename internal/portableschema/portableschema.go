@@ -34,3 +34,10 @@ func Keywords() []string {
 	slices.Sort(out)
 	return out
 }
+
+// HeaderKeyword is the one vendor keyword agnara publishes: on a top-level
+// property of a tool's input schema, it names the Mcp-Param-{name} HTTP
+// header that mirrors the argument (SEP-2243, MCP 2026-07-28). It is not a
+// portable keyword: the set above, and so the importer's strict profile,
+// leaves it out.
+const HeaderKeyword = "x-mcp-header"
