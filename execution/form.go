@@ -31,11 +31,27 @@ type formSchema struct {
 // the elicitation form subset: a flat struct of strings (with minLength,
 // maxLength, and format email, uri, date or date-time), numbers and integers
 // (with minimum, maximum), booleans, string enums (jsonschema:"enum=...")
-// and slices of string enums (multi-select). A tag enumtitles:"One,Two"
-// gives the enum values titles, one per value, in order. Anything else
-// makes the form
+// and slices of string enums (multi-select). Anything else makes the form
 // invalid; declare the form in CapabilityOptions.Forms so that Compile
 // reports it with the registration's file:line.
+//
+// Three more tags shape what the user sees; none changes which answers are
+// valid:
+//
+//   - jsonschema:"default=..." suggests a value the client fills in
+//     (SEP-1034): default=Ada on a string, default=30 on a number,
+//     default=true on a boolean, one default=... per selected option on a
+//     multi-select. The default must itself be a valid value of the field.
+//     The server never applies it: an answer is what the client sends.
+//     (Tool schemas refuse the same tag: agnara publishes no defaults.)
+//   - enumtitles:"One,Two" gives the enum values titles, one per value, in
+//     order (a comma inside a title is written \,). A single select is sent
+//     as oneOf of const and title, a multi-select as items.anyOf (SEP-1330).
+//   - enumnames:"One,Two" gives a single select titles in the legacy form,
+//     enum with enumNames, for handshake-era clients that read only that
+//     form. Clients at 2026-07-28 all read oneOf, and get it instead.
+//
+// A Form is immutable and safe for concurrent use.
 type Form[T any] struct {
 	message string
 	f       *formSchema
@@ -91,6 +107,7 @@ var formFormats = []string{"email", "uri", "date", "date-time"}
 var formKeywords = map[string]bool{
 	"type": true, "title": true, "description": true, "minLength": true, "maxLength": true,
 	"format": true, "minimum": true, "maximum": true, "enum": true, "items": true,
+	"default": true,
 }
 
 // formSchemaOf derives a form schema and checks it against the subset.
@@ -98,7 +115,7 @@ func formSchemaOf(t reflect.Type) ([]byte, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, errors.New("a form is a struct")
 	}
-	b, err := generateSchema(t, false)
+	b, err := generateFormSchema(t)
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +158,9 @@ func formSchemaOf(t reflect.Type) ([]byte, error) {
 	if err := titleEnums(t, props); err != nil {
 		return nil, err
 	}
+	if err := checkDefaults(t, props); err != nil {
+		return nil, err
+	}
 	// Forms are open to clients: drop additionalProperties, which the
 	// elicitation schema subset does not have.
 	o.del("additionalProperties")
@@ -152,21 +172,39 @@ func formSchemaOf(t reflect.Type) ([]byte, error) {
 }
 
 // titleEnums turns the enums of fields tagged enumtitles:"A,B" into titled
-// options: oneOf of const and title for a single select, items.anyOf for a
-// multi-select, as elicitation forms express titles.
+// options — oneOf of const and title for a single select, items.anyOf for a
+// multi-select, as elicitation forms express titles since 2025-11-25 — and
+// gives fields tagged enumnames:"A,B" the legacy enumNames beside their enum.
 func titleEnums(t reflect.Type, props *object) error {
 	fields, _ := structFields(t)
+	var problems []string
 	for _, f := range fields {
 		sf, ok := t.FieldByName(f.goPath[strings.LastIndexByte(f.goPath, '.')+1:])
 		if !ok {
 			continue
 		}
-		tag, ok := sf.Tag.Lookup("enumtitles")
-		if !ok {
+		titled, hasTitles := sf.Tag.Lookup("enumtitles")
+		named, hasNames := sf.Tag.Lookup("enumnames")
+		if !hasTitles && !hasNames {
 			continue
 		}
-		titles := strings.Split(tag, ",")
 		p, _ := props.vals[f.name].(*object)
+		tagName, tag := "enumtitles", titled
+		switch {
+		case hasTitles && hasNames:
+			problems = append(problems, fmt.Sprintf("field %s: enumtitles and enumnames say the same thing twice: keep one", f.goPath))
+			continue
+		case hasNames:
+			tagName, tag = "enumnames", named
+			if p != nil && p.vals["type"] == "array" {
+				problems = append(problems, fmt.Sprintf("field %s: enumnames titles a single select; a multi-select takes enumtitles", f.goPath))
+				continue
+			}
+		}
+		titles := splitTag(tag)
+		for i := range titles {
+			titles[i] = strings.TrimSpace(titles[i])
+		}
 		target := p
 		if p != nil && p.vals["type"] == "array" {
 			target, _ = p.vals["items"].(*object)
@@ -176,13 +214,22 @@ func titleEnums(t reflect.Type, props *object) error {
 			enum, _ = target.vals["enum"].([]any)
 		}
 		if len(enum) == 0 || len(enum) != len(titles) {
-			return fmt.Errorf("field %s: enumtitles needs one title per enum value (%d values, %d titles)", f.goPath, len(enum), len(titles))
+			problems = append(problems, fmt.Sprintf("field %s: %s needs one title per enum value (%d values, %d titles)", f.goPath, tagName, len(enum), len(titles)))
+			continue
+		}
+		if hasNames {
+			names := make([]any, len(titles))
+			for i, title := range titles {
+				names[i] = title
+			}
+			p.set("enumNames", names)
+			continue
 		}
 		options := make([]any, len(enum))
 		for i, v := range enum {
 			o := &object{vals: map[string]any{}}
 			o.set("const", v)
-			o.set("title", strings.TrimSpace(titles[i]))
+			o.set("title", titles[i])
 			options[i] = o
 		}
 		target.del("enum")
@@ -192,6 +239,53 @@ func titleEnums(t reflect.Type, props *object) error {
 			target.del("type")
 			target.set("anyOf", options)
 		}
+	}
+	if len(problems) > 0 {
+		return errors.New(joinProblems(problems))
+	}
+	return nil
+}
+
+// checkDefaults refuses a default that is not itself a valid value of its
+// field: a client would offer the user an answer the form then refuses.
+func checkDefaults(t reflect.Type, props *object) error {
+	fields, _ := structFields(t)
+	goPath := map[string]string{}
+	for _, f := range fields {
+		goPath[f.name] = f.goPath
+	}
+	var problems []string
+	for _, name := range props.keys {
+		p, _ := props.vals[name].(*object)
+		if p == nil {
+			continue
+		}
+		def, ok := p.vals["default"]
+		if !ok {
+			continue
+		}
+		var sb, db bytes.Buffer
+		if writeOrdered(&sb, p) != nil || writeOrdered(&db, def) != nil {
+			return errors.New("cannot encode a default")
+		}
+		v, err := schemacheck.Compile(sb.Bytes())
+		if err != nil {
+			return err
+		}
+		inst, err := schemacheck.Parse(db.Bytes())
+		if err != nil {
+			return err
+		}
+		if v.Validate(inst) != nil {
+			field := goPath[name]
+			if field == "" {
+				field = name
+			}
+			problems = append(problems, fmt.Sprintf("field %s: the default %s is not a valid value of the field", field, db.String()))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(joinProblems(problems))
 	}
 	return nil
 }
