@@ -159,7 +159,7 @@ func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, t *tool
 	out := make(mcp.InputRequestMap, len(requests))
 	for key, r := range requests {
 		st.Asked = append(st.Asked, key)
-		out[key] = inputRequestOf(r)
+		out[key] = inputRequestOf(r, req.ProtocolVersion())
 	}
 	slices.Sort(st.Asked)
 	data, err := json.Marshal(st)
@@ -188,7 +188,8 @@ func supports(caps *mcp.ClientCapabilities, k execution.InputKind) bool {
 	return false
 }
 
-func inputRequestOf(r execution.InputRequest) mcp.InputRequest {
+// inputRequestOf is the question r in the words of the revision version.
+func inputRequestOf(r execution.InputRequest, version string) mcp.InputRequest {
 	switch r.Kind {
 	case execution.Sampling:
 		p := &mcp.CreateMessageParams{MaxTokens: int64(r.Sampling.MaxTokens), SystemPrompt: r.Sampling.SystemPrompt}
@@ -199,7 +200,7 @@ func inputRequestOf(r execution.InputRequest) mcp.InputRequest {
 	case execution.Roots:
 		return &mcp.ListRootsParams{}
 	}
-	return &mcp.ElicitParams{Mode: "form", Message: r.Message, RequestedSchema: json.RawMessage(r.Schema)}
+	return &mcp.ElicitParams{Mode: "form", Message: r.Message, RequestedSchema: elicitSchema(r.Schema, version)}
 }
 
 // answerOf converts a client's input response; false when it is not one.
