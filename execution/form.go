@@ -96,7 +96,7 @@ func Ask[T any](c *Context, key string, form *Form[T]) (T, error) {
 	if form.err != nil {
 		return v, form.err
 	}
-	if err := c.askForm(key, form.message, form.f, &v); err != nil {
+	if err := c.askForm(key, form.message, form.f, false, &v); err != nil {
 		return v, err
 	}
 	return v, nil

@@ -180,14 +180,21 @@ func confirmationAnswer(a Answer) (accepted bool, f *Failure) {
 
 // interaction is the per-invocation state of questions and answers.
 type interaction struct {
-	mu       sync.Mutex
-	answers  map[string]Answer
-	supports func(InputKind) bool
-	pending  map[string]InputRequest
+	mu          sync.Mutex
+	answers     map[string]Answer
+	unsolicited map[string]Answer
+	supports    func(InputKind) bool
+	pending     map[string]InputRequest
 }
 
-func (in *interaction) answer(key string, kind InputKind) (Answer, bool) {
+// answer finds the answer of kind under key: one to a question that was
+// asked, else, unless the question is a confirmation, one the caller sent
+// unasked.
+func (in *interaction) answer(key string, kind InputKind, confirmation bool) (Answer, bool) {
 	a, ok := in.answers[key]
+	if !ok && !confirmation {
+		a, ok = in.unsolicited[key]
+	}
 	return a, ok && a.Kind == kind
 }
 
@@ -227,8 +234,10 @@ var confirmForm = sync.OnceValues(func() (*formSchema, error) {
 })
 
 // Confirm asks the caller a yes/no question under key. It returns the
-// answer once given. A declined or cancelled question ends the invocation:
-// the error is a Forbidden [*Failure] to return as is.
+// answer once given, and only an answer to the question as asked: a yes
+// the caller sends before being asked ([Invocation.Unsolicited]) does not
+// count. A declined or cancelled question ends the invocation: the error is
+// a Forbidden [*Failure] to return as is.
 func (c *Context) Confirm(key, message string) (bool, error) {
 	var v struct {
 		Confirm bool `json:"confirm"`
@@ -237,7 +246,7 @@ func (c *Context) Confirm(key, message string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := c.askForm(key, message, form, &v); err != nil {
+	if err := c.askForm(key, message, form, true, &v); err != nil {
 		return false, err
 	}
 	return v.Confirm, nil
@@ -247,12 +256,13 @@ func (c *Context) Confirm(key, message string) (bool, error) {
 // confirmation, whose answer is evidence for the confirmation verifier.
 var errReservedKey = fmt.Errorf("execution: the question key %q is reserved for CapabilityOptions.Confirm", ConfirmKey)
 
-// askForm answers from a valid accepted answer, or asks.
-func (c *Context) askForm(key, message string, f *formSchema, dst any) error {
+// askForm answers from a valid accepted answer, or asks. A confirmation
+// takes only the answer to a question that was asked.
+func (c *Context) askForm(key, message string, f *formSchema, confirmation bool, dst any) error {
 	if key == ConfirmKey {
 		return errReservedKey
 	}
-	if a, ok := c.inter.answer(key, Elicitation); ok {
+	if a, ok := c.inter.answer(key, Elicitation, confirmation); ok {
 		switch a.Action {
 		case "decline", "cancel":
 			return declined(a.Action)
@@ -272,7 +282,7 @@ func (c *Context) askForm(key, message string, f *formSchema, dst any) error {
 
 // Sample asks the client's model for a completion under key.
 func (c *Context) Sample(key string, r SamplingRequest) (SamplingResult, error) {
-	if a, ok := c.inter.answer(key, Sampling); ok && a.Sampling != nil {
+	if a, ok := c.inter.answer(key, Sampling, false); ok && a.Sampling != nil {
 		return *a.Sampling, nil
 	}
 	r.Messages = slices.Clone(r.Messages)
@@ -281,7 +291,7 @@ func (c *Context) Sample(key string, r SamplingRequest) (SamplingResult, error) 
 
 // Roots asks the client for its filesystem roots under key.
 func (c *Context) Roots(key string) ([]Root, error) {
-	if a, ok := c.inter.answer(key, Roots); ok && a.Roots != nil {
+	if a, ok := c.inter.answer(key, Roots, false); ok && a.Roots != nil {
 		return slices.Clone(a.Roots), nil
 	}
 	return nil, c.inter.ask(key, InputRequest{Kind: Roots})

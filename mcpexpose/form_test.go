@@ -140,3 +140,111 @@ func canonical(t *testing.T, s string) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestUnexpectedInputResponses follows the 2026-07-28 revision (MRTR,
+// Error Handling): a server SHOULD ignore information in inputResponses it
+// does not recognize or need. Answers no sealed question vouches for may
+// still answer a form the handler asks in that round; they never answer a
+// confirmation, and the sealed state keeps its single use.
+func TestUnexpectedInputResponses(t *testing.T) {
+	var greeted atomic.Int32
+	h, err := mcpexpose.NewHandler(formApp(t, &greeted), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := httptestServer(t, h)
+	accept := func(content map[string]any) map[string]any {
+		return map[string]any{"action": "accept", "content": content}
+	}
+	alice := accept(map[string]any{"name": "Alice"})
+	extra := map[string]any{"unknown_extra_key": accept(map[string]any{"foo": "bar"}), "another_unexpected": accept(map[string]any{"baz": 123})}
+	with := func(base map[string]any, more ...map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for _, m := range more {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		args      map[string]any
+		responses map[string]any
+		// want: the text of a complete result, "ask:<keys>" for an
+		// input-required result asking those keys, or "fail:<code>".
+		want string
+	}{
+		{"answer without state", nil, map[string]any{"user_name": alice}, `{"result":"Hello, Alice!"}`},
+		{"answer and unknown keys without state", nil, with(map[string]any{"user_name": alice}, extra), `{"result":"Hello, Alice!"}`},
+		{"unknown keys only", nil, extra, "ask:user_name"},
+		{"an answer of the wrong kind", nil, map[string]any{"user_name": map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "Alice"}, "model": "m"}}, "ask:user_name"},
+		{"an answer that does not fit the form", nil, map[string]any{"user_name": accept(map[string]any{"name": ""})}, "fail:invalid_input"},
+		{"a declined answer", nil, map[string]any{"user_name": map[string]any{"action": "decline"}}, "fail:forbidden"},
+		{"a confirmation without state is asked", map[string]any{"confirm": true}, map[string]any{"user_name": alice, "sure": accept(map[string]any{"confirm": true})}, "ask:sure"},
+		{"the declared confirmation key without state means nothing", nil, with(map[string]any{"user_name": alice}, map[string]any{execution.ConfirmKey: accept(map[string]any{"confirm": true})}), `{"result":"Hello, Alice!"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := greeted.Load()
+			msg := rawCall(t, url, "", "team.greet", tc.args, map[string]any{"inputResponses": tc.responses})
+			got := outcomeOf(t, msg)
+			if got != tc.want {
+				t.Errorf("outcome = %s, want %s (%v)", got, tc.want, msg)
+			}
+			if ran := greeted.Load() != before; ran != strings.HasPrefix(tc.want, `{"result"`) {
+				t.Errorf("handler finished = %v", ran)
+			}
+		})
+	}
+
+	t.Run("extra keys beside sealed state", func(t *testing.T) {
+		args := map[string]any{"confirm": true}
+		state := stateOf(t, rawCall(t, url, "", "team.greet", args, nil))
+		msg := rawCall(t, url, "", "team.greet", args, map[string]any{"requestState": state, "inputResponses": with(map[string]any{"user_name": alice}, extra)})
+		if got := outcomeOf(t, msg); got != "ask:sure" {
+			t.Fatalf("second round = %s, want the confirmation asked (%v)", got, msg)
+		}
+		// The confirmation, answered under the state that asked it, counts.
+		next := stateOf(t, msg)
+		final := rawCall(t, url, "", "team.greet", args, map[string]any{"requestState": next, "inputResponses": with(map[string]any{"user_name": alice, "sure": accept(map[string]any{"confirm": true})}, extra)})
+		if got := outcomeOf(t, final); got != `{"result":"Hello, Alice!"}` {
+			t.Fatalf("third round = %s (%v)", got, final)
+		}
+		// Unsolicited answers do not make sealed state reusable.
+		replay := rawCall(t, url, "", "team.greet", args, map[string]any{"requestState": next, "inputResponses": with(map[string]any{"user_name": alice, "sure": accept(map[string]any{"confirm": true})})})
+		if e, _ := replay["error"].(map[string]any); e == nil || e["code"] != float64(-32602) {
+			t.Errorf("replayed state = %v, want -32602", replay)
+		}
+	})
+}
+
+// outcomeOf summarizes a tools/call response for TestUnexpectedInputResponses.
+func outcomeOf(t *testing.T, msg map[string]any) string {
+	t.Helper()
+	if e, ok := msg["error"].(map[string]any); ok {
+		return fmt.Sprintf("error:%v", e["code"])
+	}
+	res, _ := msg["result"].(map[string]any)
+	if res["resultType"] == "input_required" {
+		reqs, _ := res["inputRequests"].(map[string]any)
+		keys := make([]string, 0, len(reqs))
+		for k := range reqs {
+			keys = append(keys, k)
+		}
+		return "ask:" + strings.Join(keys, ",")
+	}
+	content, _ := res["content"].([]any)
+	if len(content) != 1 {
+		return fmt.Sprint(res)
+	}
+	text, _ := content[0].(map[string]any)["text"].(string)
+	if res["isError"] == true {
+		var f struct{ Code string }
+		_ = json.Unmarshal([]byte(text), &f)
+		return "fail:" + f.Code
+	}
+	return text
+}
