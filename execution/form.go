@@ -42,7 +42,9 @@ type formSchema struct {
 //     (SEP-1034): default=Ada on a string, default=30 on a number,
 //     default=true on a boolean, one default=... per selected option on a
 //     multi-select. The default must itself be a valid value of the field.
-//     The server never applies it: an answer is what the client sends.
+//     agnara never applies it: an answer is what arrives, validated as
+//     always (on handshake-era MCP sessions the Go SDK fills in defaults of
+//     optional fields left out, on the way in; see docs/capabilities.md).
 //     (Tool schemas refuse the same tag: agnara publishes no defaults.)
 //   - enumtitles:"One,Two" gives the enum values titles, one per value, in
 //     order (a comma inside a title is written \,). A single select is sent

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -200,6 +203,13 @@ func TestUnexpectedInputResponses(t *testing.T) {
 		})
 	}
 
+	t.Run("no default is filled in by the server", func(t *testing.T) {
+		msg := rawCall(t, url, "", "team.invite", nil, map[string]any{"inputResponses": map[string]any{"invite": accept(map[string]any{"email": "ada@example.com"})}})
+		if got, want := outcomeOf(t, msg), `{"result":"{Email:ada@example.com Role: Seats:0 Notify: Public:false Extras:[]}"}`; got != want {
+			t.Errorf("outcome = %s, want %s", got, want)
+		}
+	})
+
 	t.Run("extra keys beside sealed state", func(t *testing.T) {
 		args := map[string]any{"confirm": true}
 		state := stateOf(t, rawCall(t, url, "", "team.greet", args, nil))
@@ -247,4 +257,48 @@ func outcomeOf(t *testing.T, msg map[string]any) string {
 		return "fail:" + f.Code
 	}
 	return text
+}
+
+// TestTypeScriptClientAnswersAFormWithDefaults has the TypeScript SDK
+// client (handshake era) take the invite form, legacy enumNames and
+// defaults included, and answer only two fields. That client applies no
+// defaults (it does not declare elicitation.form.applyDefaults), but on a
+// handshake-era session the Go SDK's ServerSession.Elicit fills in the
+// defaults of the optional fields an accepted answer left out, before
+// agnara sees the answer. agnara applies none itself (at 2026-07-28 the
+// answer arrives as sent); this test pins the SDK's behaviour, so that a
+// bump that changes it is noticed and docs/capabilities.md updated.
+func TestTypeScriptClientAnswersAFormWithDefaults(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is required: the TypeScript SDK client runs on it")
+	}
+	if _, err := os.Stat(filepath.Join("..", "conformance", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
+	}
+	var greeted atomic.Int32
+	h, err := mcpexpose.NewHandler(formApp(t, &greeted), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := httptestServer(t, h)
+	out, err := exec.Command(node, filepath.Join("..", "conformance", "ts-client.mjs"), url, "team.invite", "{}", `[{"email":"ada@example.com","notify":"now"}]`).Output()
+	if err != nil {
+		t.Fatalf("TypeScript client: %v", err)
+	}
+	var got struct {
+		ProtocolVersion string   `json:"protocolVersion"`
+		Elicited        []string `json:"elicited"`
+		Result          struct {
+			Content []struct{ Text string } `json:"content"`
+			IsError bool                    `json:"isError"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil || len(got.Result.Content) == 0 {
+		t.Fatalf("TypeScript client printed %q", out)
+	}
+	want := `{"result":"{Email:ada@example.com Role:viewer Seats:2 Notify:now Public:true Extras:[]}"}`
+	if got.ProtocolVersion != "2025-11-25" || got.Result.IsError || got.Result.Content[0].Text != want || len(got.Elicited) != 1 {
+		t.Errorf("version %s, elicited %q, result %s (error %v)\nwant %s", got.ProtocolVersion, got.Elicited, got.Result.Content[0].Text, got.Result.IsError, want)
+	}
 }
