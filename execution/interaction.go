@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -181,14 +180,21 @@ func confirmationAnswer(a Answer) (accepted bool, f *Failure) {
 
 // interaction is the per-invocation state of questions and answers.
 type interaction struct {
-	mu       sync.Mutex
-	answers  map[string]Answer
-	supports func(InputKind) bool
-	pending  map[string]InputRequest
+	mu          sync.Mutex
+	answers     map[string]Answer
+	unsolicited map[string]Answer
+	supports    func(InputKind) bool
+	pending     map[string]InputRequest
 }
 
-func (in *interaction) answer(key string, kind InputKind) (Answer, bool) {
+// answer finds the answer of kind under key: one to a question that was
+// asked, else, unless the question is a confirmation, one the caller sent
+// unasked.
+func (in *interaction) answer(key string, kind InputKind, confirmation bool) (Answer, bool) {
 	a, ok := in.answers[key]
+	if !ok && !confirmation {
+		a, ok = in.unsolicited[key]
+	}
 	return a, ok && a.Kind == kind
 }
 
@@ -228,8 +234,10 @@ var confirmForm = sync.OnceValues(func() (*formSchema, error) {
 })
 
 // Confirm asks the caller a yes/no question under key. It returns the
-// answer once given. A declined or cancelled question ends the invocation:
-// the error is a Forbidden [*Failure] to return as is.
+// answer once given, and only an answer to the question as asked: a yes
+// the caller sends before being asked ([Invocation.Unsolicited]) does not
+// count. A declined or cancelled question ends the invocation: the error is
+// a Forbidden [*Failure] to return as is.
 func (c *Context) Confirm(key, message string) (bool, error) {
 	var v struct {
 		Confirm bool `json:"confirm"`
@@ -238,7 +246,7 @@ func (c *Context) Confirm(key, message string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := c.askForm(key, message, form, &v); err != nil {
+	if err := c.askForm(key, message, form, true, &v); err != nil {
 		return false, err
 	}
 	return v.Confirm, nil
@@ -248,12 +256,13 @@ func (c *Context) Confirm(key, message string) (bool, error) {
 // confirmation, whose answer is evidence for the confirmation verifier.
 var errReservedKey = fmt.Errorf("execution: the question key %q is reserved for CapabilityOptions.Confirm", ConfirmKey)
 
-// askForm answers from a valid accepted answer, or asks.
-func (c *Context) askForm(key, message string, f *formSchema, dst any) error {
+// askForm answers from a valid accepted answer, or asks. A confirmation
+// takes only the answer to a question that was asked.
+func (c *Context) askForm(key, message string, f *formSchema, confirmation bool, dst any) error {
 	if key == ConfirmKey {
 		return errReservedKey
 	}
-	if a, ok := c.inter.answer(key, Elicitation); ok {
+	if a, ok := c.inter.answer(key, Elicitation, confirmation); ok {
 		switch a.Action {
 		case "decline", "cancel":
 			return declined(a.Action)
@@ -273,7 +282,7 @@ func (c *Context) askForm(key, message string, f *formSchema, dst any) error {
 
 // Sample asks the client's model for a completion under key.
 func (c *Context) Sample(key string, r SamplingRequest) (SamplingResult, error) {
-	if a, ok := c.inter.answer(key, Sampling); ok && a.Sampling != nil {
+	if a, ok := c.inter.answer(key, Sampling, false); ok && a.Sampling != nil {
 		return *a.Sampling, nil
 	}
 	r.Messages = slices.Clone(r.Messages)
@@ -282,194 +291,8 @@ func (c *Context) Sample(key string, r SamplingRequest) (SamplingResult, error) 
 
 // Roots asks the client for its filesystem roots under key.
 func (c *Context) Roots(key string) ([]Root, error) {
-	if a, ok := c.inter.answer(key, Roots); ok && a.Roots != nil {
+	if a, ok := c.inter.answer(key, Roots, false); ok && a.Roots != nil {
 		return slices.Clone(a.Roots), nil
 	}
 	return nil, c.inter.ask(key, InputRequest{Kind: Roots})
-}
-
-// formSchema is a compiled form.
-type formSchema struct {
-	schema    []byte
-	validator *jsonschema.Schema
-}
-
-// Form is a form whose fields come from the struct T, for [Ask]. T must fit
-// the elicitation form subset: a flat struct of strings (with minLength,
-// maxLength, and format email, uri, date or date-time), numbers and integers
-// (with minimum, maximum), booleans, string enums (jsonschema:"enum=...")
-// and slices of string enums (multi-select). A tag enumtitles:"One,Two"
-// gives the enum values titles, one per value, in order. Anything else
-// makes the form
-// invalid; declare the form in CapabilityOptions.Forms so that Compile
-// reports it with the registration's file:line.
-type Form[T any] struct {
-	message string
-	f       *formSchema
-	err     error
-}
-
-// NewForm derives the form for T, with message as its question.
-func NewForm[T any](message string) *Form[T] {
-	f := &Form[T]{message: message}
-	schema, err := formSchemaOf(reflect.TypeFor[T]())
-	if err != nil {
-		f.err = fmt.Errorf("form %s: %w", typeLabel(reflect.TypeFor[T]()), err)
-		return f
-	}
-	v, err := schemacheck.Compile(schema)
-	if err != nil {
-		f.err = fmt.Errorf("form %s: %w", typeLabel(reflect.TypeFor[T]()), err)
-		return f
-	}
-	f.f = &formSchema{schema: schema, validator: v}
-	return f
-}
-
-// Err reports why T does not fit the elicitation form subset, or nil.
-func (f *Form[T]) Err() error { return f.err }
-
-// Schema returns the form's JSON Schema.
-func (f *Form[T]) Schema() json.RawMessage {
-	if f.f == nil {
-		return nil
-	}
-	return bytes.Clone(f.f.schema)
-}
-
-// Ask asks the caller to fill in form under key, and returns the submitted
-// values once given and valid. An accepted submission that does not match
-// the form ends the invocation with an InvalidInput failure naming every
-// violation (the caller is told once, not asked again); a declined or
-// cancelled one ends it with a Forbidden failure.
-func Ask[T any](c *Context, key string, form *Form[T]) (T, error) {
-	var v T
-	if form.err != nil {
-		return v, form.err
-	}
-	if err := c.askForm(key, form.message, form.f, &v); err != nil {
-		return v, err
-	}
-	return v, nil
-}
-
-var formFormats = []string{"email", "uri", "date", "date-time"}
-
-var formKeywords = map[string]bool{
-	"type": true, "title": true, "description": true, "minLength": true, "maxLength": true,
-	"format": true, "minimum": true, "maximum": true, "enum": true, "items": true,
-}
-
-// formSchemaOf derives a form schema and checks it against the subset.
-func formSchemaOf(t reflect.Type) ([]byte, error) {
-	if t.Kind() != reflect.Struct {
-		return nil, errors.New("a form is a struct")
-	}
-	b, err := generateSchema(t, false)
-	if err != nil {
-		return nil, err
-	}
-	root, _ := parseOrdered(b)
-	o := root.(*object)
-	props, _ := o.vals["properties"].(*object)
-	if props == nil {
-		return nil, errors.New("a form needs fields")
-	}
-	var problems []string
-	for _, name := range props.keys {
-		p, _ := props.vals[name].(*object)
-		if p == nil {
-			problems = append(problems, name+": not a simple value")
-			continue
-		}
-		for _, k := range p.keys {
-			if !formKeywords[k] {
-				problems = append(problems, fmt.Sprintf("%s: %q is not allowed in a form", name, k))
-			}
-		}
-		switch p.vals["type"] {
-		case "string":
-			if f, ok := p.vals["format"].(string); ok && !slices.Contains(formFormats, f) {
-				problems = append(problems, fmt.Sprintf("%s: format %q is not allowed in a form (email, uri, date, date-time)", name, f))
-			}
-		case "number", "integer", "boolean":
-		case "array":
-			items, _ := p.vals["items"].(*object)
-			if items == nil || items.vals["type"] != "string" || items.vals["enum"] == nil {
-				problems = append(problems, name+": a list in a form must be a multi-select of string enum values")
-			}
-		default:
-			problems = append(problems, fmt.Sprintf("%s: %v is not a form field type (string, number, integer, boolean, enum)", name, p.vals["type"]))
-		}
-	}
-	if len(problems) > 0 {
-		return nil, errors.New(joinProblems(problems))
-	}
-	if err := titleEnums(t, props); err != nil {
-		return nil, err
-	}
-	// Forms are open to clients: drop additionalProperties, which the
-	// elicitation schema subset does not have.
-	o.del("additionalProperties")
-	var buf bytes.Buffer
-	if err := writeOrdered(&buf, o); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// titleEnums turns the enums of fields tagged enumtitles:"A,B" into titled
-// options: oneOf of const and title for a single select, items.anyOf for a
-// multi-select, as elicitation forms express titles.
-func titleEnums(t reflect.Type, props *object) error {
-	fields, _ := structFields(t)
-	for _, f := range fields {
-		sf, ok := t.FieldByName(f.goPath[strings.LastIndexByte(f.goPath, '.')+1:])
-		if !ok {
-			continue
-		}
-		tag, ok := sf.Tag.Lookup("enumtitles")
-		if !ok {
-			continue
-		}
-		titles := strings.Split(tag, ",")
-		p, _ := props.vals[f.name].(*object)
-		target := p
-		if p != nil && p.vals["type"] == "array" {
-			target, _ = p.vals["items"].(*object)
-		}
-		var enum []any
-		if target != nil {
-			enum, _ = target.vals["enum"].([]any)
-		}
-		if len(enum) == 0 || len(enum) != len(titles) {
-			return fmt.Errorf("field %s: enumtitles needs one title per enum value (%d values, %d titles)", f.goPath, len(enum), len(titles))
-		}
-		options := make([]any, len(enum))
-		for i, v := range enum {
-			o := &object{vals: map[string]any{}}
-			o.set("const", v)
-			o.set("title", strings.TrimSpace(titles[i]))
-			options[i] = o
-		}
-		target.del("enum")
-		if target == p {
-			p.set("oneOf", options)
-		} else {
-			target.del("type")
-			target.set("anyOf", options)
-		}
-	}
-	return nil
-}
-
-func joinProblems(ps []string) string {
-	var b bytes.Buffer
-	for i, p := range ps {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(p)
-	}
-	return b.String()
 }

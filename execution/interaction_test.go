@@ -3,6 +3,7 @@ package execution_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -288,5 +289,84 @@ func TestDeclinedAndCancelledSayWhat(t *testing.T) {
 		if f := mustFailure(t, out, err, execution.Forbidden); f.Message != want {
 			t.Errorf("%s: message %q, want %q", action, f.Message, want)
 		}
+	}
+}
+
+// Unsolicited answers — sent without a question vouching for them — answer
+// forms, sampling and roots, never a confirmation; an answer to an asked
+// question wins over one under the same key.
+func TestUnsolicitedAnswers(t *testing.T) {
+	type name struct {
+		Name string `json:"name" jsonschema:"minLength=1"`
+	}
+	form := execution.NewForm[name]("Name?")
+	app := agnara.New("app", nil)
+	ask := app.Capability(func(ec *execution.Context) (string, error) {
+		v, err := execution.Ask(ec, "name", form)
+		return v.Name, err
+	}, &agnara.CapabilityOptions{Name: "ask", Forms: []agnara.Form{form}})
+	confirm := app.Capability(func(ec *execution.Context) (string, error) {
+		ok, err := ec.Confirm("sure", "Sure?")
+		return fmt.Sprint(ok), err
+	}, &agnara.CapabilityOptions{Name: "confirm"})
+	declared := app.Capability(func() (string, error) { return "done", nil }, &agnara.CapabilityOptions{Name: "declared", Confirm: "Really?"})
+	sample := app.Capability(func(ec *execution.Context) (string, error) {
+		r, err := ec.Sample("s", execution.SamplingRequest{Messages: []execution.SamplingMessage{{Role: "user", Text: "hi"}}, MaxTokens: 5})
+		return r.Text, err
+	}, &agnara.CapabilityOptions{Name: "sample"})
+	roots := app.Capability(func(ec *execution.Context) (string, error) {
+		r, err := ec.Roots("r")
+		if err != nil {
+			return "", err
+		}
+		return r[0].URI, nil
+	}, &agnara.CapabilityOptions{Name: "roots"})
+	plans, err := execution.Compile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accept := func(content string) execution.Answer {
+		return execution.Answer{Kind: execution.Elicitation, Action: "accept", Content: json.RawMessage(content)}
+	}
+	yes := accept(`{"confirm":true}`)
+	for _, tc := range []struct {
+		name        string
+		c           *agnara.Capability
+		answers     map[string]execution.Answer
+		unsolicited map[string]execution.Answer
+		want        string // the value, or "ask:<key>" or "fail:<code>"
+	}{
+		{"a form", ask, nil, map[string]execution.Answer{"name": accept(`{"name":"Ada"}`)}, "Ada"},
+		{"a form, with keys nobody asked", ask, nil, map[string]execution.Answer{"name": accept(`{"name":"Ada"}`), "other": accept(`{"x":1}`)}, "Ada"},
+		{"a form, answered badly", ask, nil, map[string]execution.Answer{"name": accept(`{"name":""}`)}, "fail:invalid_input"},
+		{"an asked answer wins", ask, map[string]execution.Answer{"name": accept(`{"name":"Asked"}`)}, map[string]execution.Answer{"name": accept(`{"name":"Unasked"}`)}, "Asked"},
+		{"Context.Confirm", confirm, nil, map[string]execution.Answer{"sure": yes}, "ask:sure"},
+		{"Context.Confirm, asked", confirm, map[string]execution.Answer{"sure": yes}, nil, "true"},
+		{"the declared confirmation", declared, nil, map[string]execution.Answer{execution.ConfirmKey: yes}, "ask:" + execution.ConfirmKey},
+		{"sampling", sample, nil, map[string]execution.Answer{"s": {Kind: execution.Sampling, Sampling: &execution.SamplingResult{Role: "assistant", Text: "hello"}}}, "hello"},
+		{"roots", roots, nil, map[string]execution.Answer{"r": {Kind: execution.Roots, Roots: []execution.Root{{URI: "file:///w"}}}}, "file:///w"},
+		{"an answer of another kind", sample, nil, map[string]execution.Answer{"s": accept(`{}`)}, "ask:s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := plans.Plan(tc.c)
+			out, err := p.Invoke(bg, &execution.Invocation{Answers: tc.answers, Unsolicited: tc.unsolicited})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			switch o := out.(type) {
+			case execution.Success:
+				got = fmt.Sprint(o.Value)
+			case *execution.InputRequired:
+				for k := range o.Requests {
+					got = "ask:" + k
+				}
+			case *execution.Failure:
+				got = "fail:" + o.Code.String()
+			}
+			if got != tc.want {
+				t.Errorf("outcome = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

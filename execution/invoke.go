@@ -47,6 +47,16 @@ type Invocation struct {
 	// answers the declared confirmation: it becomes the evidence the plan's
 	// confirmation verifier decides on.
 	Answers map[string]Answer
+	// Unsolicited are answers the caller sent that no question of this
+	// call vouched for (for MCP at 2026-07-28: inputResponses without
+	// requestState, or under keys the sealed state did not ask). They may
+	// answer a question the handler asks with [Ask], [Context.Sample] or
+	// [Context.Roots] in this round — data the caller could as well have
+	// given when asked, validated the same way — and never a confirmation
+	// (the declared one or [Context.Confirm]): a confirmation counts only
+	// as the answer to a question the caller was shown (ADR 0023). An
+	// answer in Answers wins over one under the same key here.
+	Unsolicited map[string]Answer
 	// Supports reports whether the caller can answer questions of a kind
 	// (for MCP, the client's declared capabilities). Nil means every kind.
 	Supports func(InputKind) bool
@@ -169,6 +179,7 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation, principal policy.Pri
 	}
 	ec := &Context{ctx: ctx, plan: p, principal: principal, progress: inv.Progress, logHandler: inv.LogHandler, timeout: timeout}
 	ec.inter.answers = inv.Answers
+	ec.inter.unsolicited = inv.Unsolicited
 	ec.inter.supports = inv.Supports
 	return p.run(ec, inv, &input{plan: p, args: args})
 }

@@ -140,7 +140,10 @@ func structFields(t reflect.Type) ([]field, []string) {
 
 // schemaGen generates one schema and collects its problems.
 type schemaGen struct {
-	output   bool
+	output bool
+	// form derives an elicitation form's schema, which may carry default
+	// values (a form is not a published tool schema, DESIGN.md §5).
+	form     bool
 	problems []string
 	headers  map[string]string // header parameter names, lowercased -> Go path
 }
@@ -227,14 +230,24 @@ var schemas sync.Map // schemaKey -> []byte
 type schemaKey struct {
 	t      reflect.Type
 	output bool
+	form   bool
 }
 
 func generateSchema(t reflect.Type, output bool) ([]byte, error) {
-	key := schemaKey{t, output}
+	return cachedSchema(schemaKey{t: t, output: output})
+}
+
+// generateFormSchema is generateSchema for an elicitation form: the same
+// derivation and checks, except that default values are kept.
+func generateFormSchema(t reflect.Type) ([]byte, error) {
+	return cachedSchema(schemaKey{t: t, form: true})
+}
+
+func cachedSchema(key schemaKey) ([]byte, error) {
 	if b, ok := schemas.Load(key); ok {
 		return slices.Clone(b.([]byte)), nil
 	}
-	b, err := deriveSchema(t, output)
+	b, err := deriveSchema(key)
 	if err != nil {
 		return nil, err
 	}
@@ -242,8 +255,9 @@ func generateSchema(t reflect.Type, output bool) ([]byte, error) {
 	return b, nil
 }
 
-func deriveSchema(t reflect.Type, output bool) (_ []byte, err error) {
-	g := &schemaGen{output: output}
+func deriveSchema(key schemaKey) (_ []byte, err error) {
+	t, output := key.t, key.output
+	g := &schemaGen{output: output, form: key.form}
 	label := typeLabel(t)
 	g.check(t, label, nil)
 	if len(g.problems) > 0 {
@@ -375,8 +389,10 @@ func (g *schemaGen) node(n any, t reflect.Type, loc string) any {
 	}
 	for _, k := range o.keys {
 		switch {
+		case k == "default" && g.form:
+			// Forms may suggest values; the form check vets them.
 		case k == "default":
-			g.problem(loc, "a default value (jsonschema \"default\" tag) is not allowed: agnara publishes no defaults; apply the default in the handler")
+			g.problem(loc, "a default value (jsonschema \"default\" tag) is not allowed here: agnara publishes no defaults in tool schemas; apply the default in the handler (only elicitation forms carry defaults)")
 		case !portableschema.Keyword(k): // the set mcpimport accepts, ADR 0003
 			g.problem(loc, "JSON Schema keyword %q is outside the portable set agnara publishes", k)
 		}

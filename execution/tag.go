@@ -190,6 +190,15 @@ func tagValueProblem(key, val, valueKind string) string {
 		if (valueKind == "integer" || valueKind == "number") && !isNumber(val) {
 			return "want a number"
 		}
+	case "default":
+		// Only forms keep a default; the generator drops one it cannot
+		// parse, and the form would silently offer none.
+		switch {
+		case (valueKind == "integer" || valueKind == "number") && !isNumber(val):
+			return "want a number"
+		case valueKind == "boolean" && val != "true" && val != "false":
+			return "want true or false"
+		}
 	}
 	return ""
 }

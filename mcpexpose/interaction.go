@@ -12,6 +12,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,9 +46,11 @@ type callRound struct {
 	params    *mcp.CallToolParamsRaw
 	principal policy.Principal
 	answers   map[string]execution.Answer
-	digest    string
-	binding   requeststate.Binding
-	bound     bool
+	// unsolicited are the answers no sealed question vouches for.
+	unsolicited map[string]execution.Answer
+	digest      string
+	binding     requeststate.Binding
+	bound       bool
 }
 
 // bind computes the arguments digest and the state binding, once.
@@ -76,47 +79,58 @@ func (s *server) binding(tool string, digest string, p policy.Principal) request
 }
 
 // openRound verifies a retry's requestState and collects the answers it
-// may carry: only answers to questions the sealed state says were asked.
+// may carry: answers to questions the sealed state says were asked, and —
+// on a 2026-07-28 request, where inputResponses exist — the others, as
+// unsolicited answers (ADR 0023). The revision says to ignore what a
+// server does not recognize or need: an unsolicited answer that answers no
+// question the handler asks is dropped, and one never answers a
+// confirmation (execution.Invocation.Unsolicited).
 //
 // A state sealed by another tool than t — the same name, but a snapshot
 // swapped in since defines it otherwise — is refused with errToolChanged:
 // its questions and answers belong to a definition no longer served.
-func (s *server) openRound(ctx context.Context, params *mcp.CallToolParamsRaw, t *tool, p policy.Principal) (*callRound, error) {
+func (s *server) openRound(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal) (*callRound, error) {
+	params := req.Params
 	round := &callRound{s: s, params: params, principal: p}
-	if params.RequestState == "" {
-		// Answers without state answer nothing we asked: ignored, so the
-		// questions are asked again.
-		return round, nil
-	}
-	if err := round.bind(); err != nil {
-		return nil, err
-	}
-	data, err := s.sealer.Open(ctx, params.RequestState, round.binding)
-	if errors.Is(err, requeststate.ErrUnavailable) {
-		// The sealed error's text is deliberately bare; log the store's own.
-		s.logger.LogAttrs(ctx, slog.LevelError, "request state store unavailable", slog.String("error", storeCause(err)))
-		return nil, errStateUnavail
-	}
-	if err != nil {
-		return nil, errBadState
-	}
-	var st roundState
-	if json.Unmarshal(data, &st) != nil {
-		return nil, errBadState
-	}
-	if st.Tool != t.digest {
-		return nil, errToolChanged
-	}
-	round.answers = st.Answers
-	if round.answers == nil {
-		round.answers = map[string]execution.Answer{}
-	}
-	for key, resp := range params.InputResponses {
-		if !slices.Contains(st.Asked, key) {
-			continue // not asked: ignored
+	var asked []string
+	if params.RequestState != "" {
+		if err := round.bind(); err != nil {
+			return nil, err
 		}
-		if a, ok := answerOf(resp); ok {
+		data, err := s.sealer.Open(ctx, params.RequestState, round.binding)
+		if errors.Is(err, requeststate.ErrUnavailable) {
+			// The sealed error's text is deliberately bare; log the store's own.
+			s.logger.LogAttrs(ctx, slog.LevelError, "request state store unavailable", slog.String("error", storeCause(err)))
+			return nil, errStateUnavail
+		}
+		if err != nil {
+			return nil, errBadState
+		}
+		var st roundState
+		if json.Unmarshal(data, &st) != nil {
+			return nil, errBadState
+		}
+		if st.Tool != t.digest {
+			return nil, errToolChanged
+		}
+		round.answers, asked = st.Answers, st.Asked
+		if round.answers == nil {
+			round.answers = map[string]execution.Answer{}
+		}
+	}
+	modern := mcpversion.IsModern(req.ProtocolVersion())
+	for key, resp := range params.InputResponses {
+		a, ok := answerOf(resp)
+		switch {
+		case !ok:
+			// not an answer we can read: ignored
+		case slices.Contains(asked, key):
 			round.answers[key] = a
+		case modern:
+			if round.unsolicited == nil {
+				round.unsolicited = map[string]execution.Answer{}
+			}
+			round.unsolicited[key] = a
 		}
 	}
 	return round, nil
@@ -159,7 +173,7 @@ func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, t *tool
 	out := make(mcp.InputRequestMap, len(requests))
 	for key, r := range requests {
 		st.Asked = append(st.Asked, key)
-		out[key] = inputRequestOf(r)
+		out[key] = inputRequestOf(r, req.ProtocolVersion())
 	}
 	slices.Sort(st.Asked)
 	data, err := json.Marshal(st)
@@ -188,7 +202,8 @@ func supports(caps *mcp.ClientCapabilities, k execution.InputKind) bool {
 	return false
 }
 
-func inputRequestOf(r execution.InputRequest) mcp.InputRequest {
+// inputRequestOf is the question r in the words of the revision version.
+func inputRequestOf(r execution.InputRequest, version string) mcp.InputRequest {
 	switch r.Kind {
 	case execution.Sampling:
 		p := &mcp.CreateMessageParams{MaxTokens: int64(r.Sampling.MaxTokens), SystemPrompt: r.Sampling.SystemPrompt}
@@ -199,7 +214,7 @@ func inputRequestOf(r execution.InputRequest) mcp.InputRequest {
 	case execution.Roots:
 		return &mcp.ListRootsParams{}
 	}
-	return &mcp.ElicitParams{Mode: "form", Message: r.Message, RequestedSchema: json.RawMessage(r.Schema)}
+	return &mcp.ElicitParams{Mode: "form", Message: r.Message, RequestedSchema: elicitSchema(r.Schema, version)}
 }
 
 // answerOf converts a client's input response; false when it is not one.

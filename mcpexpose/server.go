@@ -520,7 +520,7 @@ func (s *server) handler(*tool) mcp.ToolHandler {
 // adm is p's admission to t when p holds t's scopes; otherwise (only with
 // ServerOptions.ForbiddenResult) the plan's own scope guard answers.
 func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, agnara.Label, error) {
-	round, err := s.openRound(ctx, req.Params, t, p)
+	round, err := s.openRound(ctx, req, t, p)
 	if err != nil {
 		return nil, "error", err // bad state: the plan is not invoked
 	}
@@ -533,6 +533,7 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 		RateLimit:       s.opts.RateLimit,
 		Limiter:         s.opts.Limiter,
 		Answers:         round.answers,
+		Unsolicited:     round.unsolicited,
 		Supports:        func(k execution.InputKind) bool { return supports(req.ClientCapabilities(), k) },
 	}
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {

@@ -140,10 +140,8 @@ type (
 	}
 )
 
-// Forms the interaction fixtures ask. agnara publishes no default values and
-// no legacy enumNames, so the SEP-1034 and SEP-1330 fixtures ask those
-// fields without them; see conformance/baseline.yml. Titled enums come from
-// the enumtitles tag.
+// Forms the interaction fixtures ask; the SEP-1034 and SEP-1330 ones, with
+// defaults and titled enums, are in forms.go.
 type (
 	NameForm struct {
 		Name string `json:"name"`
@@ -158,20 +156,6 @@ type (
 		Username string `json:"username" jsonschema:"description=User's response"`
 		Email    string `json:"email" jsonschema:"description=User's email address"`
 	}
-	DefaultsForm struct {
-		Name     string  `json:"name" jsonschema:"description=User name"`
-		Age      int     `json:"age" jsonschema:"description=User age"`
-		Score    float64 `json:"score" jsonschema:"description=User score"`
-		Status   string  `json:"status" jsonschema:"description=User status,enum=active,enum=inactive,enum=pending"`
-		Verified bool    `json:"verified" jsonschema:"description=Verification status"`
-	}
-	EnumsForm struct {
-		UntitledSingle string   `json:"untitledSingle" jsonschema:"enum=option1,enum=option2,enum=option3"`
-		TitledSingle   string   `json:"titledSingle" jsonschema:"enum=value1,enum=value2,enum=value3" enumtitles:"First Option,Second Option,Third Option"`
-		LegacyEnum     string   `json:"legacyEnum" jsonschema:"enum=opt1,enum=opt2,enum=opt3"`
-		UntitledMulti  []string `json:"untitledMulti" jsonschema:"enum=option1,enum=option2,enum=option3"`
-		TitledMulti    []string `json:"titledMulti" jsonschema:"enum=value1,enum=value2,enum=value3" enumtitles:"First Choice,Second Choice,Third Choice"`
-	}
 )
 
 var (
@@ -181,9 +165,7 @@ var (
 	stepColorForm = execution.NewForm[ColorForm]("Step 2: What is your favorite color?")
 	// userForm stands for test_elicitation's form, whose message is the
 	// caller's argument: declaring it checks the fields at compile time.
-	userForm     = execution.NewForm[UserForm]("Please provide your information")
-	defaultsForm = execution.NewForm[DefaultsForm]("Test defaults for primitives")
-	enumsForm    = execution.NewForm[EnumsForm]("Test enum schemas")
+	userForm = execution.NewForm[UserForm]("Please provide your information")
 
 	capitalQuestion = execution.SamplingRequest{Messages: []execution.SamplingMessage{{Role: "user", Text: "What is the capital of France?"}}, MaxTokens: 100}
 	greetingRequest = execution.SamplingRequest{Messages: []execution.SamplingMessage{{Role: "user", Text: "Generate a short greeting"}}, MaxTokens: 50}
