@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
@@ -399,5 +400,34 @@ func TestResourcesTypeScriptClient(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("check %d: got %s, want %s", i, c.got, c.want)
 		}
+	}
+}
+
+// ResourceUpdated reaches a handshake-era session subscribed to the URI.
+func TestResourceUpdatedReachesSubscriber(t *testing.T) {
+	h, err := mcpexpose.NewHandler(docsSnapshot(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := httptestServer(t, h)
+	updated := make(chan string, 1)
+	cs := connect(t, url, "", "2025-11-25", &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "docs://readme"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ResourceUpdated(ctx, "docs://readme"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case uri := <-updated:
+		if uri != "docs://readme" {
+			t.Errorf("updated %q, want docs://readme", uri)
+		}
+	case <-ctx.Done():
+		t.Fatal("no notifications/resources/updated arrived")
 	}
 }
