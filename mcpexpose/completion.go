@@ -46,10 +46,10 @@ func cloneCompleters(m map[string]Completer) map[string]Completer {
 func checkCompleters(m map[string]Completer, names []string, what string) error {
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(names, name) {
-			return fmt.Errorf("Complete names %q, which is not a %s (want one of %q)", name, what, names)
+			return fmt.Errorf("completer for %q (in Complete), which is not a %s (want one of %q)", name, what, names)
 		}
 		if m[name] == nil {
-			return fmt.Errorf("Complete[%q] is nil", name)
+			return fmt.Errorf("the completer for %q (in Complete) is nil", name)
 		}
 	}
 	return nil

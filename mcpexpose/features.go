@@ -10,14 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// featureMethods are the methods of resources, prompts and completion,
-// which serveFeature answers.
-var featureMethods = map[string]bool{
-	"resources/list": true, "resources/templates/list": true, "resources/read": true,
-	"resources/subscribe": true, "resources/unsubscribe": true,
-	"prompts/list": true, "prompts/get": true, "completion/complete": true,
-}
-
 var errMissingParams = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params"}
 
 // serveFeature answers the lists itself, per caller, and guards reads,

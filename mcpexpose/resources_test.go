@@ -300,7 +300,7 @@ func TestFeatureCompileErrors(t *testing.T) {
 		{"completer of no variable", func(app *agnara.App, exp *mcpexpose.Exposure) {
 			exp.ResourceTemplate(app.Capability(func(twoIn) (string, error) { return "", nil }, &agnara.CapabilityOptions{Name: "r", Description: "d"}),
 				&mcpexpose.ResourceTemplateOptions{URITemplate: "x://{a}", Complete: map[string]mcpexpose.Completer{"b": func(context.Context, mcpexpose.CompletionRequest) ([]string, error) { return nil, nil }}})
-		}, `Complete names "b"`},
+		}, `completer for "b" (in Complete)`},
 		{"object argument", func(app *agnara.App, exp *mcpexpose.Exposure) {
 			exp.Prompt(app.Capability(func(objIn) (string, error) { return "", nil }, &agnara.CapabilityOptions{Name: "p", Description: "d"}), nil)
 		}, `input field "m" is not a string`},
