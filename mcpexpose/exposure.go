@@ -11,8 +11,9 @@ import (
 	"github.com/agnara-go/agnara/internal/site"
 )
 
-// ErrFrozen is reported for a tool declared after its exposure was compiled.
-var ErrFrozen = errors.New("mcpexpose: exposure is frozen: tool declared after compile")
+// ErrFrozen is reported for a tool, resource or prompt declared after its
+// exposure was compiled.
+var ErrFrozen = errors.New("mcpexpose: exposure is frozen: declared after compile")
 
 // toolNamePattern is the shape of a tool's wire name.
 var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
@@ -31,7 +32,8 @@ type ToolOptions struct {
 	Unlisted bool
 }
 
-// Exposure declares which capabilities of one application are MCP tools.
+// Exposure declares which capabilities of one application are MCP tools,
+// resources, resource templates and prompts.
 // Declarations are recorded with their file:line; mistakes are reported by
 // [Exposure.Compile], all together.
 //
@@ -39,12 +41,13 @@ type ToolOptions struct {
 type Exposure struct {
 	app *agnara.App
 
-	mu     sync.Mutex
-	decls  []decl
-	errs   []error
-	frozen bool
-	snap   *Snapshot
-	err    error
+	mu       sync.Mutex
+	decls    []decl
+	features []featureDecl // resources, templates, prompts (resources.go)
+	errs     []error
+	frozen   bool
+	snap     *Snapshot
+	err      error
 }
 
 type decl struct {
@@ -117,7 +120,7 @@ func (e *Exposure) compile() (*Snapshot, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	snap := &Snapshot{app: e.app, byName: map[string]*tool{}}
+	snap := &Snapshot{app: e.app, byName: map[string]*tool{}, byURI: map[string]*resource{}, byPrompt: map[string]*prompt{}}
 	for _, d := range e.decls {
 		if !toolNamePattern.MatchString(d.name) {
 			errs = append(errs, site.Errorf(d.site, d.name, "invalid tool name %q: want 1 to 64 letters, digits, '_', '.' or '-'", d.name))
@@ -150,6 +153,7 @@ func (e *Exposure) compile() (*Snapshot, error) {
 		snap.tools = append(snap.tools, t)
 		snap.byName[t.name] = t
 	}
+	errs = append(errs, e.compileFeatures(plans, snap)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -115,6 +115,7 @@ func (s *server) swap(snap *Snapshot) error {
 			added = true
 		}
 	}
+	s.registerFeatures(snap) // resources and prompts, as tools above
 	s.cur.Store(next)
 	old.retired.Store(true)
 	s.retired = append(s.retired, old)
@@ -158,6 +159,7 @@ func (s *server) sweep() bool {
 		slices.Sort(gone)
 		s.mcp.RemoveTools(gone...)
 	}
+	s.sweepFeatures() // the SDK notifies their removal itself
 	return len(gone) > 0
 }
 

@@ -121,7 +121,10 @@ type server struct {
 	watch      *watchers // nil unless Swappable
 	swapMu     sync.Mutex
 	registered map[string]*tool // the tools the SDK server has, by name
-	retired    []*epoch         // epochs with calls still running
+	// regFeatures are the resources ("r:"+URI), templates ("t:"+template)
+	// and prompts ("p:"+name) the SDK server has, with their digests.
+	regFeatures map[string]string
+	retired     []*epoch // epochs with calls still running
 }
 
 // levelFloor drops records below min.
@@ -145,9 +148,11 @@ func (f levelFloor) WithGroup(name string) slog.Handler {
 }
 
 // NewServer returns an SDK server that lists and invokes the snapshot's
-// tools. It advertises only the tools capability (and logging, with
-// ForwardLogs), without list-changed notifications, and answers only
-// tools/list and tools/call besides the protocol's own lifecycle methods.
+// tools, and serves its resources, resource templates, prompts and
+// completions. It advertises the tools capability, and resources, prompts
+// and completions only when the snapshot has some (and logging, with
+// ForwardLogs), without list-changed notifications, and answers only the
+// methods of these besides the protocol's own lifecycle methods.
 // Its snapshot is fixed: [NewLive] returns one that can be swapped.
 // It fails, saying which, when snap is nil or an option is out of range.
 func NewServer(snap *Snapshot, opts *ServerOptions) (*mcp.Server, error) {
@@ -241,19 +246,28 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	if s.opts.ForwardLogs {
 		caps.Logging = &mcp.LoggingCapabilities{}
 	}
-	s.sdkLogger = slog.New(levelFloor{h: s.logger.Handler(), min: slog.LevelWarn})
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: snap.app.Name(), Version: snap.app.Version()}, &mcp.ServerOptions{
+	sopts := &mcp.ServerOptions{
 		Instructions: s.opts.Instructions,
 		Capabilities: caps,
-		Logger:       s.sdkLogger,
 		// Only the revisions tests cover with real clients (DESIGN.md §2).
 		SupportedProtocolVersions: mcpversion.Supported(),
-	})
+	}
+	if invoke {
+		// Resources, prompts and completion (features.go): advertised only
+		// when the snapshot has some; subscriptions are guarded by the
+		// middleware, which the SDK's handlers then accept.
+		featureCapabilities(caps, snap, s.opts.Swappable)
+		sopts.SubscribeHandler, sopts.UnsubscribeHandler = subscribeHandler, unsubscribeHandler
+	}
+	s.sdkLogger = slog.New(levelFloor{h: s.logger.Handler(), min: slog.LevelWarn})
+	sopts.Logger = s.sdkLogger
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: snap.app.Name(), Version: snap.app.Version()}, sopts)
 	if invoke {
 		for _, t := range snap.tools {
 			s.mcp.AddTool(t.sdkTool(), s.handler(t))
 			s.registered[t.name] = t
 		}
+		s.registerFeatures(snap)
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	if s.opts.Swappable {
@@ -361,6 +375,10 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				end(label, err)
 			}
 			return out, err
+		case "resources/list", "resources/templates/list", "resources/read",
+			"resources/subscribe", "resources/unsubscribe",
+			"prompts/list", "prompts/get", "completion/complete":
+			return s.serveFeature(ctx, method, req, next)
 		case "logging/setLevel":
 			if s.opts.ForwardLogs {
 				return next(ctx, method, req)
@@ -375,15 +393,21 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		case "subscriptions/listen":
 			// The 2026-07-28 way to hear of changes; only a server whose
-			// list can change offers it.
-			if s.watch != nil {
+			// list can change, or that has resources to subscribe to,
+			// offers it.
+			if s.watch != nil || (s.invoke && s.cur.Load().snap.offers("resources/read")) {
 				p, err := s.principal(ctx, req)
 				if err != nil {
 					return nil, err
 				}
-				ss, _ := req.GetSession().(*mcp.ServerSession)
-				s.watch.seen(ss, p)
-				defer s.watch.forget(ss)
+				if err := s.checkListen(req, p); err != nil {
+					return nil, err
+				}
+				if s.watch != nil {
+					ss, _ := req.GetSession().(*mcp.ServerSession)
+					s.watch.seen(ss, p)
+					defer s.watch.forget(ss)
+				}
 				return next(ctx, method, req)
 			}
 		default:

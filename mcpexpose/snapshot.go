@@ -16,8 +16,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Snapshot is the compiled, immutable set of tools of an exposure, in
-// declaration order. Servers and handlers are built from it.
+// Snapshot is the compiled, immutable set of tools, resources, resource
+// templates and prompts of an exposure, in declaration order. Servers and handlers are built from it.
 //
 // A Snapshot is safe for concurrent use; nothing it returns aliases its own
 // state.
@@ -25,6 +25,12 @@ type Snapshot struct {
 	app    *agnara.App
 	tools  []*tool
 	byName map[string]*tool
+
+	resources []*resource
+	byURI     map[string]*resource
+	templates []*resourceTemplate
+	prompts   []*prompt
+	byPrompt  map[string]*prompt
 }
 
 // tool is one compiled tool.
@@ -69,18 +75,37 @@ func (s *Snapshot) Plan(name string) (*execution.Plan, bool) {
 	return t.plan, true
 }
 
-// Scopes returns every scope some tool declares, each once, in order of
-// first declaration: what an authorization server may be asked for.
+// Scopes returns every scope some tool, resource, template or prompt
+// declares, each once, in order of first declaration (tools first): what
+// an authorization server may be asked for.
 func (s *Snapshot) Scopes() []string {
 	var out []string
-	for _, t := range s.tools {
-		for _, sc := range t.plan.Scopes() {
+	for _, p := range s.plans() {
+		for _, sc := range p.Scopes() {
 			if !slices.Contains(out, sc) {
 				out = append(out, sc)
 			}
 		}
 	}
 	return out
+}
+
+// plans returns the plans of everything the snapshot exposes, tools first.
+func (s *Snapshot) plans() []*execution.Plan {
+	ps := make([]*execution.Plan, 0, len(s.tools)+len(s.resources)+len(s.templates)+len(s.prompts))
+	for _, t := range s.tools {
+		ps = append(ps, t.plan)
+	}
+	for _, r := range s.resources {
+		ps = append(ps, r.plan)
+	}
+	for _, t := range s.templates {
+		ps = append(ps, t.plan)
+	}
+	for _, pr := range s.prompts {
+		ps = append(ps, pr.plan)
+	}
+	return ps
 }
 
 // Tools projects every tool to an SDK tool definition, in declaration order.
@@ -117,8 +142,8 @@ func (s *Snapshot) visible(p policy.Principal) []*tool {
 
 // callerDependent reports whether what a caller sees depends on who it is.
 func (s *Snapshot) callerDependent() bool {
-	for _, t := range s.tools {
-		if len(t.plan.Scopes()) > 0 {
+	for _, p := range s.plans() {
+		if len(p.Scopes()) > 0 {
 			return true
 		}
 	}

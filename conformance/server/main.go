@@ -13,8 +13,8 @@
 // fixtures (elicitation, sampling, roots) ask through execution.Ask,
 // Context.Sample and Context.Roots only; the framework projects the questions
 // as input-required results at 2026-07-28 and as server-to-client requests
-// on the session at 2025-11-25. The prompt, resource and completion scenarios
-// do not apply (agnara-go serves tools); see conformance/baseline.yml and
+// on the session at 2025-11-25. The resource, template, prompt and
+// completion fixtures are in resources.go; see conformance/baseline.yml and
 // docs/CONFORMANCE.md.
 package main
 
@@ -390,7 +390,8 @@ func fixtures() []fixture {
 // The handler is swappable: test_trigger_tool_change, the suite's hook for
 // the subscriptions/listen scenarios, swaps in a snapshot with
 // test_toggled_tool added (or, called again, removed), as an application
-// turning a feature flag on would.
+// turning a feature flag on would; test_trigger_prompt_change does the same
+// with the prompt test_toggled_prompt.
 func newHandler(server mcpexpose.ServerOptions) (*mcpexpose.Handler, error) {
 	app := agnara.New("conformance", &agnara.Options{Version: "1.0.0", Logger: server.Logger})
 	fs := fixtures()
@@ -404,44 +405,61 @@ func newHandler(server mcpexpose.ServerOptions) (*mcpexpose.Handler, error) {
 	var (
 		mu      sync.Mutex
 		h       *mcpexpose.Handler
-		toggled bool
-		snaps   [2]*mcpexpose.Snapshot // without, with test_toggled_tool
+		toggled [2]bool                   // test_toggled_tool, test_toggled_prompt
+		snaps   [2][2]*mcpexpose.Snapshot // by toggled
+		feats   = map[string]*agnara.Capability{}
 	)
-	trigger := app.Capability(func() ([]execution.Content, error) {
+	// flip turns toggle k on or off by swapping in the snapshot that has
+	// (or lacks) it.
+	flip := func(k int) error {
 		mu.Lock()
 		defer mu.Unlock()
-		next := 1
-		if toggled {
-			next = 0
+		next := toggled
+		next[k] = !next[k]
+		if err := h.Swap(snaps[b2i(next[0])][b2i(next[1])]); err != nil {
+			return err
 		}
-		if err := h.Swap(snaps[next]); err != nil {
+		toggled = next
+		return nil
+	}
+	trigger := app.Capability(func() ([]execution.Content, error) {
+		if err := flip(0); err != nil {
 			return nil, err
 		}
-		toggled = !toggled
 		return []execution.Content{execution.Text{Text: "tool list changed"}}, nil
 	}, &agnara.CapabilityOptions{Name: "test_trigger_tool_change", Description: "Adds or removes test_toggled_tool by swapping the live snapshot."})
 	toggle := app.Capability(func() ([]execution.Content, error) {
 		return []execution.Content{execution.Text{Text: "toggled on"}}, nil
 	}, &agnara.CapabilityOptions{Name: "test_toggled_tool", Description: "Listed while test_trigger_tool_change has turned it on."})
-	for i, with := range []bool{false, true} {
-		exp := mcpexpose.New(app)
-		for j, f := range fs {
-			exp.Tool(caps[j], &mcpexpose.ToolOptions{Name: f.name})
-		}
-		exp.Tool(trigger, &mcpexpose.ToolOptions{Name: "test_trigger_tool_change"})
-		if with {
-			exp.Tool(toggle, &mcpexpose.ToolOptions{Name: "test_toggled_tool"})
-		}
-		snap, err := exp.Compile()
-		if err != nil {
+	promptTrigger := app.Capability(func() ([]execution.Content, error) {
+		if err := flip(1); err != nil {
 			return nil, err
 		}
-		snaps[i] = snap
+		return []execution.Content{execution.Text{Text: "prompt list changed"}}, nil
+	}, &agnara.CapabilityOptions{Name: "test_trigger_prompt_change", Description: "Adds or removes test_toggled_prompt by swapping the live snapshot."})
+	for i, withTool := range []bool{false, true} {
+		for j, withPrompt := range []bool{false, true} {
+			exp := mcpexpose.New(app)
+			for k, f := range fs {
+				exp.Tool(caps[k], &mcpexpose.ToolOptions{Name: f.name})
+			}
+			exp.Tool(trigger, &mcpexpose.ToolOptions{Name: "test_trigger_tool_change"})
+			exp.Tool(promptTrigger, &mcpexpose.ToolOptions{Name: "test_trigger_prompt_change"})
+			if withTool {
+				exp.Tool(toggle, &mcpexpose.ToolOptions{Name: "test_toggled_tool"})
+			}
+			declareFeatures(app, exp, feats, withPrompt) // resources.go
+			snap, err := exp.Compile()
+			if err != nil {
+				return nil, err
+			}
+			snaps[i][j] = snap
+		}
 	}
 	server.ForwardLogs = true
 	server.Swappable = true
 	var err error
-	h, err = mcpexpose.NewHandler(snaps[0], &mcpexpose.HandlerOptions{Server: server})
+	h, err = mcpexpose.NewHandler(snaps[0][0], &mcpexpose.HandlerOptions{Server: server})
 	return h, err
 }
 
@@ -454,6 +472,13 @@ func capabilityName(tool string) string {
 		return tool
 	}
 	return strings.NewReplacer("input_required_result", "irr", "elicitation", "elicit").Replace(tool)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

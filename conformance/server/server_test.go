@@ -77,7 +77,7 @@ func TestTwoClientsOneServer(t *testing.T) {
 	if ts.ProtocolVersion != "2025-11-25" {
 		t.Errorf("TypeScript client negotiated %q, want 2025-11-25", ts.ProtocolVersion)
 	}
-	if want := len(fixtures()) + 1; len(ts.Tools) != want { // and test_trigger_tool_change
+	if want := len(fixtures()) + 2; len(ts.Tools) != want { // and the two triggers
 		t.Errorf("TypeScript client listed %d tools, want %d", len(ts.Tools), want)
 	}
 	if ts.Result.IsError || len(ts.Result.Content) != 1 || ts.Result.Content[0].Text != goText {

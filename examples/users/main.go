@@ -38,6 +38,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/examples/internal/userservice"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/oidc"
 	"github.com/agnara-go/agnara/mcpexpose/otelmcp"
@@ -128,13 +129,23 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		}
 		appOpts.Observer = tel
 	}
-	app, caps := userservice.NewApp(userservice.NewStore(), appOpts)
+	store := userservice.NewStore()
+	app, caps := userservice.NewApp(store, appOpts)
 	defer app.Close()
+	welcome := app.Capability(WelcomeUser, &agnara.CapabilityOptions{
+		Title:       "Welcome a user",
+		Description: "Ask the model to write a short welcome message to one user.",
+		Scopes:      []string{"users:read"},
+	})
 	exp := mcpexpose.New(app)
 	exp.Tool(caps.Get, nil)
 	exp.Tool(caps.List, nil)
 	exp.Tool(caps.Create, nil)
 	exp.Tool(caps.Delete, nil)
+	// The same capability as users.get_user, read as a resource: users://u1.
+	complete := map[string]mcpexpose.Completer{"id": userIDs(store)}
+	exp.ResourceTemplate(caps.Get, &mcpexpose.ResourceTemplateOptions{URITemplate: "users://{id}", Name: "user", Complete: complete})
+	exp.Prompt(welcome, &mcpexpose.PromptOptions{Complete: complete})
 	snap, err := exp.Compile()
 	if err != nil {
 		return err
@@ -223,6 +234,36 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 
 // redisLog sends the Redis client's own notes (failed dials while Redis is
 // down) to the server's log as warnings, instead of the standard logger.
+// WelcomeUser is the users.welcome_user prompt: the messages that ask a
+// model to welcome the user with the given id.
+func WelcomeUser(ctx context.Context, in userservice.GetUserInput, s *userservice.Store) ([]execution.Message, error) {
+	u, err := userservice.GetUser(ctx, in, s)
+	if err != nil {
+		return nil, err
+	}
+	return []execution.Message{{
+		Role:    execution.User,
+		Content: execution.Text{Text: fmt.Sprintf("Write a short, friendly welcome message to %s <%s>, who just joined.", u.Name, u.Email)},
+	}}, nil
+}
+
+// userIDs completes user ids from the store, by prefix, in id order.
+func userIDs(s *userservice.Store) mcpexpose.Completer {
+	return func(ctx context.Context, req mcpexpose.CompletionRequest) ([]string, error) {
+		users, err := userservice.ListUsers(ctx, userservice.ListUsersInput{Limit: 100}, s)
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		for _, u := range users {
+			if strings.HasPrefix(u.ID, req.Value) {
+				ids = append(ids, u.ID)
+			}
+		}
+		return ids, nil
+	}
+}
+
 type redisLog struct{ l *slog.Logger }
 
 func (r redisLog) Printf(ctx context.Context, format string, v ...any) {

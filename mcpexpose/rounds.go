@@ -1,0 +1,216 @@
+//lint:file-ignore SA1019 sampling and roots are deprecated at 2026-07-28 (SEP-2577) but remain in the protocol during the deprecation window; agnara-go serves them on purpose.
+
+package mcpexpose
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// featureCall is one prompts/get or resources/read invocation: the same
+// pipeline as a tools/call (the plan's scope guard passed as adm, input
+// validation, policies, dependencies, the handler), with the same
+// multi-round-trip rules. Its state binds the method and target, so state
+// sealed for a prompt opens for no tool and no resource.
+type featureCall struct {
+	method, target string
+	digest         string // the definition's; state from another is refused
+	plan           *execution.Plan
+	adm            execution.Admission
+	p              policy.Principal
+	args           json.RawMessage
+	state          string
+	responses      mcp.InputResponseMap
+}
+
+// featureOutcome is a finished invocation, or the questions of a
+// 2026-07-28 round with their sealed state.
+type featureOutcome struct {
+	outcome execution.Outcome
+	asked   mcp.InputRequestMap
+	state   string
+}
+
+// invokeFeature runs c. A handshake-era caller is asked each round's
+// questions as server-to-client requests on its session, and the plan runs
+// again with the answers, until it finishes; a 2026-07-28 caller gets the
+// questions with sealed state, as an input-required result.
+func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCall) (featureOutcome, error) {
+	digest, err := execution.ArgumentsDigest(c.args)
+	if err != nil {
+		return featureOutcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments are not valid JSON"}
+	}
+	binding := requeststate.Binding{Method: c.method, Target: c.target, ArgumentsDigest: digest, PrincipalID: c.p.ID(), PrincipalIssuer: c.p.Issuer(), Audience: s.audience}
+	answers, err := s.openFeatureState(ctx, c, binding)
+	if err != nil {
+		return featureOutcome{}, err
+	}
+	session, _ := req.GetSession().(*mcp.ServerSession)
+	version := featureVersion(req)
+	legacy := session != nil && version < modernVersion
+	caps := clientCapabilities(req)
+	for round := 0; ; round++ {
+		out, err := c.plan.Invoke(ctx, &execution.Invocation{
+			Principal: c.p, Admission: c.adm, Arguments: c.args, ArgumentsDigest: digest,
+			Timeout: s.opts.Timeout, RateLimit: s.opts.RateLimit, Limiter: s.opts.Limiter,
+			Answers:  answers,
+			Supports: func(k execution.InputKind) bool { return supports(caps, k) },
+		})
+		if err != nil {
+			return featureOutcome{}, err // the caller went away
+		}
+		ir, ok := out.(*execution.InputRequired)
+		if !ok {
+			return featureOutcome{outcome: out}, nil
+		}
+		if err := missingCapabilities(caps, ir.Requests); err != nil {
+			return featureOutcome{}, err
+		}
+		if !legacy {
+			return s.sealFeatureRound(c, binding, answers, ir.Requests)
+		}
+		if round == maxLegacyRounds {
+			return featureOutcome{outcome: execution.Fail(execution.InteractionRequired, "too many rounds of questions", nil)}, nil
+		}
+		if answers == nil {
+			answers = map[string]execution.Answer{}
+		}
+		for key, r := range ir.Requests {
+			resp, err := askSession(ctx, session, inputRequestOf(r, version))
+			if err != nil {
+				return featureOutcome{}, err
+			}
+			if a, ok := answerOf(resp); ok {
+				answers[key] = a
+			}
+		}
+	}
+}
+
+// openFeatureState verifies a 2026-07-28 retry's state and returns the
+// answers it vouches for: only answers to questions it says were asked.
+func (s *server) openFeatureState(ctx context.Context, c featureCall, binding requeststate.Binding) (map[string]execution.Answer, error) {
+	if c.state == "" {
+		return nil, nil // answers without state answer nothing asked
+	}
+	data, err := s.sealer.Open(ctx, c.state, binding)
+	if errors.Is(err, requeststate.ErrUnavailable) {
+		s.logger.LogAttrs(ctx, slog.LevelError, "request state store unavailable", slog.String("error", storeCause(err)))
+		return nil, errStateUnavail
+	}
+	if err != nil {
+		return nil, errBadState
+	}
+	var st roundState
+	if json.Unmarshal(data, &st) != nil {
+		return nil, errBadState
+	}
+	if st.Tool != c.digest {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the " + featureNoun(c.method) + " changed since this request began; ask again"}
+	}
+	answers := st.Answers
+	if answers == nil {
+		answers = map[string]execution.Answer{}
+	}
+	for key, resp := range c.responses {
+		if !slices.Contains(st.Asked, key) {
+			continue
+		}
+		if a, ok := answerOf(resp); ok {
+			answers[key] = a
+		}
+	}
+	return answers, nil
+}
+
+func (s *server) sealFeatureRound(c featureCall, binding requeststate.Binding, answers map[string]execution.Answer, requests map[string]execution.InputRequest) (featureOutcome, error) {
+	st := roundState{Tool: c.digest, Answers: answers}
+	asked := make(mcp.InputRequestMap, len(requests))
+	for key, r := range requests {
+		st.Asked = append(st.Asked, key)
+		asked[key] = inputRequestOf(r, modernVersion)
+	}
+	slices.Sort(st.Asked)
+	data, err := json.Marshal(st)
+	if err != nil {
+		return featureOutcome{}, err
+	}
+	state, err := s.sealer.Seal(binding, data)
+	if err != nil {
+		return featureOutcome{}, err
+	}
+	return featureOutcome{asked: asked, state: state}, nil
+}
+
+func featureNoun(method string) string {
+	if method == "prompts/get" {
+		return "prompt"
+	}
+	return "resource"
+}
+
+// missingCapabilities is -32021 naming the client capabilities the
+// questions need and the client did not declare, or nil.
+func missingCapabilities(caps *mcp.ClientCapabilities, requests map[string]execution.InputRequest) error {
+	var missing []execution.InputKind
+	for _, r := range requests {
+		if !supports(caps, r.Kind) && !slices.Contains(missing, r.Kind) {
+			missing = append(missing, r.Kind)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	need := map[string]any{}
+	for _, k := range missing {
+		need[k.String()] = map[string]any{}
+	}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": need})
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("this request needs the client capabilities %v", missing), Data: data}
+}
+
+// askSession asks one question of a handshake-era client on its session.
+func askSession(ctx context.Context, ss *mcp.ServerSession, ir mcp.InputRequest) (mcp.InputResponse, error) {
+	switch q := ir.(type) {
+	case *mcp.ElicitParams:
+		return ss.Elicit(ctx, q)
+	case *mcp.CreateMessageParams:
+		return ss.CreateMessage(ctx, q)
+	case *mcp.ListRootsParams:
+		return ss.ListRoots(ctx, q)
+	}
+	return nil, fmt.Errorf("unsupported input request %T", ir)
+}
+
+// featureVersion is the protocol version of a prompts/get or
+// resources/read request, or "" for another request.
+func featureVersion(req mcp.Request) string {
+	switch r := req.(type) {
+	case *mcp.GetPromptRequest:
+		return r.ProtocolVersion()
+	case *mcp.ReadResourceRequest:
+		return r.ProtocolVersion()
+	}
+	return ""
+}
+
+// clientCapabilities returns what the client of req declared.
+func clientCapabilities(req mcp.Request) *mcp.ClientCapabilities {
+	switch r := req.(type) {
+	case *mcp.GetPromptRequest:
+		return r.ClientCapabilities()
+	case *mcp.ReadResourceRequest:
+		return r.ClientCapabilities()
+	}
+	return nil
+}
