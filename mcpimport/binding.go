@@ -50,6 +50,13 @@ type Binding struct {
 	// Schema (open objects, "$ref" within the document, "default") and
 	// publishes it unchanged.
 	Profile Profile
+	// Task, when set, lets the remote tool answer a call with a task (the
+	// MCP tasks extension): the call declares the extension and follows the
+	// task until it ends, within Task.Timeout (see [TaskOptions]). It needs
+	// a session from [Connect] with [ConnectOptions].Tasks. Default: nil,
+	// the call does not declare the extension and a task answer fails with
+	// [ReasonProtocolError]. Host configuration, not part of the snapshot.
+	Task *TaskOptions
 }
 
 // ScopeValidator decides whether caller may call a tool with args (the
@@ -83,7 +90,13 @@ func (b *Binding) check(remote string) *Error {
 
 // selection returns what discovery needs of a checked read binding.
 func (b *Binding) selection(remote string) selection {
+	var task *TaskOptions
+	if b.Task != nil {
+		o := *b.Task
+		task = &o
+	}
 	return selection{
+		task:        task,
 		remote:      remote,
 		entry:       Entry{Name: b.Name, Title: b.Title, Mode: ModeRead, ConcurrencySafe: b.ConcurrencySafe, Profile: b.Profile},
 		description: b.Description,

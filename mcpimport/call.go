@@ -80,9 +80,31 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (json.RawMessag
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(ec, c.limits.CallTimeout)
+	timeout := c.limits.CallTimeout
+	params := &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args}
+	var cp *capture
+	if t.sel.task != nil {
+		timeout = t.sel.task.Timeout
+		params.Meta = taskDeclaration()
+		cp = &capture{limit: c.limits.ObjectBytes}
+	}
+	ctx, cancel := context.WithTimeout(ec, timeout)
 	defer cancel()
-	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args})
+	if cp != nil {
+		ctx = withCapture(ctx, cp)
+	}
+	res, err := c.session.CallTool(ctx, params)
+	if err == nil && cp != nil && isTaskAnswer(res) {
+		raw, oversized := cp.result()
+		var code execution.Reason
+		res, code, err = t.followTask(ctx, ec, raw, oversized)
+		if code != "" {
+			if ec.Err() != nil {
+				return nil, ec.Err()
+			}
+			return nil, t.fail(ec, code, err)
+		}
+	}
 	if ec.Err() != nil {
 		return nil, ec.Err() // the caller went away, or its own deadline passed: late results are discarded
 	}
@@ -124,6 +146,8 @@ func (t *tool) project(res *mcp.CallToolResult) (json.RawMessage, execution.Reas
 		return nil, ReasonProtocolError
 	case res.NeedsInput():
 		return nil, ReasonResultUnsupported // this adapter answers no input requests
+	case isTaskAnswer(res):
+		return nil, ReasonProtocolError // a task nobody asked for, or a task inside a task
 	case res.IsError:
 		return nil, ReasonToolError
 	case len(res.Content) > limits.ContentBlocks:

@@ -51,6 +51,7 @@ type Options struct {
 type Catalog struct {
 	snap    *Snapshot
 	session *mcp.ClientSession
+	tasks   *taskRegistry // nil unless the session follows remote tasks
 	monitor *Monitor
 	valid   atomic.Pointer[validity]
 	absent  []Absence // bound tools left out (AllowAbsent), sorted by local name
@@ -113,6 +114,7 @@ type selection struct {
 	description string
 	scopes      []string
 	validator   ScopeValidator
+	task        *TaskOptions // nil: no tasks; resolved by discover
 }
 
 // discover is the discovery both entry points share.
@@ -139,6 +141,21 @@ func discover(ctx context.Context, sess *Session, sels []selection, o Options, v
 		}
 		locals[s.entry.Name] = s.remote
 	}
+	for i, s := range sels {
+		if s.task == nil {
+			continue
+		}
+		if sess.tasks == nil {
+			errs = append(errs, newError(BindingInvalid, s.remote, "the binding follows remote tasks: connect its session with ConnectOptions.Tasks"))
+			continue
+		}
+		o, err := s.task.resolve(s.remote, limits)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sels[i].task = &o
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -161,6 +178,7 @@ func discover(ctx context.Context, sess *Session, sels []selection, o Options, v
 
 	c := &Catalog{
 		session: session,
+		tasks:   sess.tasks,
 		monitor: monitor,
 		limits:  limits,
 		logger:  o.Logger,

@@ -87,6 +87,16 @@ const (
 	// ReasonResultTooLarge: the result is larger than the object limit or
 	// has more content blocks than the content limit (unavailable).
 	ReasonResultTooLarge execution.Reason = "mcp_result_too_large"
+	// ReasonTaskInputRequired: the remote tool's task asked for input
+	// (status input_required), which this adapter does not answer on the
+	// caller's behalf; the task was cancelled (unavailable).
+	ReasonTaskInputRequired execution.Reason = "mcp_task_input_required"
+	// ReasonTaskCancelled: the remote server cancelled the task itself
+	// (unavailable).
+	ReasonTaskCancelled execution.Reason = "mcp_task_cancelled"
+	// ReasonTaskLost: the remote server no longer knows the task (tasks/get
+	// answered -32602: it expired, or the server forgot it) (unavailable).
+	ReasonTaskLost execution.Reason = "mcp_task_lost"
 )
 
 // callFailure is what a call failure reason stands for: its canonical code
@@ -108,6 +118,9 @@ var callFailures = map[execution.Reason]callFailure{
 	ReasonResultInvalid:     {execution.Unavailable, "the remote tool's result does not match its declared output"},
 	ReasonResultUnsupported: {execution.Unavailable, "the remote tool returned content that cannot be passed on"},
 	ReasonResultTooLarge:    {execution.Unavailable, "the remote tool's result is too large"},
+	ReasonTaskInputRequired: {execution.Unavailable, "the remote tool asked for input that cannot be relayed; its task was cancelled"},
+	ReasonTaskCancelled:     {execution.Unavailable, "the remote server cancelled the tool's task"},
+	ReasonTaskLost:          {execution.Unavailable, "the remote server no longer knows the tool's task"},
 
 	// Write calls (write.go): the approval's state.
 	approval.ReasonPending:        {execution.InteractionRequired, "this call needs an approval by an authorized approver; call again with the same arguments once it is approved"},

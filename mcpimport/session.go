@@ -18,6 +18,7 @@ type Session struct {
 	serverID string
 	cs       *mcp.ClientSession
 	mon      *Monitor
+	tasks    *taskRegistry // nil unless ConnectOptions.Tasks
 }
 
 // ConnectOptions configures [Connect]. A nil *ConnectOptions and every zero
@@ -33,6 +34,14 @@ type ConnectOptions struct {
 	// SessionOptions are passed to the SDK's Client.Connect (to ask for a
 	// protocol version, say).
 	SessionOptions *mcp.ClientSessionOptions
+	// Tasks makes the session able to follow remote tasks, for bindings
+	// that opt in ([Binding].Task): the client learns tasks/get and
+	// tasks/cancel, and the transport keeps a copy of the raw answer of
+	// each tools/call that declared the tasks extension (the SDK drops a
+	// task handle's fields; see docs/import.md, "Remote tasks"). The
+	// streamable HTTP transport is copied, with its HTTP client's transport
+	// wrapped; any other transport's connection is wrapped. Default: false.
+	Tasks bool
 }
 
 // Connect connects to the remote server the host calls serverID (1 to 128
@@ -68,7 +77,17 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 			next(ctx, req)
 		}
 	}
-	cs, err := mcp.NewClient(impl, &co).Connect(ctx, transport, o.SessionOptions)
+	client := mcp.NewClient(impl, &co)
+	var tasks *taskRegistry
+	if o.Tasks {
+		if err := registerTaskMethods(client); err != nil {
+			mon.Close()
+			return nil, err
+		}
+		transport = withTaskCapture(transport)
+		tasks = &taskRegistry{}
+	}
+	cs, err := client.Connect(ctx, transport, o.SessionOptions)
 	if err != nil {
 		mon.Close()
 		return nil, err
@@ -77,7 +96,7 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 		mon.Close()
 		return nil, errors.Join(err, cs.Close())
 	}
-	return &Session{serverID: serverID, cs: cs, mon: mon}, nil
+	return &Session{serverID: serverID, cs: cs, mon: mon, tasks: tasks}, nil
 }
 
 // NewSession pairs a client session the host connected itself with its
@@ -85,7 +104,9 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 // routed the session's tools/list_changed notifications to mon (its
 // ClientOptions.ToolListChangedHandler calls mon.ToolListChanged) and had
 // mon accept the negotiated protocol version; discovery refuses a session
-// whose monitor disagrees with it. serverID is as for [Connect].
+// whose monitor disagrees with it. serverID is as for [Connect]. Such a
+// session cannot follow remote tasks: a binding with [Binding].Task needs
+// a session from [Connect] with [ConnectOptions].Tasks.
 func NewSession(serverID string, cs *mcp.ClientSession, mon *Monitor) (*Session, error) {
 	if err := checkServerID(serverID); err != nil {
 		return nil, err

@@ -1,0 +1,300 @@
+package mcpimport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agnara-go/agnara/execution"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TaskOptions let a bound remote tool answer a call with a task (the MCP
+// tasks extension, io.modelcontextprotocol/tasks): the call then declares the
+// extension, follows the task with tasks/get until it ends, and cancels it
+// with tasks/cancel when the caller goes away or the timeout passes. A nil
+// *TaskOptions in a binding means no tasks (a task answer then fails with
+// [ReasonProtocolError]); a non-nil one with zero fields means the defaults.
+//
+// TaskOptions are plain values, copied at discovery.
+type TaskOptions struct {
+	// Timeout bounds the whole call, from tools/call to the task's end.
+	// Default: [Limits].CallTimeout; at most [MaxCallTimeout].
+	Timeout time.Duration
+	// Polls is the most tasks/get requests one call sends. Default and
+	// ceiling [MaxTaskPolls]. Past it, the call fails with [ReasonTimeout]
+	// and the task is cancelled.
+	Polls int
+}
+
+// MaxTaskPolls is the most tasks/get requests one call of a task-answering
+// tool sends, and the default of [TaskOptions].Polls: one every
+// [MinTaskPollInterval] for [MaxCallTimeout].
+const MaxTaskPolls = int(MaxCallTimeout / MinTaskPollInterval)
+
+// MinTaskPollInterval and MaxTaskPollInterval bound the wait between two
+// tasks/get requests of one call. The remote's pollIntervalMs hint is
+// honoured within them; without a hint, the wait starts at the minimum and
+// doubles after every poll up to the maximum.
+const (
+	MinTaskPollInterval = 100 * time.Millisecond
+	MaxTaskPollInterval = 5 * time.Second
+)
+
+// taskCancelTimeout bounds the best-effort tasks/cancel a call sends when it
+// gives up on a task.
+const taskCancelTimeout = 2 * time.Second
+
+// tasksExtension is the extension's identifier, as declared in per-request
+// client capabilities.
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// taskIDBytes bounds a remote task id.
+const taskIDBytes = 256
+
+// check fills in the defaults and checks the bounds.
+func (o *TaskOptions) resolve(remote string, limits Limits) (TaskOptions, *Error) {
+	r := *o
+	switch {
+	case r.Timeout == 0:
+		r.Timeout = limits.CallTimeout
+	case r.Timeout < 0 || r.Timeout > MaxCallTimeout:
+		return r, newError(BindingInvalid, remote, "Task.Timeout = %s: want a positive duration of at most %s", r.Timeout, MaxCallTimeout)
+	}
+	switch {
+	case r.Polls == 0:
+		r.Polls = MaxTaskPolls
+	case r.Polls < 0 || r.Polls > MaxTaskPolls:
+		return r, newError(BindingInvalid, remote, "Task.Polls = %d: want 1..%d", r.Polls, MaxTaskPolls)
+	}
+	return r, nil
+}
+
+// taskDeclaration is the _meta of a request that declares the tasks
+// extension: the per-request client capabilities hold exactly the
+// extension, since an import session serves no client features. The SDK
+// keeps a declaration it finds instead of injecting its own.
+func taskDeclaration() mcp.Meta {
+	return mcp.Meta{mcp.MetaKeyClientCapabilities: map[string]any{
+		"extensions": map[string]any{tasksExtension: map[string]any{}},
+	}}
+}
+
+// taskRef is the params of tasks/get and tasks/cancel.
+type taskRef struct {
+	mcp.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+// taskState is a CreateTaskResult (the answer to tools/call) or the
+// DetailedTask a tasks/get answers with; CancelTaskResult decodes into it
+// too and is not read.
+type taskState struct {
+	mcp.ResultBase
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage,omitempty"`
+	PollIntervalMs *int64          `json:"pollIntervalMs,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *jsonrpc.Error  `json:"error,omitempty"`
+	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
+}
+
+// The task statuses of the extension.
+const (
+	taskWorking       = "working"
+	taskInputRequired = "input_required"
+	taskCompleted     = "completed"
+	taskFailed        = "failed"
+	taskCancelled     = "cancelled"
+)
+
+// registerTaskMethods lets client send tasks/get and tasks/cancel, which
+// the SDK does not know.
+func registerTaskMethods(client *mcp.Client) error {
+	return errors.Join(
+		mcp.AddSendingCustomMethod[*taskRef, *taskState](client, "tasks/get"),
+		mcp.AddSendingCustomMethod[*taskRef, *taskState](client, "tasks/cancel"),
+	)
+}
+
+// isTaskAnswer reports whether a tools/call result the SDK decoded is a
+// CreateTaskResult. The SDK v1.8.0 keeps its resultType private and drops
+// the task's fields; its encoder writes resultType back. A task answer has
+// neither content nor structured content, so other results are not
+// re-encoded.
+func isTaskAnswer(res *mcp.CallToolResult) bool {
+	if res == nil || len(res.Content) > 0 || res.StructuredContent != nil || res.IsError {
+		return false
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return false
+	}
+	var rt struct {
+		ResultType string `json:"resultType"`
+	}
+	return json.Unmarshal(b, &rt) == nil && rt.ResultType == "task"
+}
+
+// followTask follows the remote task a tools/call answered with (captured
+// as raw) until it ends, and returns the final tools/call result, or the
+// reason it has none. ctx carries the call's deadline; ec is the caller's.
+func (t *tool) followTask(ctx context.Context, ec *execution.Context, raw json.RawMessage, oversized bool) (*mcp.CallToolResult, execution.Reason, error) {
+	limits, opts := t.cat.limits, t.sel.task
+	if oversized {
+		return nil, ReasonResultTooLarge, nil
+	}
+	var st taskState
+	if raw == nil || json.Unmarshal(raw, &st) != nil || st.ResultType != "task" || !validTaskID(st.TaskID) || !knownStatus(st.Status) {
+		return nil, ReasonProtocolError, errors.New("malformed task handle")
+	}
+	id := st.TaskID
+	reg := t.cat.tasks
+	if !reg.claim(id) {
+		// Another call follows a task with this id: a remote that hands one
+		// task to two callers. Nothing is cancelled: it is not this call's.
+		return nil, ReasonProtocolError, errors.New("the remote answered with a task id another call is following")
+	}
+	defer reg.release(id)
+
+	cs := t.cat.session
+	wait := MinTaskPollInterval
+	for polls := 0; ; polls++ {
+		switch st.Status {
+		case taskCompleted:
+			var res mcp.CallToolResult
+			if st.Result == nil || json.Unmarshal(st.Result, &res) != nil {
+				return nil, ReasonProtocolError, errors.New("a completed task without a readable result")
+			}
+			return &res, "", nil
+		case taskFailed:
+			if st.Error != nil && st.Error.Code == jsonrpc.CodeInvalidParams {
+				return nil, ReasonInvalidArguments, st.Error
+			}
+			return nil, ReasonProtocolError, errors.New("the remote task failed")
+		case taskCancelled:
+			return nil, ReasonTaskCancelled, nil
+		case taskInputRequired:
+			t.cancelTask(ec, id)
+			return nil, ReasonTaskInputRequired, nil
+		}
+		if polls >= opts.Polls {
+			t.cancelTask(ec, id)
+			return nil, ReasonTimeout, errors.New("the task outlasted the poll limit")
+		}
+		wait = nextWait(wait, st.PollIntervalMs, polls)
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			t.cancelTask(ec, id)
+			return nil, ReasonTimeout, ctx.Err()
+		case <-timer.C:
+		}
+		next, err := mcp.CallCustomMethod[*taskRef, *taskState](ctx, cs, "tasks/get", &taskRef{ParamsBase: mcp.ParamsBase{Meta: taskDeclaration()}, TaskID: id})
+		if err != nil {
+			if ctx.Err() != nil {
+				t.cancelTask(ec, id)
+				return nil, ReasonTimeout, err
+			}
+			var wire *jsonrpc.Error
+			if errors.As(err, &wire) && wire.Code == jsonrpc.CodeInvalidParams {
+				return nil, ReasonTaskLost, err // unknown to the remote: expired, or forgotten
+			}
+			return nil, classify(ctx, err), err
+		}
+		if code := checkTaskState(next, id, limits); code != "" {
+			if code != ReasonResultTooLarge {
+				t.cancelTask(ec, id)
+			}
+			return nil, code, errors.New("malformed or oversized tasks/get answer")
+		}
+		st = *next
+	}
+}
+
+// checkTaskState checks a tasks/get answer for task id against the limits.
+func checkTaskState(st *taskState, id string, limits Limits) execution.Reason {
+	switch {
+	case st == nil || st.TaskID != id || !knownStatus(st.Status):
+		return ReasonProtocolError // another task's state, or none
+	case len(st.Result) > 2*limits.ObjectBytes, len(st.InputRequests) > limits.ObjectBytes, len(st.StatusMessage) > limits.DescriptionBytes:
+		return ReasonResultTooLarge
+	case st.PollIntervalMs != nil && *st.PollIntervalMs < 0:
+		return ReasonProtocolError
+	}
+	return ""
+}
+
+// nextWait is the wait before the next tasks/get: the remote's hint within
+// the bounds, else exponential backoff from prev.
+func nextWait(prev time.Duration, hintMs *int64, polls int) time.Duration {
+	if hintMs != nil {
+		d := MaxTaskPollInterval
+		if *hintMs < int64(MaxTaskPollInterval/time.Millisecond) {
+			d = time.Duration(*hintMs) * time.Millisecond
+		}
+		return min(max(d, MinTaskPollInterval), MaxTaskPollInterval)
+	}
+	if polls == 0 {
+		return MinTaskPollInterval
+	}
+	return min(2*prev, MaxTaskPollInterval)
+}
+
+// cancelTask sends tasks/cancel for id, best effort, within
+// taskCancelTimeout, even when the caller's context is done: the remote
+// should stop working for a caller that is gone.
+func (t *tool) cancelTask(ec *execution.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ec), taskCancelTimeout)
+	defer cancel()
+	_, err := mcp.CallCustomMethod[*taskRef, *taskState](ctx, t.cat.session, "tasks/cancel", &taskRef{ParamsBase: mcp.ParamsBase{Meta: taskDeclaration()}, TaskID: id})
+	if err != nil && t.cat.logger.Enabled(ctx, -4) {
+		t.cat.logger.DebugContext(ctx, "mcpimport: tasks/cancel failed", "server", t.cat.snap.serverID, "tool", t.entry.RemoteName, "cause", err.Error())
+	}
+}
+
+func validTaskID(id string) bool {
+	return id != "" && len(id) <= taskIDBytes && utf8.ValidString(id) &&
+		!strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+func knownStatus(s string) bool {
+	switch s {
+	case taskWorking, taskInputRequired, taskCompleted, taskFailed, taskCancelled:
+		return true
+	}
+	return false
+}
+
+// taskRegistry holds the ids of the tasks the calls of one session follow.
+type taskRegistry struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+func (r *taskRegistry) claim(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.ids[id]; dup {
+		return false
+	}
+	if r.ids == nil {
+		r.ids = map[string]struct{}{}
+	}
+	r.ids[id] = struct{}{}
+	return true
+}
+
+func (r *taskRegistry) release(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.ids, id)
+}
