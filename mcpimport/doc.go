@@ -67,4 +67,18 @@
 // never reaches the caller. There
 // are no retries and no hidden calls. Cancellation stops the wait and
 // discards a late result; the remote server may go on executing.
+//
+// # Remote tasks
+//
+// A binding may let its remote tool answer with a task (the MCP tasks
+// extension; [Binding].Task, on a session connected with
+// [ConnectOptions].Tasks): the call declares the extension in its own
+// request capabilities, polls tasks/get until the task ends, within the
+// binding's [TaskOptions] (timeout, poll budget) and the remote's poll
+// interval hint within [MinTaskPollInterval] and [MaxTaskPollInterval],
+// and sends tasks/cancel when it gives up (the caller cancelled, the time
+// or polls ran out, the task asked for input). The final result is checked
+// as a direct call's. A task answer to a binding that did not opt in fails
+// with [ReasonProtocolError]; input requests are not relayed
+// ([ReasonTaskInputRequired]). docs/import.md, "Remote tasks", has the wire.
 package mcpimport
