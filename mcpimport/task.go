@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -57,7 +58,7 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 // taskIDBytes bounds a remote task id.
 const taskIDBytes = 256
 
-// check fills in the defaults and checks the bounds.
+// resolve fills in the defaults and checks the bounds.
 func (o *TaskOptions) resolve(remote string, limits Limits) (TaskOptions, *Error) {
 	r := *o
 	switch {
@@ -256,7 +257,7 @@ func (t *tool) cancelTask(ec *execution.Context, id string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ec), taskCancelTimeout)
 	defer cancel()
 	_, err := mcp.CallCustomMethod[*taskRef, *taskState](ctx, t.cat.session, "tasks/cancel", &taskRef{ParamsBase: mcp.ParamsBase{Meta: taskDeclaration()}, TaskID: id})
-	if err != nil && t.cat.logger.Enabled(ctx, -4) {
+	if err != nil && t.cat.logger.Enabled(ctx, slog.LevelDebug) {
 		t.cat.logger.DebugContext(ctx, "mcpimport: tasks/cancel failed", "server", t.cat.snap.serverID, "tool", t.entry.RemoteName, "cause", err.Error())
 	}
 }
