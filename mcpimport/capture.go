@@ -24,7 +24,7 @@ import (
 // the streamable HTTP transport (whose connection cannot be wrapped: the
 // SDK talks to it through an unexported interface). The call asks for the
 // copy by putting a *capture in the request's context; nothing else is
-// copied. See ADR 24.
+// copied. See ADR 25.
 
 // capture receives the raw result of one tools/call, up to limit bytes.
 type capture struct {
