@@ -3,6 +3,7 @@ package execution
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/agnara-go/agnara/policy"
@@ -25,6 +26,8 @@ type Context struct {
 	logHandler slog.Handler
 	timeout    time.Duration // the deadline's length, when there is one
 	inter      interaction
+	detach     func() // Invocation.Detach, nil once called
+	detachMu   sync.Mutex
 }
 
 var _ context.Context = (*Context)(nil)
@@ -91,4 +94,31 @@ func (c *Context) Progress(progress, total float64, message string) {
 // and must not block for long.
 type ProgressReporter interface {
 	ReportProgress(ctx context.Context, progress, total float64, message string)
+}
+
+// Detach tells the adapter that the handler is past its questions and
+// starts its long work: an adapter that runs the capability as a task
+// answers the caller now, with the task, and the handler goes on. Questions
+// asked after it reach the caller through the task. Detach is idempotent,
+// and does nothing when the invocation cannot detach (a direct call).
+//
+// Only a handler of a tool declared to detach by itself needs it (for MCP,
+// ToolOptions.TaskAfterQuestions); otherwise the invocation detaches before
+// the handler runs.
+func (c *Context) Detach() {
+	c.detachMu.Lock()
+	f := c.detach
+	c.detach = nil
+	c.detachMu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// Detach calls [Context.Detach] on the execution context ctx belongs to,
+// if any, for handlers that take a context.Context.
+func Detach(ctx context.Context) {
+	if ec, ok := FromContext(ctx); ok {
+		ec.Detach()
+	}
 }

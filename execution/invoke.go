@@ -73,6 +73,20 @@ type Invocation struct {
 	// of its plans; adapters of several instances set a shared one (see
 	// package redislimit).
 	Limiter Limiter
+	// Detach, when not nil, is called at most once, on the invocation's
+	// goroutine, when the invocation detaches from its caller's wait: an
+	// adapter that runs a capability as a long-running task answers its
+	// caller then, with the task, and the invocation goes on. It is called
+	// after every check (scope guard, rate limit, policies, input,
+	// confirmation) has passed, just before the dependencies are built —
+	// or, with DetachByHandler, only when the handler calls [Detach].
+	// An invocation that ends without calling it was never detached: its
+	// outcome answers the caller directly.
+	Detach func()
+	// DetachByHandler leaves the moment of detaching to the handler (see
+	// [Detach]), so that questions it asks first are answered in rounds of
+	// the caller's own request.
+	DetachByHandler bool
 }
 
 // Admission is a plan's proof that a principal holds every scope the plan
@@ -177,7 +191,7 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation, principal policy.Pri
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errPlanTimeout)
 		defer cancel()
 	}
-	ec := &Context{ctx: ctx, plan: p, principal: principal, progress: inv.Progress, logHandler: inv.LogHandler, timeout: timeout}
+	ec := &Context{ctx: ctx, plan: p, principal: principal, progress: inv.Progress, logHandler: inv.LogHandler, timeout: timeout, detach: inv.Detach}
 	ec.inter.answers = inv.Answers
 	ec.inter.unsolicited = inv.Unsolicited
 	ec.inter.supports = inv.Supports
@@ -257,6 +271,10 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		if out != nil || err != nil {
 			return out, err
 		}
+	}
+
+	if !inv.DetachByHandler {
+		ec.Detach()
 	}
 
 	callArgs := make([]reflect.Value, p.nargs)

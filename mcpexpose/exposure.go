@@ -30,6 +30,18 @@ type ToolOptions struct {
 	// whose upstream stopped offering it: its calls get a clear failure
 	// instead of "unknown tool".
 	Unlisted bool
+	// Task lets the tool run as a task of the MCP tasks extension
+	// (io.modelcontextprotocol/tasks, see docs/tasks.md): a 2026-07-28
+	// tools/call whose client declares the extension is answered with a
+	// task handle once every check (scope guard, rate limit, policies,
+	// input, confirmation) has passed, and the handler, an ordinary
+	// capability function, goes on running. Default: TaskNever.
+	Task TaskSupport
+	// TaskAfterQuestions creates the task only when the handler calls
+	// execution.Detach, not before it runs: questions it asks first are
+	// asked in rounds of the tools/call itself, and a handler that returns
+	// without detaching answers directly. It needs Task.
+	TaskAfterQuestions bool
 }
 
 // Exposure declares which capabilities of one application are MCP tools,
@@ -54,6 +66,8 @@ type decl struct {
 	cap      *agnara.Capability
 	name     string
 	unlisted bool
+	task     TaskSupport
+	askFirst bool
 	site     site.Site
 }
 
@@ -69,6 +83,7 @@ func (e *Exposure) Tool(c *agnara.Capability, opts *ToolOptions) {
 	d := decl{cap: c, site: s}
 	if opts != nil {
 		d.name, d.unlisted = opts.Name, opts.Unlisted
+		d.task, d.askFirst = opts.Task, opts.TaskAfterQuestions
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -78,6 +93,14 @@ func (e *Exposure) Tool(c *agnara.Capability, opts *ToolOptions) {
 	}
 	if d.name == "" {
 		d.name = c.Identity()
+	}
+	if d.task > TaskRequired {
+		e.errs = append(e.errs, site.Errorf(s, d.name, "unknown ToolOptions.Task %d", d.task))
+		return
+	}
+	if d.askFirst && d.task == TaskNever {
+		e.errs = append(e.errs, site.Errorf(s, d.name, "ToolOptions.TaskAfterQuestions needs ToolOptions.Task"))
+		return
 	}
 	if e.frozen {
 		e.errs = append(e.errs, &site.Error{Site: s, Subject: d.name, Err: ErrFrozen})

@@ -334,6 +334,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		if msg.task && modernRequest(r) && r.Header.Get("Mcp-Name") != msg.taskID {
+			// SEP-2663 routes tasks by Mcp-Name: it must name the task
+			// the body does (SEP-2243 HeaderMismatch otherwise).
+			writeRPCResponse(w, http.StatusBadRequest, msg.id, mcp.CodeHeaderMismatch, "the Mcp-Name header must be the request's params.taskId")
+			return
+		}
 		if h.tokens != nil {
 			h.authorize(w, r, &msg)
 			return
@@ -545,6 +551,9 @@ type message struct {
 	call bool               // a tools/call
 	name string             // its params.name
 	args segjson.RawMessage // its params.arguments, as sent
+	// task: a tasks/get, tasks/update or tasks/cancel, of params.taskID.
+	task   bool
+	taskID string
 }
 
 // parseMessage reads body once, with the decoder and the options the SDK
@@ -569,7 +578,20 @@ func parseMessage(body []byte) (message, bool) {
 	}
 	m := message{id: json.RawMessage(top.ID)}
 	var method string
-	if segjson.Unmarshal(top.Method, &method) != nil || method != "tools/call" {
+	if segjson.Unmarshal(top.Method, &method) != nil {
+		return m, true
+	}
+	if isTaskMethod(method) {
+		m.task = true
+		var params struct {
+			TaskID segjson.RawMessage `json:"taskId"`
+		}
+		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
+			_ = segjson.Unmarshal(params.TaskID, &m.taskID)
+		}
+		return m, true
+	}
+	if method != "tools/call" {
 		return m, true
 	}
 	m.call = true

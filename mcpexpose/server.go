@@ -96,6 +96,10 @@ type ServerOptions struct {
 	// none of this is offered (subscriptions/listen answers -32601).
 	// [NewLive] implies it; [NewDiscoveryServer] ignores it.
 	Swappable bool
+	// Tasks configures the tasks of tools declared with ToolOptions.Task
+	// (see docs/tasks.md): the server advertises the tasks extension when
+	// the snapshot it is built with has such a tool.
+	Tasks TaskOptions
 }
 
 // server holds what the middleware and tool handlers of one SDK server
@@ -125,6 +129,10 @@ type server struct {
 	// and prompts ("p:"+name) the SDK server has, with their digests.
 	regFeatures map[string]string
 	retired     []*epoch // epochs with calls still running
+
+	// tasks serves the tasks extension (task.go); nil when the snapshot
+	// the server was built with has no task tool.
+	tasks *taskRunner
 }
 
 // levelFloor drops records below min.
@@ -188,7 +196,7 @@ func checkServerOptions(o *ServerOptions) error {
 	case o.StateTTL < 0 || o.StateTTL > requeststate.MaxTTL:
 		return fmt.Errorf("mcpexpose: StateTTL %v must be positive and at most %v", o.StateTTL, requeststate.MaxTTL)
 	}
-	return nil
+	return o.Tasks.check()
 }
 
 func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *policy.Principal) (*server, error) {
@@ -257,6 +265,10 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 		// when the snapshot has some; subscriptions are guarded by the
 		// middleware, which the SDK's handlers then accept.
 		featureCapabilities(caps, snap, s.opts.Swappable)
+		if hasTaskTools(snap) {
+			s.tasks = newTaskRunner(s, s.opts.Tasks)
+			caps.AddExtension(TasksExtension, map[string]any{})
+		}
 		sopts.SubscribeHandler, sopts.UnsubscribeHandler = subscribeHandler, unsubscribeHandler
 	}
 	s.sdkLogger = slog.New(levelFloor{h: s.logger.Handler(), min: slog.LevelWarn})
@@ -268,6 +280,11 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 			s.registered[t.name] = t
 		}
 		s.registerFeatures(snap)
+		if s.tasks != nil {
+			if err := registerTaskMethods(s.mcp); err != nil {
+				return nil, fmt.Errorf("mcpexpose: %w", err)
+			}
+		}
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
 	if s.opts.Swappable {
@@ -352,13 +369,21 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			var res *mcp.CallToolResult
 			var label agnara.Label
-			if cr.ProtocolVersion() < modernVersion {
+			var created mcp.Result // a CreateTaskResult
+			switch {
+			case t.task != TaskNever && s.tasks != nil && cr.ProtocolVersion() >= modernVersion && declaresTasks(cr.ClientCapabilities()):
+				created, res, label, err = s.callTask(ctx, cr, t, p, adm)
+			case t.task == TaskRequired:
+				label, err = agnara.LabelError, errTasksNotDeclared("this tool")
+			case cr.ProtocolVersion() < modernVersion:
 				res, label, err = s.legacyRounds(ctx, cr, t, p, adm)
-			} else {
+			default:
 				res, label, err = s.call(ctx, cr, t, p, adm)
 			}
 			var out mcp.Result
-			if err == nil {
+			if err == nil && created != nil {
+				out = created
+			} else if err == nil {
 				// The SDK finishes the result (its resultType, an empty
 				// content list for null) through the tool's handler.
 				out, err = next(context.WithValue(ctx, answerKey{}, res), method, req)
@@ -379,6 +404,10 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			"resources/subscribe", "resources/unsubscribe",
 			"prompts/list", "prompts/get", "completion/complete":
 			return s.serveFeature(ctx, method, req, next)
+		case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+			if s.tasks != nil {
+				return s.serveTask(ctx, method, req)
+			}
 		case "logging/setLevel":
 			if s.opts.ForwardLogs {
 				return next(ctx, method, req)

@@ -52,6 +52,10 @@ type tool struct {
 	// is given. Both nil for a tool without header parameters.
 	params    []headerParam
 	sdkSchema []byte
+	// task is how the tool runs as a task; askFirst that the handler
+	// detaches by itself (ToolOptions).
+	task     TaskSupport
+	askFirst bool
 }
 
 // App returns the application the snapshot exposes.
@@ -151,7 +155,7 @@ func (s *Snapshot) callerDependent() bool {
 }
 
 func newTool(d decl, p *execution.Plan) (*tool, error) {
-	t := &tool{name: d.name, site: d.site, plan: p, unlisted: d.unlisted}
+	t := &tool{name: d.name, site: d.site, plan: p, unlisted: d.unlisted, task: d.task, askFirst: d.askFirst}
 	t.def = mcp.Tool{
 		Name:        d.name,
 		Title:       p.Title(),
@@ -186,6 +190,13 @@ func newTool(d decl, p *execution.Plan) (*tool, error) {
 		h.Write([]byte{0})
 	}
 	h.Write(def)
+	if t.task != TaskNever {
+		// Only task tools hash it, so that other digests stay as they were.
+		h.Write([]byte{0, byte(t.task)})
+		if t.askFirst {
+			h.Write([]byte{1})
+		}
+	}
 	t.digest = base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 	return t, nil
 }

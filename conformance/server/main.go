@@ -381,7 +381,7 @@ func fixtures() []fixture {
 		{"json_schema_2020_12_tool", "Takes arguments described by a JSON Schema 2020-12 document.", func(raw json.RawMessage) ([]execution.Content, error) {
 			return text("arguments accepted: " + string(raw)), nil
 		}, agnara.CapabilityOptions{InputSchema: json.RawMessage(schema2020)}},
-	}, headerFixtures()...)
+	}, append(headerFixtures(), taskFixtures()...)...)
 }
 
 // newHandler builds the fixture application and its MCP handler.
@@ -441,7 +441,9 @@ func newHandler(server mcpexpose.ServerOptions) (*mcpexpose.Handler, error) {
 		for j, withPrompt := range []bool{false, true} {
 			exp := mcpexpose.New(app)
 			for k, f := range fs {
-				exp.Tool(caps[k], &mcpexpose.ToolOptions{Name: f.name})
+				to := taskTools[f.name] // tasks.go
+				to.Name = f.name
+				exp.Tool(caps[k], &to)
 			}
 			exp.Tool(trigger, &mcpexpose.ToolOptions{Name: "test_trigger_tool_change"})
 			exp.Tool(promptTrigger, &mcpexpose.ToolOptions{Name: "test_trigger_prompt_change"})

@@ -1,0 +1,568 @@
+//lint:file-ignore SA1019 sampling and roots are deprecated at 2026-07-28 (SEP-2577) but remain in the protocol during the deprecation window; agnara-go serves them on purpose.
+
+package mcpexpose
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpexpose/tasks"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TasksExtension is the identifier of the MCP tasks extension (SEP-2663),
+// under which servers advertise it and clients declare it.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// TaskSupport says whether a tool runs as a task of the tasks extension
+// ([ToolOptions.Task]).
+type TaskSupport uint8
+
+const (
+	// TaskNever: the tool is always called directly. A legacy "task"
+	// parameter on its tools/call is ignored.
+	TaskNever TaskSupport = iota
+	// TaskOptional: a task for a client that declared the extension on
+	// the request, a direct call for any other.
+	TaskOptional
+	// TaskRequired: a task for a client that declared the extension on
+	// the request; any other is refused with -32021 (missing required
+	// client capability) naming the extension, before anything runs.
+	TaskRequired
+)
+
+// String returns "forbidden", "optional" or "required", the words of the
+// tools' execution.taskSupport field of the 2025-11-25 revision.
+func (t TaskSupport) String() string {
+	switch t {
+	case TaskNever:
+		return "forbidden"
+	case TaskOptional:
+		return "optional"
+	case TaskRequired:
+		return "required"
+	}
+	return fmt.Sprintf("TaskSupport(%d)", uint8(t))
+}
+
+// TaskOptions configures the tasks of a server ([ServerOptions.Tasks]).
+// Every zero field means its documented default.
+type TaskOptions struct {
+	// Store keeps the tasks. Default: in this process's memory
+	// ([tasks.NewMemory]); instances behind a load balancer share one
+	// (package redistasks), so that a task created through one is polled,
+	// answered and cancelled through any.
+	Store tasks.Store
+	// TTL is how long a task is kept from its creation, finished or not:
+	// after it, the task is forgotten (tasks/get answers as for an unknown
+	// task) and a handler still running is cancelled. Default: one hour.
+	TTL time.Duration
+	// PollInterval is the polling interval suggested to clients.
+	// Default: one second.
+	PollInterval time.Duration
+	// Heartbeat is how often the instance running a task records that it
+	// is alive and looks in the store for a cancellation or answers sent
+	// through another instance (requests through the running instance
+	// itself act at once). Default: one second.
+	Heartbeat time.Duration
+	// HeartbeatLapse is how long without a heartbeat before any instance
+	// declares the running instance dead and the task failed (ADR 0024).
+	// Default: fifteen times Heartbeat.
+	HeartbeatLapse time.Duration
+	// Now is the clock of task timestamps and heartbeats. Default:
+	// time.Now.
+	Now func() time.Time
+}
+
+// Task defaults and limits.
+const (
+	DefaultTaskTTL          = time.Hour
+	DefaultTaskPollInterval = time.Second
+	DefaultTaskHeartbeat    = time.Second
+	// MaxTaskTTL bounds TaskOptions.TTL.
+	MaxTaskTTL = 7 * 24 * time.Hour
+)
+
+func (o *TaskOptions) check() error {
+	switch {
+	case o.TTL < 0 || o.TTL > MaxTaskTTL:
+		return fmt.Errorf("mcpexpose: Tasks.TTL %v must be positive and at most %v", o.TTL, MaxTaskTTL)
+	case o.PollInterval < 0, o.Heartbeat < 0, o.HeartbeatLapse < 0:
+		return errors.New("mcpexpose: negative Tasks duration")
+	case o.HeartbeatLapse != 0 && o.HeartbeatLapse <= o.withDefaults().Heartbeat:
+		return fmt.Errorf("mcpexpose: Tasks.HeartbeatLapse %v must exceed Tasks.Heartbeat", o.HeartbeatLapse)
+	}
+	return nil
+}
+
+func (o TaskOptions) withDefaults() TaskOptions {
+	if o.TTL == 0 {
+		o.TTL = DefaultTaskTTL
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = DefaultTaskPollInterval
+	}
+	if o.Heartbeat == 0 {
+		o.Heartbeat = DefaultTaskHeartbeat
+	}
+	if o.HeartbeatLapse == 0 {
+		o.HeartbeatLapse = 15 * o.Heartbeat
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Store == nil {
+		o.Store = tasks.NewMemory(&tasks.MemoryOptions{Now: o.Now})
+	}
+	return o
+}
+
+// Errors of the tasks surface.
+var (
+	errUnknownTask   = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown task"}
+	errTaskStore     = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task store cannot be reached now; retry later"}
+	errTaskInstance  = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the instance running this task stopped before it finished"}
+	errTaskInternal  = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task ended without a result"}
+	errTaskCancelled = errors.New("mcpexpose: task cancelled")
+	errTaskLost      = errors.New("mcpexpose: task finished or forgotten elsewhere")
+)
+
+// errTasksNotDeclared is -32021 naming the extension.
+func errTasksNotDeclared(what string) error {
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: what + " needs the client capability extensions[\"" + TasksExtension + "\"]", Data: data}
+}
+
+// declaresTasks reports whether a client declared the extension.
+func declaresTasks(caps *mcp.ClientCapabilities) bool {
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[TasksExtension]
+	return ok
+}
+
+// taskRunner holds the tasks side of one server.
+type taskRunner struct {
+	s        *server
+	opts     TaskOptions
+	store    tasks.Store
+	instance string
+
+	mu   sync.Mutex
+	runs map[string]*localRun // tasks running in this process
+}
+
+// localRun is a task running here: how a request through this instance
+// reaches it without waiting for its next look at the store.
+type localRun struct {
+	wake     chan struct{} // buffered 1
+	progress progressNote
+}
+
+func (r *localRun) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func newTaskRunner(s *server, o TaskOptions) *taskRunner {
+	o = o.withDefaults()
+	return &taskRunner{s: s, opts: o, store: o.Store, instance: randomID(9), runs: map[string]*localRun{}}
+}
+
+// randomID returns n random bytes, base64url: task ids take 18 (144 bits).
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// hasTaskTools reports whether snap has a tool that runs as a task.
+func hasTaskTools(snap *Snapshot) bool {
+	return slices.ContainsFunc(snap.tools, func(t *tool) bool { return t.task != TaskNever })
+}
+
+// invoked is the end of one invocation.
+type invoked struct {
+	out execution.Outcome
+	err error
+}
+
+// callTask runs a tools/call of a task tool for a client that declared the
+// extension. Every check runs as for a direct call; the task is created
+// when the invocation detaches (execution.Invocation.Detach), and the
+// tools/call is answered with it. An invocation that ends before
+// detaching — a refusal, a question asked before the task, a fast handler
+// of a TaskAfterQuestions tool — is answered as a direct call is: the
+// returned *mcp.CallToolResult, for the SDK to finish.
+func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (mcp.Result, *mcp.CallToolResult, agnara.Label, error) {
+	tr := s.tasks
+	round, err := s.openRound(ctx, req, t, p)
+	if err != nil {
+		return nil, nil, agnara.LabelError, err
+	}
+	caps := req.ClientCapabilities()
+	run := &localRun{wake: make(chan struct{}, 1)}
+	inv := &execution.Invocation{
+		Principal:       p,
+		Admission:       adm,
+		Arguments:       req.Params.Arguments,
+		ArgumentsDigest: round.digest,
+		Timeout:         s.opts.Timeout,
+		RateLimit:       s.opts.RateLimit,
+		Limiter:         s.opts.Limiter,
+		Answers:         round.answers,
+		Unsolicited:     round.unsolicited,
+		Supports:        func(k execution.InputKind) bool { return supports(caps, k) },
+		Progress:        &run.progress,
+		DetachByHandler: t.askFirst,
+	}
+	// The invocation outlives the request once detached; until then the
+	// request's end cancels it.
+	taskCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	var rec *tasks.Task
+	detached := make(chan error, 1)
+	inv.Detach = func() {
+		var err error
+		if err = ctx.Err(); err == nil {
+			rec, err = tr.create(taskCtx, t, p)
+		}
+		if err != nil {
+			cancel(err)
+		}
+		detached <- err
+	}
+	done := make(chan invoked, 1)
+	go func() {
+		out, err := t.plan.Invoke(taskCtx, inv)
+		done <- invoked{out, err}
+	}()
+	var first *invoked
+	var derr error
+	select {
+	case r := <-done:
+		select {
+		case derr = <-detached: // detached, then finished at once
+			first = &r
+		default:
+			cancel(nil)
+			if r.err != nil {
+				return nil, nil, execution.Label(nil), r.err
+			}
+			if ir, ok := r.out.(*execution.InputRequired); ok {
+				res, err := s.interact(ctx, req, t, round, ir.Requests)
+				return nil, res, execution.Label(r.out), err
+			}
+			res, label, err := s.result(ctx, t, r.out)
+			return nil, res, label, err
+		}
+	case derr = <-detached:
+	case <-ctx.Done():
+		cancel(context.Cause(ctx))
+		<-done // the handler's cleanup has run
+		return nil, nil, execution.Label(nil), ctx.Err()
+	}
+	if derr != nil {
+		if first == nil {
+			go func() { <-done }() // it ends: its context is cancelled
+		}
+		if errors.Is(derr, tasks.ErrUnavailable) {
+			s.logger.LogAttrs(ctx, slog.LevelError, "task store unavailable", slog.Any("error", derr))
+			return nil, nil, agnara.LabelError, errTaskStore
+		}
+		return nil, nil, execution.Label(nil), derr
+	}
+	go tr.run(taskCtx, cancel, rec, t, inv, caps, run, done, first)
+	return createdResult(tr.view(rec)), nil, agnara.LabelOK, nil
+}
+
+// create stores a new working task for p.
+func (tr *taskRunner) create(ctx context.Context, t *tool, p policy.Principal) (*tasks.Task, error) {
+	now := tr.opts.Now()
+	rec := &tasks.Task{
+		ID:              randomID(18),
+		PrincipalID:     p.ID(),
+		PrincipalIssuer: p.Issuer(),
+		Tool:            t.name,
+		Status:          tasks.Working,
+		CreatedAt:       now,
+		UpdatedAt:       now,
+		ExpiresAt:       now.Add(tr.opts.TTL),
+		PollInterval:    tr.opts.PollInterval,
+		Instance:        tr.instance,
+		Heartbeat:       now,
+	}
+	if err := tr.store.Create(ctx, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// run follows one detached invocation to its end, and every later round
+// of it: questions go to the store for tasks/get, answers come back
+// through it, the final result or error is stored. It heartbeats meanwhile
+// and cancels the invocation when the task is cancelled, forgotten or
+// declared dead elsewhere.
+func (tr *taskRunner) run(ctx context.Context, cancel context.CancelCauseFunc, rec *tasks.Task, t *tool, inv *execution.Invocation, caps *mcp.ClientCapabilities, run *localRun, done chan invoked, first *invoked) {
+	defer cancel(nil)
+	id := rec.ID
+	tr.mu.Lock()
+	tr.runs[id] = run
+	tr.mu.Unlock()
+	defer func() {
+		tr.mu.Lock()
+		delete(tr.runs, id)
+		tr.mu.Unlock()
+	}()
+	tick := time.NewTicker(tr.opts.Heartbeat)
+	defer tick.Stop()
+	answers := maps.Clone(inv.Answers)
+	for {
+		var r invoked
+		if first != nil {
+			r, first = *first, nil
+		} else {
+			r = tr.await(ctx, cancel, id, run, tick, done)
+		}
+		if r.err != nil {
+			tr.ended(id, context.Cause(ctx))
+			return
+		}
+		ir, ok := r.out.(*execution.InputRequired)
+		if !ok {
+			res, _, _ := tr.s.result(ctx, t, r.out)
+			tr.complete(ctx, id, res)
+			return
+		}
+		if err := missingCapabilities(caps, ir.Requests); err != nil {
+			tr.fail(id, err)
+			return
+		}
+		got, err := tr.ask(ctx, cancel, id, run, tick, ir.Requests)
+		if err != nil {
+			tr.ended(id, err)
+			return
+		}
+		if answers == nil {
+			answers = map[string]execution.Answer{}
+		}
+		maps.Copy(answers, got)
+		// The next round runs the whole pipeline again: answers carry no
+		// authority of their own.
+		next := *inv
+		next.Answers, next.Unsolicited, next.Detach, next.DetachByHandler = answers, nil, nil, false
+		done = make(chan invoked, 1)
+		go func() {
+			out, err := t.plan.Invoke(ctx, &next)
+			done <- invoked{out, err}
+		}()
+	}
+}
+
+// await waits for the invocation's end, heartbeating.
+func (tr *taskRunner) await(ctx context.Context, cancel context.CancelCauseFunc, id string, run *localRun, tick *time.Ticker, done chan invoked) invoked {
+	for {
+		select {
+		case r := <-done:
+			return r
+		case <-tick.C:
+			tr.beat(ctx, cancel, id, run, nil)
+		case <-run.wake:
+			tr.beat(ctx, cancel, id, run, nil)
+		}
+	}
+}
+
+// beat records a heartbeat (and the latest progress), and cancels the
+// invocation when the task was cancelled, forgotten or finished elsewhere.
+// take, when not nil, receives the answers waiting in the store once every
+// question is answered; they are removed from it.
+func (tr *taskRunner) beat(ctx context.Context, cancel context.CancelCauseFunc, id string, run *localRun, take func(map[string]json.RawMessage)) {
+	msg := run.progress.message()
+	var cancelled bool
+	var taken map[string]json.RawMessage
+	_, err := tr.store.Update(ctx, id, func(t *tasks.Task) error {
+		cancelled, taken = false, nil
+		if t.Status.Terminal() {
+			return errTaskLost
+		}
+		if t.CancelRequested {
+			cancelled = true
+			return nil
+		}
+		t.Heartbeat, t.Instance = tr.opts.Now(), tr.instance
+		if msg != "" && t.StatusMessage != msg && t.Status == tasks.Working {
+			t.StatusMessage = msg
+			t.UpdatedAt = t.Heartbeat
+		}
+		if take != nil && t.Status == tasks.Working && len(t.Responses) > 0 {
+			taken, t.Responses = t.Responses, nil
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errTaskLost), errors.Is(err, tasks.ErrNotFound):
+		cancel(errTaskLost)
+	case err != nil:
+		// The store is unreachable: keep running and try again next beat;
+		// other instances see the heartbeat lapse if this lasts.
+		tr.s.logger.LogAttrs(ctx, slog.LevelWarn, "task heartbeat failed", slog.String("task", id), slog.Any("error", err))
+	case cancelled:
+		cancel(errTaskCancelled)
+	case taken != nil:
+		take(taken)
+	}
+}
+
+// ask puts the questions of one round to the client through the task and
+// waits for every answer.
+func (tr *taskRunner) ask(ctx context.Context, cancel context.CancelCauseFunc, id string, run *localRun, tick *time.Ticker, requests map[string]execution.InputRequest) (map[string]execution.Answer, error) {
+	asked := make(map[string]json.RawMessage, len(requests))
+	for key, r := range requests {
+		b, err := json.Marshal(mcp.InputRequestMap{key: inputRequestOf(r, modernVersion)})
+		if err != nil {
+			return nil, err
+		}
+		var one map[string]json.RawMessage
+		if err := json.Unmarshal(b, &one); err != nil {
+			return nil, err
+		}
+		asked[key] = one[key]
+	}
+	_, err := tr.store.Update(ctx, id, func(t *tasks.Task) error {
+		if t.Status.Terminal() {
+			return errTaskLost
+		}
+		t.Status, t.StatusMessage, t.UpdatedAt = tasks.InputRequired, "", tr.opts.Now()
+		t.InputRequests, t.Responses = maps.Clone(asked), nil
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, tasks.ErrNotFound) {
+			return nil, errTaskLost
+		}
+		return nil, err
+	}
+	tr.s.notifyTask(id)
+	var got map[string]json.RawMessage
+	take := func(m map[string]json.RawMessage) { got = m }
+	for got == nil {
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-tick.C:
+		case <-run.wake:
+		}
+		tr.beat(ctx, cancel, id, run, take)
+	}
+	answers := make(map[string]execution.Answer, len(got))
+	for key, raw := range got {
+		var m mcp.InputResponseMap
+		b, _ := json.Marshal(map[string]json.RawMessage{key: raw})
+		if json.Unmarshal(b, &m) != nil {
+			continue // tasks/update took only readable answers
+		}
+		if a, ok := answerOf(m[key]); ok {
+			answers[key] = a
+		}
+	}
+	return answers, nil
+}
+
+// complete stores the final result.
+func (tr *taskRunner) complete(ctx context.Context, id string, res *mcp.CallToolResult) {
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		tr.s.logger.LogAttrs(ctx, slog.LevelError, "task result does not encode", slog.String("task", id), slog.Any("error", err))
+		tr.fail(id, errTaskInternal)
+		return
+	}
+	tr.finish(id, tasks.Completed, b, nil, "")
+}
+
+// fail stores a JSON-RPC error as the task's end.
+func (tr *taskRunner) fail(id string, err error) {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) {
+		je = errTaskInternal
+	}
+	b, _ := json.Marshal(je)
+	tr.finish(id, tasks.Failed, nil, b, je.Message)
+}
+
+// ended records how an invocation whose context ended finished: cancelled
+// on request, nothing when the task is gone or finished elsewhere, else
+// failed.
+func (tr *taskRunner) ended(id string, cause error) {
+	switch {
+	case errors.Is(cause, errTaskLost):
+	case errors.Is(cause, errTaskCancelled):
+		tr.finish(id, tasks.Cancelled, nil, nil, "cancelled by the client")
+	default:
+		tr.fail(id, errTaskInternal)
+	}
+}
+
+// finish moves the task to a terminal status, unless it already has one.
+func (tr *taskRunner) finish(id string, st tasks.Status, result, rpcErr json.RawMessage, msg string) {
+	// The invocation's context may be cancelled: the store gets its own.
+	ctx := context.Background()
+	_, err := tr.store.Update(ctx, id, func(t *tasks.Task) error {
+		if t.Status.Terminal() {
+			return errTaskLost
+		}
+		t.Status, t.StatusMessage, t.UpdatedAt = st, msg, tr.opts.Now()
+		t.Result, t.Error, t.InputRequests, t.Responses = result, rpcErr, nil, nil
+		return nil
+	})
+	if err != nil && !errors.Is(err, errTaskLost) && !errors.Is(err, tasks.ErrNotFound) {
+		tr.s.logger.LogAttrs(ctx, slog.LevelError, "task end not recorded", slog.String("task", id), slog.Any("error", err))
+		return
+	}
+	tr.s.notifyTask(id)
+}
+
+// progressNote keeps a running task's latest progress, written to its
+// status message at the next heartbeat.
+type progressNote struct {
+	mu  sync.Mutex
+	msg string
+}
+
+// ReportProgress implements execution.ProgressReporter.
+func (n *progressNote) ReportProgress(_ context.Context, done, total float64, msg string) {
+	s := fmt.Sprintf("%g", done)
+	if total > 0 {
+		s += fmt.Sprintf("/%g", total)
+	}
+	if msg != "" {
+		s += ": " + msg
+	}
+	n.mu.Lock()
+	n.msg = s
+	n.mu.Unlock()
+}
+
+func (n *progressNote) message() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.msg
+}

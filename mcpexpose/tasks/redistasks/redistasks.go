@@ -1,0 +1,218 @@
+// Package redistasks is a [tasks.Store] in Redis, so that every instance
+// of a server behind a load balancer sees the same tasks: a task created
+// through one is polled, answered and cancelled through any other, while
+// its handler keeps running on the instance that started it (which looks
+// in the store at every heartbeat; see mcpexpose.TaskOptions and ADR 0024).
+//
+// Each task is one string key (Options.Prefix + id) holding the JSON
+// record, expiring with the task (PXAT); updates are optimistic
+// transactions (WATCH/MULTI/EXEC), retried when another instance wrote
+// first. Every Redis failure is reported wrapped in tasks.ErrUnavailable,
+// and mcpexpose fails closed on it.
+package redistasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agnara-go/agnara/mcpexpose/tasks"
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultPrefix namespaces the keys of tasks.
+const DefaultPrefix = "agnara:tasks:"
+
+// maxRetries bounds the optimistic retries of one Update.
+const maxRetries = 16
+
+// Options configures a Store. A nil *Options and every zero field mean the
+// documented default.
+type Options struct {
+	// Prefix namespaces the keys. Default: DefaultPrefix.
+	Prefix string
+	// Timeout bounds each operation. Default: one second.
+	Timeout time.Duration
+}
+
+// Store is a tasks.Store in Redis. It is safe for concurrent use, by any
+// number of instances sharing the Redis server.
+type Store struct {
+	client  redis.UniversalClient
+	prefix  string
+	timeout time.Duration
+}
+
+var _ tasks.Store = (*Store)(nil)
+
+// New returns a store on client, which the caller keeps and closes.
+func New(client redis.UniversalClient, opts *Options) (*Store, error) {
+	if client == nil {
+		return nil, errors.New("redistasks: New needs a Redis client")
+	}
+	s := &Store{client: client, prefix: DefaultPrefix, timeout: time.Second}
+	if opts != nil {
+		if opts.Prefix != "" {
+			s.prefix = opts.Prefix
+		}
+		switch {
+		case opts.Timeout < 0:
+			return nil, fmt.Errorf("redistasks: negative Timeout %v", opts.Timeout)
+		case opts.Timeout > 0:
+			s.timeout = opts.Timeout
+		}
+	}
+	return s, nil
+}
+
+// Open connects to the Redis server at url ("redis://[user:password@]host:port/db",
+// or rediss:// for TLS), checks that it answers, and returns a store and
+// the function that closes the connection. Errors never show the password.
+func Open(ctx context.Context, url string, opts *Options) (*Store, func() error, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("redistasks: Redis URL %q: %v", redactURL(url), redactErr(err, url))
+	}
+	client := redis.NewClient(o)
+	s, err := New(client, opts)
+	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, max(s.timeout, 2*time.Second))
+	defer cancel()
+	if err := client.Ping(pctx).Err(); err != nil {
+		client.Close()
+		return nil, nil, fmt.Errorf("redistasks: Redis at %s does not answer: %v", o.Addr, redactErr(err, url))
+	}
+	return s, client.Close, nil
+}
+
+func unavailable(op string, err error) error {
+	return fmt.Errorf("%w: redistasks: %s: %w", tasks.ErrUnavailable, op, err)
+}
+
+// Create implements tasks.Store.
+func (s *Store) Create(ctx context.Context, t *tasks.Task) error {
+	if !time.Now().Before(t.ExpiresAt) {
+		return errors.New("redistasks: the task has already expired")
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	err = s.client.Do(ctx, "SET", s.prefix+t.ID, b, "NX", "PXAT", t.ExpiresAt.UnixMilli()).Err()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, redis.Nil):
+		return tasks.ErrExists
+	}
+	return unavailable("SET NX", err)
+}
+
+// Get implements tasks.Store.
+func (s *Store) Get(ctx context.Context, id string) (*tasks.Task, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return s.get(ctx, s.client, id)
+}
+
+func (s *Store) get(ctx context.Context, c redis.Cmdable, id string) (*tasks.Task, error) {
+	b, err := c.Get(ctx, s.prefix+id).Bytes()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, tasks.ErrNotFound
+	case err != nil:
+		return nil, unavailable("GET", err)
+	}
+	var t tasks.Task
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, unavailable("decode", err)
+	}
+	return &t, nil
+}
+
+// Update implements tasks.Store.
+func (s *Store) Update(ctx context.Context, id string, change func(*tasks.Task) error) (*tasks.Task, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	key := s.prefix + id
+	var out *tasks.Task
+	var changeErr error
+	txf := func(tx *redis.Tx) error {
+		t, err := s.get(ctx, tx, id)
+		if err != nil {
+			changeErr = err
+			return err
+		}
+		if err := change(t); err != nil {
+			changeErr = err
+			return err
+		}
+		b, err := json.Marshal(t)
+		if err != nil {
+			changeErr = err
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.SetArgs(ctx, key, b, redis.SetArgs{KeepTTL: true, Mode: "XX"})
+			return nil
+		})
+		if err == nil {
+			out = t
+		}
+		return err
+	}
+	for range maxRetries {
+		changeErr = nil
+		err := s.client.Watch(ctx, txf, key)
+		switch {
+		case err == nil:
+			return out, nil
+		case changeErr != nil:
+			return nil, changeErr
+		case errors.Is(err, redis.TxFailedErr):
+			continue // another writer got there first
+		case errors.Is(err, redis.Nil):
+			return nil, tasks.ErrNotFound // expired between GET and EXEC
+		default:
+			return nil, unavailable("update", err)
+		}
+	}
+	return nil, unavailable("update", errors.New("too many concurrent writers"))
+}
+
+// redactURL returns url with any password replaced by "xxxxx".
+func redactURL(url string) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return "(malformed URL)"
+	}
+	userinfo, host, ok := strings.Cut(rest, "@")
+	if !ok {
+		return url
+	}
+	if user, _, hasPass := strings.Cut(userinfo, ":"); hasPass {
+		return scheme + "://" + user + ":xxxxx@" + host
+	}
+	return url
+}
+
+// redactErr returns err's text with the password of url, if any, replaced.
+func redactErr(err error, url string) string {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(url, "://"); ok {
+		if userinfo, _, ok := strings.Cut(rest, "@"); ok {
+			if _, pass, ok := strings.Cut(userinfo, ":"); ok && pass != "" {
+				msg = strings.ReplaceAll(msg, pass, "xxxxx")
+			}
+		}
+	}
+	return msg
+}
