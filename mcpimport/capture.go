@@ -38,6 +38,14 @@ type capture struct {
 
 type captureKey struct{}
 
+// taskNameKey carries the task id a tasks/get or tasks/cancel is about, for
+// the Mcp-Name header taskRoundTripper sets.
+type taskNameKey struct{}
+
+func withTaskName(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, taskNameKey{}, id)
+}
+
 func withCapture(ctx context.Context, c *capture) context.Context {
 	return context.WithValue(ctx, captureKey{}, c)
 }
@@ -122,6 +130,12 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 type taskRoundTripper struct{ base http.RoundTripper }
 
 func (rt taskRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if id, ok := req.Context().Value(taskNameKey{}).(string); ok && req.Method == http.MethodPost && req.Header.Get("Mcp-Name") == "" {
+		// SEP-2663 routes tasks/* requests by Mcp-Name, which must name the
+		// task; the SDK sets it only for the methods it knows.
+		req = req.Clone(req.Context())
+		req.Header.Set("Mcp-Name", id)
+	}
 	resp, err := rt.base.RoundTrip(req)
 	cp := captureFrom(req.Context())
 	if err != nil || cp == nil || req.Method != http.MethodPost {

@@ -199,7 +199,7 @@ func (t *tool) followTask(ctx context.Context, ec *execution.Context, raw json.R
 			return nil, ReasonTimeout, ctx.Err()
 		case <-timer.C:
 		}
-		next, err := mcp.CallCustomMethod[*taskRef, *taskState](ctx, cs, "tasks/get", &taskRef{ParamsBase: mcp.ParamsBase{Meta: taskDeclaration()}, TaskID: id})
+		next, err := mcp.CallCustomMethod[*taskRef, *taskState](withTaskName(ctx, id), cs, "tasks/get", &taskRef{ParamsBase: mcp.ParamsBase{Meta: taskDeclaration()}, TaskID: id})
 		if err != nil {
 			if ctx.Err() != nil {
 				t.cancelTask(ec, id)
@@ -256,7 +256,7 @@ func nextWait(prev time.Duration, hintMs *int64, polls int) time.Duration {
 func (t *tool) cancelTask(ec *execution.Context, id string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ec), taskCancelTimeout)
 	defer cancel()
-	_, err := mcp.CallCustomMethod[*taskRef, *taskState](ctx, t.cat.session, "tasks/cancel", &taskRef{ParamsBase: mcp.ParamsBase{Meta: taskDeclaration()}, TaskID: id})
+	_, err := mcp.CallCustomMethod[*taskRef, *taskState](withTaskName(ctx, id), t.cat.session, "tasks/cancel", &taskRef{ParamsBase: mcp.ParamsBase{Meta: taskDeclaration()}, TaskID: id})
 	if err != nil && t.cat.logger.Enabled(ctx, slog.LevelDebug) {
 		t.cat.logger.DebugContext(ctx, "mcpimport: tasks/cancel failed", "server", t.cat.snap.serverID, "tool", t.entry.RemoteName, "cause", err.Error())
 	}
