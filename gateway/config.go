@@ -231,6 +231,12 @@ type Tool struct {
 	// ConcurrencySafe lets a read's calls overlap; without it they run one
 	// at a time. (concurrency_safe)
 	ConcurrencySafe bool `yaml:"concurrency_safe"`
+	// Task lets the upstream answer a read with a task (the MCP tasks
+	// extension), which the gateway follows to its result; TaskTimeout
+	// bounds the whole call (default: the upstream's call_timeout; at most
+	// 300 s). Reads only. (task, task_timeout)
+	Task        bool     `yaml:"task"`
+	TaskTimeout Duration `yaml:"task_timeout"`
 	// ApprovalScope and ApprovalScopeRevision name the authority that
 	// approves a write, as recorded in every approval. Defaults: the
 	// upstream's name and "1". (approval_scope, approval_scope_revision)

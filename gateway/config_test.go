@@ -149,3 +149,17 @@ func TestNewChecksACodeConfig(t *testing.T) {
 		t.Errorf("after the fix: %v", err)
 	}
 }
+
+func TestParseTaskBindings(t *testing.T) {
+	for _, tc := range []struct{ tool, want string }{
+		{"{remote: read, title: Read, task: true, task_timeout: 2m}", ""},
+		{"{remote: read, title: Read, task_timeout: 2m}", "task_timeout applies with task: true"},
+		{"{remote: read, title: Read, task: true, task_timeout: 10m}", "want a positive duration of at most 5m0s"},
+		{"{remote: read, title: Read, write: write, task: true}", "a write is never followed as a task"},
+	} {
+		_, err := gateway.Parse("gw.yaml", []byte(strings.Replace(valid, "{remote: read, title: Read}", tc.tool, 1)))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: got %v, want %q", tc.tool, err, tc.want)
+		}
+	}
+}

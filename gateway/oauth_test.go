@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/gateway"
+	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -87,5 +90,43 @@ func TestHTTPUpstreamReconnects(t *testing.T) {
 	})
 	if text, isErr := call(t, connect(t, url, ""), "gateway.ping", map[string]any{}); isErr || !strings.Contains(text, "pong") {
 		t.Errorf("after reconnecting: %s\n%s", text, log)
+	}
+}
+
+// TestHTTPUpstreamTask: a read bound with task: true, on an agnara
+// upstream that runs it as a task, is followed to its result.
+func TestHTTPUpstreamTask(t *testing.T) {
+	type in struct {
+		Month string `json:"month"`
+	}
+	app := agnara.New("reports", nil)
+	build := app.Capability(func(ctx context.Context, i in) (textOut, error) {
+		select {
+		case <-time.After(200 * time.Millisecond):
+			return textOut{"report for " + i.Month}, nil
+		case <-ctx.Done():
+			return textOut{}, ctx.Err()
+		}
+	}, &agnara.CapabilityOptions{Name: "build_report", Description: "Builds a monthly report."})
+	exp := mcpexpose.New(app)
+	exp.Tool(build, &mcpexpose.ToolOptions{Task: mcpexpose.TaskRequired})
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := policy.NewPrincipal("gateway", nil)
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream := httptest.NewServer(h)
+	t.Cleanup(upstream.Close)
+	_, url, log := started(t, gateway.Config{Upstreams: []gateway.Upstream{{
+		Name: "reports", HTTP: &gateway.HTTPUpstream{URL: upstream.URL},
+		Tools: []gateway.Tool{{Remote: "reports.build_report", Name: "build_report", Title: "Build a report", Profile: "standard", Task: true, TaskTimeout: gateway.Duration(20 * time.Second)}},
+	}}}, nil)
+	text, isErr := call(t, connect(t, url, ""), "gateway.build_report", map[string]any{"month": "2026-11"})
+	if isErr || !strings.Contains(text, "report for 2026-11") {
+		t.Fatalf("through the gateway: %s\n%s", text, log)
 	}
 }

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -36,6 +35,7 @@ type upstream struct {
 	limits mcpimport.Limits
 	reads  map[string]mcpimport.Binding
 	writes map[string]mcpimport.WriteBinding
+	tasks  bool          // some binding follows remote tasks
 	tried  chan struct{} // closed after the first attempt, whatever it gave
 	once   sync.Once
 
@@ -73,6 +73,12 @@ func newUpstream(g *Gateway, cfg *Upstream) *upstream {
 				Name: t.Name, Title: t.Title, Description: t.Description,
 				Scopes: slices.Clone(t.Scopes), ScopeValidator: validator, NoScopeValidator: validator == nil,
 				ConcurrencySafe: t.ConcurrencySafe, Profile: profile(t.Profile),
+			}
+			if t.Task {
+				b := u.reads[t.Remote]
+				b.Task = &mcpimport.TaskOptions{Timeout: t.TaskTimeout.D()}
+				u.reads[t.Remote] = b
+				u.tasks = true
 			}
 			continue
 		}
@@ -180,7 +186,11 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 	if u.cfg.HTTP != nil {
 		// A session costs both sides less per call than 2026-07-28's
 		// stateless requests (docs/PERFORMANCE.md, "Gateway").
-		protocol = cmp.Or(u.cfg.HTTP.Protocol, mcpimport.HTTPProtocolVersion)
+		// Tasks are a 2026-07-28 extension.
+		protocol = u.cfg.HTTP.Protocol
+		if protocol == "" && !u.tasks {
+			protocol = mcpimport.HTTPProtocolVersion
+		}
 	}
 	connectCtx, cancel := context.WithTimeout(ctx, importTimeout)
 	defer cancel()
@@ -192,6 +202,7 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 		// Pings find a session the upstream lost, which then ends and is
 		// made again.
 		ClientOptions:  &mcp.ClientOptions{KeepAlive: sessionKeepAlive},
+		Tasks:          u.tasks,
 		SessionOptions: &mcp.ClientSessionOptions{ProtocolVersion: protocol},
 	})
 	if err != nil {

@@ -391,6 +391,12 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 			default:
 				bad("%q: want strict or standard", t.Profile)(tat("profile")...)
 			}
+			if t.TaskTimeout != 0 && !t.Task {
+				bad("task_timeout applies with task: true")(tat("task_timeout")...)
+			}
+			if t.TaskTimeout < 0 || t.TaskTimeout.D() > mcpimport.MaxCallTimeout {
+				bad("%s: want a positive duration of at most %s", t.TaskTimeout.D(), mcpimport.MaxCallTimeout)(tat("task_timeout")...)
+			}
 			switch t.Write {
 			case "":
 				if t.ApprovalScope != "" || t.ApprovalScopeRevision != "" {
@@ -402,6 +408,9 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 				}
 				if t.ConcurrencySafe {
 					bad("writes run one at a time: remove concurrency_safe")(tat("concurrency_safe")...)
+				}
+				if t.Task {
+					bad("a write is never followed as a task: task applies to reads only")(tat("task")...)
 				}
 				t.ApprovalScope = cmp.Or(t.ApprovalScope, u.Name)
 				t.ApprovalScopeRevision = cmp.Or(t.ApprovalScopeRevision, "1")
