@@ -6,9 +6,13 @@ GO ?= go
 
 test: deps engines fmt-check vet lint vulncheck unit fuzz-short conformance bench-check soak-short
 
-# The quick loop for contributors: formatting, vet and every test once,
-# without the race detector, fuzzing, linters or the conformance suite.
+# The quick loop for contributors (about 1.5 minutes on 2 cores): gofmt,
+# vet, the linters of this module and every test once, without the race
+# detector, fuzzing, the vulnerability check, the benchmark module or the
+# conformance suite.
 check: deps engines fmt-check vet
+	$(GO) test -count=1 ./internal/lintgate/
+	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -count=1 ./...
 
 # Pinned MCP peers (official conformance suite on Node 22, TypeScript SDK

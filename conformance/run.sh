@@ -42,6 +42,13 @@ for rev in 2026-07-28 2025-11-25; do
     status=1
     echo "--- $rev: FAIL"
   fi
-  sed 's/\x1b\[[0-9;]*m//g' "$work/out-$rev.txt" | grep -E '^[✓✗] |Expected failures|Unexpected|Baseline check|Stale|stale' || true
+  # One line per revision: how many scenarios passed, and which failed
+  # (expected ones are in baseline.yml; an unexpected one fails the run and
+  # the suite's own lines about it follow).
+  plain=$(sed 's/\x1b\[[0-9;]*m//g' "$work/out-$rev.txt")
+  passed=$(grep -c '^✓ ' <<<"$plain" || true)
+  failed=$( (grep '^✗ ' <<<"$plain" || true) | sed -E 's/^✗ ([^:]+):.*/\1/' | paste -sd, - | sed 's/,/, /g')
+  echo "    $passed scenarios passed; failed: ${failed:-none}"
+  grep -E 'Unexpected|Stale|stale' <<<"$plain" || true
 done
 exit "$status"

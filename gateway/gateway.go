@@ -414,7 +414,7 @@ func Run(ctx context.Context, cfg Config, opts *Options, stdout io.Writer) error
 	for _, s := range g.Status() {
 		names = append(names, s.Name+"="+string(s.State))
 	}
-	g.logger.Info("serving MCP", slog.String("url", url), slog.Any("upstreams", names),
+	g.logger.Info("serving MCP", slog.String("url", url), slog.String("agnara", agnara.Version), slog.Any("upstreams", names),
 		slog.Bool("oauth", g.cfg.Auth.Issuer != ""))
 	stopped := make(chan error, 1)
 	go func() {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	framework "github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/gateway"
 	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -136,4 +137,11 @@ func childPID(t *testing.T, log string) int {
 	}
 	t.Errorf("no upstream process in the log:\n%s", log)
 	return 0
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := agnara(time.Time{}, "version")
+	if code != 0 || out != "agnara-go "+framework.Version+"\n" {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
 }

@@ -48,6 +48,8 @@ package main
 import (
 	"fmt"
 	"os"
+
+	framework "github.com/agnara-go/agnara/agnara" // the tests name a helper agnara
 )
 
 func main() {
@@ -60,6 +62,7 @@ Groups:
   keys       the request-state key file shared by a server's instances
   approvals  the durable approvals of imported write tools
   gateway    serve a governed gateway from a config file
+  version    print agnara-go's version
 
 Run 'agnara keys help' or 'agnara approvals help' for their commands.
 `
@@ -78,6 +81,9 @@ func (c *cli) main(args []string) int {
 		return c.run(args)
 	case "gateway":
 		return c.gateway(args[1:])
+	case "version":
+		fmt.Fprintln(c.stdout, "agnara-go", framework.Version)
+		return 0
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(c.stdout, mainUsage)
 		return 0

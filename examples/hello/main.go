@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log"
+	"net"
 	"net/http"
 
 	"github.com/agnara-go/agnara/agnara"
@@ -34,7 +36,11 @@ func main() {
 		log.Fatal(err)
 	}
 	http.Handle("/mcp", h)
+	ln, err := net.Listen("tcp", "127.0.0.1:8080")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("serving MCP at http://%s/mcp\n", ln.Addr())
 	srv := mcpexpose.NewHTTPServer(http.DefaultServeMux, nil) // timeouts against slow clients
-	srv.Addr = "127.0.0.1:8080"
-	log.Fatal(srv.ListenAndServe())
+	log.Fatal(srv.Serve(ln))
 }

@@ -216,7 +216,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 
 	srv := mcpexpose.NewHTTPServer(r, nil) // read, write and idle timeouts for MCP
 	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)
-	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)),
+	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)), slog.String("agnara", agnara.Version),
 		slog.String("resource", cfg.resource), slog.Bool("oauth", cfg.issuer != ""), slog.Any("tools", snap.Names()),
 		slog.String("state_keys", cmp.Or(cfg.stateKeys, "per process")), slog.Bool("replay_redis", cfg.replayRedis != ""))
 	stopped := make(chan error, 1)

@@ -1,0 +1,79 @@
+// Package readmetest checks that the Go snippets of README.md compile as
+// written, imports included, so that a reader can paste them.
+package readmetest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// goBlocks returns the ```go blocks of markdown, with the line each starts
+// on.
+func goBlocks(markdown string) (blocks []string, lines []int) {
+	re := regexp.MustCompile("(?ms)^```go\n(.*?)^```$")
+	for _, m := range re.FindAllStringSubmatchIndex(markdown, -1) {
+		blocks = append(blocks, markdown[m[2]:m[3]])
+		lines = append(lines, strings.Count(markdown[:m[0]], "\n")+1)
+	}
+	return blocks, lines
+}
+
+func TestReadmeSnippetsCompile(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, lines := goBlocks(string(readme))
+	if len(blocks) == 0 {
+		t.Fatal("README.md has no Go snippet")
+	}
+	for i, src := range blocks {
+		if !strings.HasPrefix(src, "package ") {
+			t.Errorf("README.md:%d: the snippet is not a whole file: start it with its package clause and imports", lines[i])
+			continue
+		}
+		// Inside the module (so that it builds against this checkout), in
+		// a directory the go command's ./... patterns ignore.
+		dir, err := os.MkdirTemp(filepath.Join(root, "internal", "readmetest"), "_snippet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.WriteFile(filepath.Join(dir, "snippet.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, dir)
+		cmd := exec.Command("go", "vet", "./"+filepath.ToSlash(rel))
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("README.md:%d: the snippet does not compile as written: %v\n%s", lines[i], err, out)
+		}
+	}
+}
+
+func TestHelloIsTheReadmeSnippet(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello, err := os.ReadFile(filepath.Join("..", "..", "examples", "hello", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(hello[strings.Index(string(hello), "package main"):])
+	blocks, _ := goBlocks(string(readme))
+	for _, b := range blocks {
+		if b == want {
+			return
+		}
+	}
+	t.Error("README.md no longer shows examples/hello/main.go whole (from its package clause): update one or the other")
+}
