@@ -43,6 +43,14 @@
 //	agnara gateway -sample
 //
 // See docs/gateway.md.
+//
+// tools talks to any MCP server over streamable HTTP, at either protocol
+// era, with a bearer token or the OAuth client-credentials grant:
+//
+//	agnara tools list URL [-era modern|legacy] [-json]
+//	agnara tools call URL NAME [JSON] [-yes] [-answers JSON] [-json]
+//
+// See docs/getting-started.md.
 package main
 
 import (
@@ -62,9 +70,11 @@ Groups:
   keys       the request-state key file shared by a server's instances
   approvals  the durable approvals of imported write tools
   gateway    serve a governed gateway from a config file
+  tools      list and call the tools of any MCP server
   version    print agnara-go's version
 
-Run 'agnara keys help' or 'agnara approvals help' for their commands.
+Run 'agnara keys help', 'agnara approvals help' or 'agnara tools help'
+for their commands.
 `
 
 // main runs one invocation (args without the program name) and returns the
@@ -81,6 +91,8 @@ func (c *cli) main(args []string) int {
 		return c.run(args)
 	case "gateway":
 		return c.gateway(args[1:])
+	case "tools":
+		return c.tools(args[1:])
 	case "version":
 		fmt.Fprintln(c.stdout, "agnara-go", framework.Version)
 		return 0

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// errFailed is returned once a failure has been printed: exit 1.
+var errFailed = errors.New("failed")
+
+// list prints the tools the server shows, every page of them.
+func (t *toolsCLI) list(ctx context.Context, cs *mcp.ClientSession, f *toolsFlags, rec *challengeRecorder) error {
+	var tools []*mcp.Tool
+	params := &mcp.ListToolsParams{}
+	for {
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return rec.explain("tools/list", err)
+		}
+		tools = append(tools, res.Tools...)
+		if res.NextCursor == "" || len(tools) > 100000 {
+			break
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+	if f.json {
+		if tools == nil {
+			tools = []*mcp.Tool{}
+		}
+		return t.printJSON(map[string]any{"tools": tools})
+	}
+	init := cs.InitializeResult()
+	server, version := "the server", ""
+	if init != nil {
+		version = init.ProtocolVersion
+		if init.ServerInfo != nil {
+			server = strings.TrimSpace(init.ServerInfo.Name + " " + init.ServerInfo.Version)
+		}
+	}
+	fmt.Fprintf(t.stdout, "%s, protocol %s: %d tools\n", printable(server), printable(version), len(tools))
+	if len(tools) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(t.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTITLE\tHINTS\tDESCRIPTION")
+	for _, tool := range tools {
+		title := tool.Title
+		if title == "" && tool.Annotations != nil {
+			title = tool.Annotations.Title
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(tool.Name), orDash(printable(oneLine(title, 40))), hints(tool.Annotations), orDash(printable(oneLine(tool.Description, 60))))
+	}
+	return tw.Flush()
+}
+
+// oneLine is s on one line (runs of white space, newlines included, as one
+// space), cut to at most n characters.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
+// hints lists the annotations' behaviour hints, as the server states them.
+func hints(a *mcp.ToolAnnotations) string {
+	if a == nil {
+		return "-"
+	}
+	var h []string
+	if a.ReadOnlyHint {
+		h = append(h, "read-only")
+	}
+	if a.DestructiveHint != nil && *a.DestructiveHint {
+		h = append(h, "destructive")
+	}
+	if a.IdempotentHint {
+		h = append(h, "idempotent")
+	}
+	if a.OpenWorldHint != nil && *a.OpenWorldHint {
+		h = append(h, "open-world")
+	}
+	return orDash(strings.Join(h, ","))
+}
+
+// call calls the tool and prints its result.
+func (t *toolsCLI) call(ctx context.Context, cs *mcp.ClientSession, f *toolsFlags, rec *challengeRecorder, ask *asker, name string, arguments map[string]any) error {
+	if arguments == nil {
+		arguments = map[string]any{}
+	}
+	stop := t.spin("calling " + printable(name))
+	ask.setSpinner(stop)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: arguments})
+	stop()
+	if err != nil {
+		return rec.explain("tools/call", err)
+	}
+	if f.json {
+		if err := t.printJSON(res); err != nil {
+			return err
+		}
+		if res.IsError {
+			return errFailed
+		}
+		return nil
+	}
+	if res.IsError {
+		t.printFailure(name, res)
+		return errFailed
+	}
+	t.printResult(res)
+	return nil
+}
+
+// printJSON prints v indented, every character that is not printable
+// escaped as \uXXXX (the same JSON value).
+func (t *toolsCLI) printJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	fmt.Fprintln(t.stdout, escapeJSON(out.String(), true))
+	return nil
+}
+
+// printResult prints a successful result: its structured content
+// pretty-printed, and every content block that does not merely repeat it.
+func (t *toolsCLI) printResult(res *mcp.CallToolResult) {
+	var structured []byte
+	if res.StructuredContent != nil {
+		structured, _ = json.Marshal(res.StructuredContent)
+	}
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			if structured != nil && sameJSON(c.Text, structured) {
+				continue
+			}
+			for _, line := range strings.Split(strings.TrimSuffix(c.Text, "\n"), "\n") {
+				fmt.Fprintln(t.stdout, printable(line))
+			}
+		case *mcp.ImageContent:
+			fmt.Fprintf(t.stdout, "[image %s, %d bytes]\n", printable(c.MIMEType), len(c.Data))
+		case *mcp.AudioContent:
+			fmt.Fprintf(t.stdout, "[audio %s, %d bytes]\n", printable(c.MIMEType), len(c.Data))
+		case *mcp.ResourceLink:
+			fmt.Fprintf(t.stdout, "[resource link %s]\n", printable(c.URI))
+		case *mcp.EmbeddedResource:
+			uri := ""
+			if c.Resource != nil {
+				uri = c.Resource.URI
+			}
+			fmt.Fprintf(t.stdout, "[resource %s]\n", printable(uri))
+		default:
+			fmt.Fprintf(t.stdout, "[%T content]\n", c)
+		}
+	}
+	if structured != nil {
+		var out bytes.Buffer
+		if json.Indent(&out, structured, "", "  ") == nil {
+			fmt.Fprintln(t.stdout, escapeJSON(out.String(), true))
+		}
+	}
+}
+
+// sameJSON reports whether text is the JSON value b.
+func sameJSON(text string, b []byte) bool {
+	var x, y any
+	if json.Unmarshal([]byte(text), &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return bytes.Equal(xb, yb)
+}
+
+// failure is the canonical failure of an agnara server (mcpexpose.ProjectResult).
+type failure struct {
+	Code    string          `json:"code"`
+	Reason  string          `json:"reason"`
+	Message string          `json:"message"`
+	Details json.RawMessage `json:"details"`
+}
+
+// printFailure prints a tool's failure on stderr: the canonical code,
+// reason and message when the result holds them, else its text.
+func (t *toolsCLI) printFailure(name string, res *mcp.CallToolResult) {
+	var text []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	var f failure
+	if len(text) == 1 && json.Unmarshal([]byte(text[0]), &f) == nil && f.Code != "" {
+		code := printable(f.Code)
+		if f.Reason != "" {
+			code += " (" + printable(f.Reason) + ")"
+		}
+		fmt.Fprintf(t.stderr, "agnara tools call: %s failed: %s: %s\n", printable(name), code, printable(f.Message))
+		if len(f.Details) > 0 && string(f.Details) != "null" {
+			var out bytes.Buffer
+			if json.Indent(&out, f.Details, "", "  ") == nil {
+				fmt.Fprintf(t.stderr, "details: %s\n", escapeJSON(out.String(), true))
+			}
+		}
+		return
+	}
+	fmt.Fprintf(t.stderr, "agnara tools call: %s failed:\n", printable(name))
+	for _, s := range text {
+		for _, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+			fmt.Fprintln(t.stderr, "  "+printable(line))
+		}
+	}
+}
