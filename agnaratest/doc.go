@@ -21,8 +21,10 @@
 //			Principal: policy.NewPrincipal("admin", []string{"users:admin"}),
 //			Answer:    agnaratest.Confirm(),
 //		})
-//		var deleted bool
-//		admin.CallValue(t, "users.delete_user", map[string]any{"id": "1"}, &deleted)
+//		admin.CallValue(t, "users.delete_user", map[string]any{"id": "1"}, nil) // confirmed
+//		if q := admin.Questions(); len(q) != 1 {
+//			t.Errorf("asked %d questions, want the confirmation", len(q))
+//		}
 //	}
 //
 // [NewClient] and the methods that take a testing.TB fail the test on
