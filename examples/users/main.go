@@ -32,6 +32,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -115,74 +116,12 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		cfg.resource = fmt.Sprintf("http://%s/mcp", addr)
 	}
 
-	appOpts := &agnara.Options{Version: "0.1.0", Logger: logger}
-	if cfg.otelStdout {
-		exporter, err := stdouttrace.New(stdouttrace.WithWriter(stdout), stdouttrace.WithPrettyPrint())
-		if err != nil {
-			return err
-		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
-		defer tp.Shutdown(context.Background())
-		tel, err := otelmcp.New(&otelmcp.Options{TracerProvider: tp})
-		if err != nil {
-			return err
-		}
-		appOpts.Observer = tel
-	}
-	store := userservice.NewStore()
-	app, caps := userservice.NewApp(store, appOpts)
-	defer app.Close()
-	welcome := app.Capability(WelcomeUser, &agnara.CapabilityOptions{
-		Title:       "Welcome a user",
-		Description: "Ask the model to write a short welcome message to one user.",
-		Scopes:      []string{"users:read"},
-	})
-	exp := mcpexpose.New(app)
-	exp.Tool(caps.Get, nil)
-	exp.Tool(caps.List, nil)
-	exp.Tool(caps.Create, nil)
-	exp.Tool(caps.Delete, nil)
-	// The same capability as users.get_user, read as a resource: users://u1.
-	complete := map[string]mcpexpose.Completer{"id": userIDs(store)}
-	exp.ResourceTemplate(caps.Get, &mcpexpose.ResourceTemplateOptions{URITemplate: "users://{id}", Name: "user", Complete: complete})
-	exp.Prompt(welcome, &mcpexpose.PromptOptions{Complete: complete})
-	snap, err := exp.Compile()
+	a, err := newApplication(ctx, cfg, stdout, logger)
 	if err != nil {
 		return err
 	}
-
-	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger, StateTTL: cfg.stateTTL}}
-	if cfg.audit != nil {
-		opts.Server.Audit = mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(cfg.audit, nil)))
-	}
-	if cfg.stateKeys != "" {
-		if opts.Server.StateKeys, err = requeststate.LoadKeyRing(cfg.stateKeys); err != nil {
-			return err
-		}
-	}
-	if cfg.replayRedis != "" {
-		if cfg.stateKeys == "" {
-			return errors.New("-replay-redis needs -state-keys: without a shared key file no other instance can open this one's states")
-		}
-		redis.SetLogger(redisLog{logger}) // the client's reconnect notes, as warnings
-		store, closeRedis, err := redisreplay.Open(ctx, cfg.replayRedis, nil)
-		if err != nil {
-			return err
-		}
-		defer closeRedis()
-		opts.Server.StateReplay = store
-	}
-	if cfg.issuer != "" {
-		v, err := oidc.NewVerifier(ctx, cfg.issuer, cfg.resource, nil)
-		if err != nil {
-			return err
-		}
-		opts.Tokens = v.Verify
-		opts.Resource = &mcpexpose.Resource{URL: cfg.resource, AuthorizationServers: []string{cfg.issuer}}
-	} else {
-		dev := policy.NewPrincipal("developer", strings.Fields(cfg.devScopes))
-		opts.Server.DevelopmentPrincipal = &dev
-	}
+	defer a.close()
+	snap, opts := a.snap, a.opts
 	h, err := mcpexpose.NewHandler(snap, opts)
 	if err != nil {
 		return err
@@ -230,6 +169,103 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		return err
 	}
 	return <-stopped
+}
+
+// application is the users example's compiled exposure and the handler
+// options its flags choose, before anything listens: what run serves, and
+// what the tests call in process (package agnaratest).
+type application struct {
+	snap    *mcpexpose.Snapshot
+	opts    *mcpexpose.HandlerOptions
+	closers []func()
+}
+
+// close releases what newApplication opened, last first, once.
+func (a *application) close() {
+	for _, c := range slices.Backward(a.closers) {
+		c()
+	}
+	a.closers = nil
+}
+
+// newApplication compiles the application and chooses its handler options
+// from cfg, whose resource is set. On error, what it opened is released.
+func newApplication(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger) (_ *application, err error) {
+	a := &application{}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	appOpts := &agnara.Options{Version: "0.1.0", Logger: logger}
+	if cfg.otelStdout {
+		exporter, err := stdouttrace.New(stdouttrace.WithWriter(stdout), stdouttrace.WithPrettyPrint())
+		if err != nil {
+			return nil, err
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+		a.closers = append(a.closers, func() { tp.Shutdown(context.Background()) })
+		tel, err := otelmcp.New(&otelmcp.Options{TracerProvider: tp})
+		if err != nil {
+			return nil, err
+		}
+		appOpts.Observer = tel
+	}
+	store := userservice.NewStore()
+	app, caps := userservice.NewApp(store, appOpts)
+	a.closers = append(a.closers, func() { app.Close() })
+	welcome := app.Capability(WelcomeUser, &agnara.CapabilityOptions{
+		Title:       "Welcome a user",
+		Description: "Ask the model to write a short welcome message to one user.",
+		Scopes:      []string{"users:read"},
+	})
+	exp := mcpexpose.New(app)
+	exp.Tool(caps.Get, nil)
+	exp.Tool(caps.List, nil)
+	exp.Tool(caps.Create, nil)
+	exp.Tool(caps.Delete, nil)
+	// The same capability as users.get_user, read as a resource: users://u1.
+	complete := map[string]mcpexpose.Completer{"id": userIDs(store)}
+	exp.ResourceTemplate(caps.Get, &mcpexpose.ResourceTemplateOptions{URITemplate: "users://{id}", Name: "user", Complete: complete})
+	exp.Prompt(welcome, &mcpexpose.PromptOptions{Complete: complete})
+	if a.snap, err = exp.Compile(); err != nil {
+		return nil, err
+	}
+
+	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger, StateTTL: cfg.stateTTL}}
+	if cfg.audit != nil {
+		opts.Server.Audit = mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(cfg.audit, nil)))
+	}
+	if cfg.stateKeys != "" {
+		if opts.Server.StateKeys, err = requeststate.LoadKeyRing(cfg.stateKeys); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.replayRedis != "" {
+		if cfg.stateKeys == "" {
+			return nil, errors.New("-replay-redis needs -state-keys: without a shared key file no other instance can open this one's states")
+		}
+		redis.SetLogger(redisLog{logger}) // the client's reconnect notes, as warnings
+		store, closeRedis, err := redisreplay.Open(ctx, cfg.replayRedis, nil)
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, func() { closeRedis() })
+		opts.Server.StateReplay = store
+	}
+	if cfg.issuer != "" {
+		v, err := oidc.NewVerifier(ctx, cfg.issuer, cfg.resource, nil)
+		if err != nil {
+			return nil, err
+		}
+		opts.Tokens = v.Verify
+		opts.Resource = &mcpexpose.Resource{URL: cfg.resource, AuthorizationServers: []string{cfg.issuer}}
+	} else {
+		dev := policy.NewPrincipal("developer", strings.Fields(cfg.devScopes))
+		opts.Server.DevelopmentPrincipal = &dev
+	}
+	a.opts = opts
+	return a, nil
 }
 
 // redisLog sends the Redis client's own notes (failed dials while Redis is

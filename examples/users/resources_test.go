@@ -1,65 +1,47 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/agnara-go/agnara/agnaratest"
+	"github.com/agnara-go/agnara/examples/internal/userservice"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestUserResourceAndPrompt starts the example and, in both eras with the
-// Go SDK client, reads a user through the users://{id} template, gets the
-// welcome prompt for them, completes their id, and reads a user who does
-// not exist.
+// TestUserResourceAndPrompt, in both eras, reads a user through the
+// users://{id} template, gets the welcome prompt for them, completes their
+// id, and reads a user who does not exist.
 func TestUserResourceAndPrompt(t *testing.T) {
-	url := startExample(t, "-dev-scopes", "users:read users:write")
-	for _, version := range []string{"", "2025-11-25"} {
-		t.Run("version="+version, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
-				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-			if err != nil {
-				t.Fatal(err)
+	for _, version := range []string{agnaratest.Modern, agnaratest.Handshake} {
+		t.Run(version, func(t *testing.T) {
+			_, c := inProcess(t, config{devScopes: "users:read users:write"}, io.Discard, agnaratest.Options{ProtocolVersion: version})
+			var created userservice.User
+			if c.CallValue(t, "users.create_user", map[string]any{"name": "Ada", "email": "ada@example.com"}, &created); created.ID == "" {
+				t.Fatalf("created %+v", created)
 			}
-			defer cs.Close()
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "users.create_user", Arguments: map[string]any{"name": "Ada", "email": "ada" + version + "@example.com"}})
-			if err != nil || res.IsError {
-				t.Fatalf("create: %+v, %v", res, err)
-			}
-			var created struct {
-				Result struct{ ID string } `json:"result"`
-			}
-			b, _ := json.Marshal(res.StructuredContent)
-			if err := json.Unmarshal(b, &created); err != nil || created.Result.ID == "" {
-				t.Fatalf("created %s", b)
-			}
-			id := created.Result.ID
+			id, cs := created.ID, c.Session()
 
-			tmpls, err := cs.ListResourceTemplates(ctx, nil)
+			tmpls, err := cs.ListResourceTemplates(t.Context(), nil)
 			if err != nil || len(tmpls.ResourceTemplates) != 1 || tmpls.ResourceTemplates[0].URITemplate != "users://{id}" {
 				t.Fatalf("templates = %+v, %v", tmpls, err)
 			}
-			read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "users://" + id})
-			if err != nil || len(read.Contents) != 1 || read.Contents[0].MIMEType != "application/json" || !strings.Contains(read.Contents[0].Text, `"name":"Ada"`) {
-				t.Fatalf("read users://%s = %+v, %v", id, read, err)
+			if read := c.ReadResource(t, "users://"+id); len(read.Contents) != 1 || read.Contents[0].MIMEType != "application/json" || !strings.Contains(read.Contents[0].Text, `"name":"Ada"`) {
+				t.Fatalf("read users://%s = %+v", id, read)
 			}
-			_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "users://nobody"})
+			_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "users://nobody"})
 			var je *jsonrpc.Error
 			if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || string(je.Data) != `{"uri":"users://nobody"}` {
 				t.Errorf("read users://nobody = %v, want -32602 with data.uri", err)
 			}
 
-			gp, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "users.welcome_user", Arguments: map[string]string{"id": id}})
-			if err != nil || len(gp.Messages) != 1 || !strings.Contains(gp.Messages[0].Content.(*mcp.TextContent).Text, "Ada <ada") {
-				t.Fatalf("prompt = %+v, %v", gp, err)
+			if gp := c.GetPrompt(t, "users.welcome_user", map[string]string{"id": id}); len(gp.Messages) != 1 || !strings.Contains(gp.Messages[0].Content.(*mcp.TextContent).Text, "Ada <ada") {
+				t.Fatalf("prompt = %+v", gp)
 			}
-			cr, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "users.welcome_user"}, Argument: mcp.CompleteParamsArgument{Name: "id", Value: id}})
+			cr, err := cs.Complete(t.Context(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "users.welcome_user"}, Argument: mcp.CompleteParamsArgument{Name: "id", Value: id}})
 			if err != nil || len(cr.Completion.Values) == 0 || cr.Completion.Values[0] != id {
 				t.Errorf("complete id %q = %+v, %v", id, cr, err)
 			}

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/agnaratest"
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/internal/proctest"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // startExample builds and starts the example as a user would run it, on a
@@ -105,41 +105,26 @@ func TestBadIssuerFailsAtStart(t *testing.T) {
 	}
 }
 
-// TestTraceToStdout runs the example with -otel-stdout and checks that a
-// call's trace, with its stages, is printed.
-func TestTraceToStdout(t *testing.T) {
-	out := &mcptest.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, config{addr: "127.0.0.1:0", devScopes: "users:read", otelStdout: true}, out, slog.New(slog.DiscardHandler))
-	}()
-	var url string
-	deadline := time.Now().Add(10 * time.Second)
-	for url == "" && time.Now().Before(deadline) {
-		if line, _, ok := strings.Cut(out.String(), "\n"); ok {
-			url = line
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	// The client's own transport, so that its idle connections can be
-	// closed: the server's graceful shutdown waits up to 5 s for a
-	// connection the client dialed but never used (net/http treats a new
-	// connection as active that long).
-	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+// inProcess compiles the example as run does with cfg (a development
+// principal with cfg.devScopes, no tokens) and connects a client to it.
+func inProcess(t *testing.T, cfg config, stdout io.Writer, opts agnaratest.Options) (*application, *agnaratest.Client) {
+	t.Helper()
+	a, err := newApplication(t.Context(), cfg, stdout, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "users.list_users", Arguments: map[string]any{}}); err != nil {
-		t.Fatal(err)
-	}
-	cs.Close()
-	hc.CloseIdleConnections()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(a.close) // after the client's, registered next
+	opts.Server = a.opts.Server
+	return a, agnaratest.NewClient(t, a.snap, &opts)
+}
+
+// TestTraceToStdout checks that with -otel-stdout a call's trace, with its
+// stages, is printed.
+func TestTraceToStdout(t *testing.T) {
+	out := &mcptest.Buffer{}
+	a, c := inProcess(t, config{devScopes: "users:read", otelStdout: true}, out, agnaratest.Options{})
+	c.Call(t, "users.list_users", nil)
+	a.close() // flushes the trace
 	for _, want := range []string{`"Name": "tools/call users.list_users"`, `"Name": "handler"`, `"Name": "dependencies"`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout lacks %s:\n%.2000s", want, out.String())
@@ -147,37 +132,12 @@ func TestTraceToStdout(t *testing.T) {
 	}
 }
 
-// TestAuditToWriter runs the example with an audit writer (-audit) and
-// checks that a call's record is written as JSON.
+// TestAuditToWriter checks that with an audit writer (-audit) a call's
+// record is written as JSON.
 func TestAuditToWriter(t *testing.T) {
-	out, audit := &mcptest.Buffer{}, &mcptest.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, config{addr: "127.0.0.1:0", devScopes: "users:read", audit: audit}, out, slog.New(slog.DiscardHandler))
-	}()
-	var url string
-	deadline := time.Now().Add(10 * time.Second)
-	for url == "" && time.Now().Before(deadline) {
-		if line, _, ok := strings.Cut(out.String(), "\n"); ok {
-			url = line
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "users.get_user", Arguments: map[string]any{"id": "no-such-user"}}); err != nil {
-		t.Fatal(err)
-	}
-	cs.Close()
-	hc.CloseIdleConnections()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	audit := &mcptest.Buffer{}
+	_, c := inProcess(t, config{devScopes: "users:read", audit: audit}, io.Discard, agnaratest.Options{})
+	c.CallFailure(t, "users.get_user", map[string]any{"id": "no-such-user"})
 	var rec map[string]any
 	if err := json.Unmarshal([]byte(audit.String()), &rec); err != nil {
 		t.Fatalf("audit output %q is not one JSON record: %v", audit.String(), err)
