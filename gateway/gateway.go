@@ -421,7 +421,15 @@ func Run(ctx context.Context, cfg Config, opts *Options, stdout io.Writer) error
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		stopped <- srv.Shutdown(shutdown)
+		err := srv.Shutdown(shutdown)
+		if errors.Is(err, context.DeadlineExceeded) {
+			// Requests still running after 5 s, or clients holding an
+			// event stream open: they are cut, which is what stopping
+			// means; it is not the gateway failing.
+			g.logger.Warn("stopping: connections still open after 5s were closed", slog.String("error", err.Error()))
+			err = srv.Close()
+		}
+		stopped <- err
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -79,6 +79,7 @@ func main() {
 	flag.StringVar(&cfg.stateKeys, "state-keys", "", "key file sealing request state, shared by every instance (agnara keys generate -o FILE); default: a key per process")
 	flag.StringVar(&cfg.replayRedis, "replay-redis", "", "Redis URL (redis://HOST:PORT/DB) recording used request states for every instance; default: in this process")
 	flag.DurationVar(&cfg.stateTTL, "state-ttl", 0, "how long a client may take to answer a confirmation (default 5m, at most 1h)")
+	dump := flag.Bool("dump-snapshot", false, "print the compiled snapshot (tools, resources, prompts, schemas, scopes, annotations) as JSON and exit, without serving; testdata/snapshot.json is its output, for review")
 	audit := flag.Bool("audit", false, "write an audit record (JSON, one line per decided tools/call; see docs/audit.md) to standard error")
 	flag.Parse()
 	if *audit {
@@ -86,6 +87,13 @@ func main() {
 	}
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if *dump {
+		if err := dumpSnapshot(os.Stdout, logger); err != nil {
+			fmt.Fprintln(os.Stderr, "users:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, os.Stdout, logger); err != nil {
@@ -304,4 +312,15 @@ type redisLog struct{ l *slog.Logger }
 
 func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
 	r.l.WarnContext(ctx, "redis client", slog.String("note", fmt.Sprintf(format, v...)))
+}
+
+// dumpSnapshot writes the example's compiled snapshot as JSON
+// (mcpexpose.Snapshot.WriteJSON): what it exposes, without serving it.
+func dumpSnapshot(w io.Writer, logger *slog.Logger) error {
+	a, err := newApplication(context.Background(), config{}, io.Discard, logger)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	return a.snap.WriteJSON(w)
 }
