@@ -1,5 +1,6 @@
-// Package readmetest checks that the Go snippets of README.md compile as
-// written, imports included, so that a reader can paste them.
+// Package readmetest checks that the Go snippets of README.md and
+// docs/getting-started.md compile as written, imports included, so that a
+// reader can paste them.
 package readmetest
 
 import (
@@ -22,22 +23,32 @@ func goBlocks(markdown string) (blocks []string, lines []int) {
 	return blocks, lines
 }
 
+// pages are the documents whose Go snippets must compile as written: the
+// first a new user reads.
+var pages = []string{"README.md", "docs/getting-started.md"}
+
 func TestReadmeSnippetsCompile(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	for _, page := range pages {
+		t.Run(page, func(t *testing.T) { checkPage(t, root, page) })
+	}
+}
+
+func checkPage(t *testing.T, root, page string) {
+	readme, err := os.ReadFile(filepath.Join(root, page))
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks, lines := goBlocks(string(readme))
 	if len(blocks) == 0 {
-		t.Fatal("README.md has no Go snippet")
+		t.Fatalf("%s has no Go snippet", page)
 	}
 	for i, src := range blocks {
 		if !strings.HasPrefix(src, "package ") {
-			t.Errorf("README.md:%d: the snippet is not a whole file: start it with its package clause and imports", lines[i])
+			t.Errorf("%s:%d: the snippet is not a whole file: start it with its package clause and imports", page, lines[i])
 			continue
 		}
 		// Inside the module (so that it builds against this checkout), in
@@ -54,7 +65,7 @@ func TestReadmeSnippetsCompile(t *testing.T) {
 		cmd := exec.Command("go", "vet", "./"+filepath.ToSlash(rel))
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("README.md:%d: the snippet does not compile as written: %v\n%s", lines[i], err, out)
+			t.Errorf("%s:%d: the snippet does not compile as written: %v\n%s", page, lines[i], err, out)
 		}
 	}
 }
