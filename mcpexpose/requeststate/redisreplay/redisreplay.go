@@ -32,9 +32,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/redisconn"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/redis/go-redis/v9"
 )
@@ -95,21 +95,18 @@ func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 // the store rides out outages. Error messages never contain the URL's
 // password.
 func Open(ctx context.Context, url string, opts *Options) (*Store, func() error, error) {
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, nil, fmt.Errorf("redisreplay: Redis URL %q: %v", redactURL(url), redactErr(err, url))
+	wait := 2 * time.Second // at least the store's timeout
+	if opts != nil && opts.Timeout > wait {
+		wait = opts.Timeout
 	}
-	client := redis.NewClient(o)
+	client, err := redisconn.Dial(ctx, "redisreplay", url, wait)
+	if err != nil {
+		return nil, nil, err
+	}
 	s, err := New(client, opts)
 	if err != nil {
 		client.Close()
 		return nil, nil, err
-	}
-	pctx, cancel := context.WithTimeout(ctx, max(s.timeout, 2*time.Second))
-	defer cancel()
-	if err := client.Ping(pctx).Err(); err != nil {
-		client.Close()
-		return nil, nil, fmt.Errorf("redisreplay: Redis at %s does not answer: %v", o.Addr, redactErr(err, url))
 	}
 	return s, client.Close, nil
 }
@@ -136,33 +133,4 @@ func (s *Store) Use(ctx context.Context, id string, expires time.Time) (bool, er
 	default:
 		return false, fmt.Errorf("redisreplay: SET NX: %w", err)
 	}
-}
-
-// redactURL returns url with any password replaced by "xxxxx".
-func redactURL(url string) string {
-	scheme, rest, ok := strings.Cut(url, "://")
-	if !ok {
-		return "(malformed URL)"
-	}
-	userinfo, host, ok := strings.Cut(rest, "@")
-	if !ok {
-		return url
-	}
-	if user, _, hasPass := strings.Cut(userinfo, ":"); hasPass {
-		return scheme + "://" + user + ":xxxxx@" + host
-	}
-	return url
-}
-
-// redactErr returns err's text with url's password, if any, removed.
-func redactErr(err error, url string) string {
-	msg := err.Error()
-	if _, rest, ok := strings.Cut(url, "://"); ok {
-		if userinfo, _, ok := strings.Cut(rest, "@"); ok {
-			if _, pass, ok := strings.Cut(userinfo, ":"); ok && pass != "" {
-				msg = strings.ReplaceAll(msg, pass, "xxxxx")
-			}
-		}
-	}
-	return msg
 }

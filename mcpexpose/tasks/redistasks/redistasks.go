@@ -16,9 +16,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/redisconn"
 	"github.com/agnara-go/agnara/mcpexpose/tasks"
 	"github.com/redis/go-redis/v9"
 )
@@ -72,21 +72,18 @@ func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 // or rediss:// for TLS), checks that it answers, and returns a store and
 // the function that closes the connection. Errors never show the password.
 func Open(ctx context.Context, url string, opts *Options) (*Store, func() error, error) {
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, nil, fmt.Errorf("redistasks: Redis URL %q: %v", redactURL(url), redactErr(err, url))
+	wait := 2 * time.Second // at least the store's timeout
+	if opts != nil && opts.Timeout > wait {
+		wait = opts.Timeout
 	}
-	client := redis.NewClient(o)
+	client, err := redisconn.Dial(ctx, "redistasks", url, wait)
+	if err != nil {
+		return nil, nil, err
+	}
 	s, err := New(client, opts)
 	if err != nil {
 		client.Close()
 		return nil, nil, err
-	}
-	pctx, cancel := context.WithTimeout(ctx, max(s.timeout, 2*time.Second))
-	defer cancel()
-	if err := client.Ping(pctx).Err(); err != nil {
-		client.Close()
-		return nil, nil, fmt.Errorf("redistasks: Redis at %s does not answer: %v", o.Addr, redactErr(err, url))
 	}
 	return s, client.Close, nil
 }
@@ -186,33 +183,4 @@ func (s *Store) Update(ctx context.Context, id string, change func(*tasks.Task) 
 		}
 	}
 	return nil, unavailable("update", errors.New("too many concurrent writers"))
-}
-
-// redactURL returns url with any password replaced by "xxxxx".
-func redactURL(url string) string {
-	scheme, rest, ok := strings.Cut(url, "://")
-	if !ok {
-		return "(malformed URL)"
-	}
-	userinfo, host, ok := strings.Cut(rest, "@")
-	if !ok {
-		return url
-	}
-	if user, _, hasPass := strings.Cut(userinfo, ":"); hasPass {
-		return scheme + "://" + user + ":xxxxx@" + host
-	}
-	return url
-}
-
-// redactErr returns err's text with the password of url, if any, replaced.
-func redactErr(err error, url string) string {
-	msg := err.Error()
-	if _, rest, ok := strings.Cut(url, "://"); ok {
-		if userinfo, _, ok := strings.Cut(rest, "@"); ok {
-			if _, pass, ok := strings.Cut(userinfo, ":"); ok && pass != "" {
-				msg = strings.ReplaceAll(msg, pass, "xxxxx")
-			}
-		}
-	}
-	return msg
 }

@@ -1,0 +1,62 @@
+// Package redisconn connects the Redis stores of agnara (request-state
+// replay, tasks) the same way: a URL in go-redis's format, a PING before
+// anything is trusted, and error messages that never show the URL's
+// password.
+package redisconn
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Dial connects to the Redis at url (redis://[[user]:password@]host:port/db,
+// or rediss:// for TLS; the format of redis.ParseURL) and checks that it
+// answers a PING within wait. pkg names the caller in error messages, which
+// never contain the password. The caller closes the client.
+func Dial(ctx context.Context, pkg, url string, wait time.Duration) (*redis.Client, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("%s: Redis URL %q: %v", pkg, RedactURL(url), RedactErr(err, url))
+	}
+	client := redis.NewClient(o)
+	pctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := client.Ping(pctx).Err(); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("%s: Redis at %s does not answer: %v", pkg, o.Addr, RedactErr(err, url))
+	}
+	return client, nil
+}
+
+// RedactURL returns url with its password, if any, replaced.
+func RedactURL(url string) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return "(malformed URL)"
+	}
+	userinfo, host, ok := strings.Cut(rest, "@")
+	if !ok {
+		return url
+	}
+	if user, _, hasPass := strings.Cut(userinfo, ":"); hasPass {
+		return scheme + "://" + user + ":xxxxx@" + host
+	}
+	return url
+}
+
+// RedactErr returns err's text with url's password, if any, removed.
+func RedactErr(err error, url string) string {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(url, "://"); ok {
+		if userinfo, _, ok := strings.Cut(rest, "@"); ok {
+			if _, pass, ok := strings.Cut(userinfo, ":"); ok && pass != "" {
+				msg = strings.ReplaceAll(msg, pass, "xxxxx")
+			}
+		}
+	}
+	return msg
+}
