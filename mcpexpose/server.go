@@ -583,18 +583,7 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 	if err != nil {
 		return nil, "error", err // bad state: the plan is not invoked
 	}
-	inv := &execution.Invocation{
-		Principal:       p,
-		Admission:       adm,
-		Arguments:       req.Params.Arguments,
-		ArgumentsDigest: round.digest,
-		Timeout:         s.opts.Timeout,
-		RateLimit:       s.opts.RateLimit,
-		Limiter:         s.opts.Limiter,
-		Answers:         round.answers,
-		Unsolicited:     round.unsolicited,
-		Supports:        func(k execution.InputKind) bool { return supports(req.ClientCapabilities(), k) },
-	}
+	inv := s.invocation(req, p, adm, round)
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		inv.Progress = &progress{session: req.Session, token: token}
 	}
@@ -800,3 +789,22 @@ func mappedPrincipal(ctx context.Context, ti *auth.TokenInfo) (policy.Principal,
 }
 
 var errNotMapped = errors.New("mcpexpose: the caller was not mapped")
+
+// invocation is what every tools/call path (a direct call, a task) gives
+// the plan: the caller, the arguments, the round's answers and the server's
+// limits. The task path adds its progress and detaching.
+func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm execution.Admission, round *callRound) *execution.Invocation {
+	caps := req.ClientCapabilities()
+	return &execution.Invocation{
+		Principal:       p,
+		Admission:       adm,
+		Arguments:       req.Params.Arguments,
+		ArgumentsDigest: round.digest,
+		Timeout:         s.opts.Timeout,
+		RateLimit:       s.opts.RateLimit,
+		Limiter:         s.opts.Limiter,
+		Answers:         round.answers,
+		Unsolicited:     round.unsolicited,
+		Supports:        func(k execution.InputKind) bool { return supports(caps, k) },
+	}
+}

@@ -216,22 +216,9 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 	if err != nil {
 		return nil, nil, agnara.LabelError, err
 	}
-	caps := req.ClientCapabilities()
 	run := &localRun{wake: make(chan struct{}, 1)}
-	inv := &execution.Invocation{
-		Principal:       p,
-		Admission:       adm,
-		Arguments:       req.Params.Arguments,
-		ArgumentsDigest: round.digest,
-		Timeout:         s.opts.Timeout,
-		RateLimit:       s.opts.RateLimit,
-		Limiter:         s.opts.Limiter,
-		Answers:         round.answers,
-		Unsolicited:     round.unsolicited,
-		Supports:        func(k execution.InputKind) bool { return supports(caps, k) },
-		Progress:        &run.progress,
-		DetachByHandler: t.askFirst,
-	}
+	inv := s.invocation(req, p, adm, round)
+	inv.Progress, inv.DetachByHandler = &run.progress, t.askFirst
 	// The invocation outlives the request once detached; until then the
 	// request's end cancels it.
 	taskCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -287,7 +274,7 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 		}
 		return nil, nil, execution.Label(nil), derr
 	}
-	go tr.run(taskCtx, cancel, rec, t, inv, caps, run, done, first)
+	go tr.run(taskCtx, cancel, rec, t, inv, req.ClientCapabilities(), run, done, first)
 	return createdResult(tr.view(rec)), nil, agnara.LabelOK, nil
 }
 
