@@ -89,6 +89,13 @@ type HandlerOptions struct {
 	// gets 400. Default: DefaultReplayBytes. (2026-07-28 streams are not
 	// resumable.)
 	ReplayBytes int64
+	// DisableFastPath sends every request through the SDK's streamable
+	// HTTP handler. By default a single 2026-07-28 tools/call or
+	// tools/list POST that passes every check the SDK makes is answered
+	// by the handler itself, with the same bytes and about a third of the
+	// CPU (docs/PERFORMANCE.md, ADR 8); everything else always goes to
+	// the SDK. Turn it off to rule it out when chasing a wire problem.
+	DisableFastPath bool
 }
 
 // DefaultSessionTimeout is how long an idle handshake-era session is kept.
@@ -128,6 +135,9 @@ type Handler struct {
 	resource    Resource
 	metaHandler http.Handler                    // serves meta
 	meta        atomic.Pointer[metadataHandler] // the current snapshot's document
+
+	fast       bool         // the fast path is on (fastpath.go)
+	fastServed atomic.Int64 // requests it answered, for tests
 }
 
 // metadataHandler serves one snapshot's protected-resource metadata.
@@ -215,6 +225,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		tokens:    o.Tokens,
 		anonymous: o.AllowAnonymous,
 		stepUp:    o.Tokens != nil && !o.Server.ForbiddenResult,
+		fast:      !o.DisableFastPath,
 	}
 	h.inner = http.HandlerFunc(h.route)
 	if o.Tokens != nil {
@@ -332,6 +343,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "the request body is not valid JSON")
 			return
 		}
+		msg.body = body
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		if msg.task && modernRequest(r) && r.Header.Get("Mcp-Name") != msg.taskID {
@@ -345,6 +357,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if msg.call && modernRequest(r) && !h.paramsMatch(w, r, &msg, nil) {
+			return
+		}
+		if h.fast && h.serveFast(w, r, msg.body, nil) {
 			return
 		}
 	} else if h.tokens != nil {
@@ -363,6 +378,9 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 	if authz == "" {
 		if h.anonymous {
 			if msg != nil && msg.call && modernRequest(r) && !h.paramsMatch(w, r, msg, nil) {
+				return
+			}
+			if msg != nil && h.fast && h.serveFast(w, r, msg.body, nil) {
 				return
 			}
 			h.route(w, r)
@@ -421,6 +439,9 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 		if modernRequest(r) && !h.paramsMatchOn(w, r, msg, e, ti) {
 			return
 		}
+	}
+	if msg != nil && h.fast && h.serveFast(w, r, msg.body, ti) {
+		return
 	}
 	h.inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
 }
@@ -547,6 +568,7 @@ func (h *Handler) originAllowed(origin string, r *http.Request) bool {
 // message is what the handler reads of a POSTed JSON-RPC message before
 // the SDK sees it, read once.
 type message struct {
+	body []byte             // the whole body
 	id   json.RawMessage    // the request id, nil for none
 	call bool               // a tools/call
 	name string             // its params.name

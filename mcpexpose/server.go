@@ -111,6 +111,7 @@ type server struct {
 	invoke   bool
 	logger   *slog.Logger
 	mcp      *mcp.Server
+	impl     *mcp.Implementation // the SDK server's, in every 2026-07-28 result
 	identity IdentityMapper
 	local    *policy.Principal // over stdio: the local user
 	sealer   *requeststate.Sealer
@@ -279,7 +280,8 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	}
 	s.sdkLogger = slog.New(levelFloor{h: s.logger.Handler(), min: slog.LevelWarn})
 	sopts.Logger = s.sdkLogger
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: snap.app.Name(), Version: snap.app.Version()}, sopts)
+	s.impl = &mcp.Implementation{Name: snap.app.Name(), Version: snap.app.Version()}
+	s.mcp = mcp.NewServer(s.impl, sopts)
 	if invoke {
 		for _, t := range snap.tools {
 			s.mcp.AddTool(t.sdkTool(), s.handler(t))

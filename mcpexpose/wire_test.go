@@ -102,7 +102,7 @@ type archive struct {
 	files   map[string]string
 }
 
-func readArchive(t *testing.T, path string) *archive {
+func readArchive(t testing.TB, path string) *archive {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
