@@ -185,6 +185,7 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 			fail("output %v", err)
 		}
 		p.outputSchema = s
+		p.outputEnforced = err == nil && outputEnforced(sig.out, s)
 	}
 
 	// Dependencies: check each one, so that every missing provider is named.

@@ -36,7 +36,10 @@ type Plan struct {
 
 	inputSchema  []byte
 	outputSchema []byte
-	validator    *jsonschema.Schema
+	// outputEnforced: every encodable value of the output type satisfies
+	// outputSchema (enforced.go).
+	outputEnforced bool
+	validator      *jsonschema.Schema
 
 	fn     reflect.Value
 	sig    signature
@@ -100,6 +103,15 @@ func (p *Plan) InputSchema() json.RawMessage { return slices.Clone(p.inputSchema
 // there is none: for a function that returns only error, and for content
 // results ([]Content).
 func (p *Plan) OutputSchema() json.RawMessage { return slices.Clone(p.outputSchema) }
+
+// OutputEnforced reports whether the output schema was derived from the
+// output type and says nothing the type does not already guarantee, so
+// that every value encoding/json encodes satisfies it: validating a
+// success against it can only pass. It is false for a declared
+// OutputSchema, for types with their own JSON or text encoding, interfaces
+// or embedded structs, and for schemas with constraints from tags
+// (minimum, enum, format, pattern…), whose successes must be validated.
+func (p *Plan) OutputEnforced() bool { return p.outputEnforced }
 
 // ReturnsContent reports whether the capability returns rich content
 // ([]Content) rather than a structured value.

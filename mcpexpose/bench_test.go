@@ -1,9 +1,11 @@
 package mcpexpose_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/agnara-go/agnara/agnara"
@@ -184,3 +186,40 @@ func (nopObserver) Stage(ctx context.Context, _ string, _ agnara.Stage) (context
 
 func nopRequestEnd(agnara.Label, error) {}
 func nopStageEnd(error)                 {}
+
+// BenchmarkHandlerCall measures one 2026-07-28 tools/call of the echo
+// capability through the HTTP handler, in process (no sockets), with the
+// fast path and without it: what the handler itself costs per request.
+func BenchmarkHandlerCall(b *testing.B) {
+	app := agnara.New("bench", nil)
+	exp := mcpexpose.New(app)
+	exp.Tool(app.Capability(echo, &agnara.CapabilityOptions{Name: "echo", Description: "Echo."}), &mcpexpose.ToolOptions{Name: "echo"})
+	snap, err := exp.Compile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello, world"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	for _, fast := range []bool{true, false} {
+		name := "fast"
+		if !fast {
+			name = "sdk"
+		}
+		b.Run(name, func(b *testing.B) {
+			h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{DisableFastPath: !fast})
+			if err != nil {
+				b.Fatal(err)
+			}
+			header := baseHeader("tools/call", "echo")
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("POST", "http://127.0.0.1/mcp", bytes.NewReader(body))
+				req.Header = header
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatal(rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+}

@@ -309,11 +309,56 @@ func fastMeta(raw []byte) (mcp.Meta, bool) {
 			return nil, false
 		}
 	}
-	var meta mcp.Meta
-	if _, err := segjson.Parse(raw, &meta, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-		return nil, false
+	// The map the SDK would decode: built directly when it holds only
+	// plain strings, booleans and objects, which decode to themselves.
+	meta := make(mcp.Meta, 3)
+	meta[metaVersionKey] = modernVersion
+	for key, b := range map[string][]byte{metaCapsKey: caps, metaInfoKey: info} {
+		if b == nil {
+			continue
+		}
+		q := scanner{b: b}
+		v, ok := q.plainValue()
+		if !ok || !q.end() {
+			meta = nil
+			if _, err := segjson.Parse(raw, &meta, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+				return nil, false
+			}
+			return meta, true
+		}
+		meta[key] = v
 	}
 	return meta, true
+}
+
+// plainValue decodes an object, a string or a boolean the way the SDK's
+// decoder decodes it into an any, when its strings are plain printable
+// ASCII: anything else reports false.
+func (p *scanner) plainValue() (any, bool) {
+	p.ws()
+	if p.i >= len(p.b) {
+		return nil, false
+	}
+	switch c := p.b[p.i]; {
+	case c == '"':
+		s := p.stringBytes()
+		return string(s), s != nil
+	case c == 't' && bytes.HasPrefix(p.b[p.i:], []byte("true")):
+		p.i += 4
+		return true, true
+	case c == 'f' && bytes.HasPrefix(p.b[p.i:], []byte("false")):
+		p.i += 5
+		return false, true
+	case c == '{':
+		m := map[string]any{}
+		ok := p.object(func(key []byte) bool {
+			v, ok := p.plainValue()
+			m[string(key)] = v
+			return ok
+		})
+		return m, ok
+	}
+	return nil, false
 }
 
 // noNumbersOrNulls reports whether the JSON document b holds no number and

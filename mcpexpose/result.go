@@ -43,7 +43,7 @@ func ProjectResult(out execution.Outcome) (*mcp.CallToolResult, error) {
 		if o.Content != nil {
 			return &mcp.CallToolResult{Content: projectContent(o.Content)}, nil
 		}
-		env, _, err := encodeEnvelope(o.Value)
+		env, err := encodeEnvelopeOnce(o.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -116,6 +116,25 @@ func marshalCompact(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// encodeEnvelopeOnce encodes {"result": value} as encodeEnvelope does,
+// without the decoded envelope: value is encoded once, and its keys are
+// sorted in the same pass that writes the envelope.
+func encodeEnvelopeOnce(value any) ([]byte, error) {
+	raw, err := json.Marshal(value)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errProjection, err)
+	}
+	if err := stringKeys(reflect.ValueOf(value)); err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(envelopePrefix)+len(raw)+1)
+	b = append(b, envelopePrefix...)
+	if b, err = canonicalJSON(b, raw); err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
 }
 
 // encodeEnvelope encodes {"result": value} compactly with sorted keys, and

@@ -622,11 +622,20 @@ func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, e
 	if !ok || succ.Content != nil {
 		return ProjectResult(out)
 	}
+	if t.output == nil || t.enforced {
+		// Nothing to check, or nothing a check could find: the value's
+		// type guarantees its schema (execution.Plan.OutputEnforced).
+		env, err := encodeEnvelopeOnce(succ.Value)
+		if err != nil {
+			return nil, err
+		}
+		return successResult(env), nil
+	}
 	env, doc, err := encodeEnvelope(succ.Value)
 	if err != nil {
 		return nil, err
 	}
-	if t.output != nil {
+	{
 		if verr := t.output.Validate(doc); verr != nil {
 			// Name where, never what: the value may hold anything.
 			return nil, fmt.Errorf("%w: the value does not match the published output schema at %s", errProjection, strings.Join(violationPaths(verr), ", "))
@@ -796,7 +805,9 @@ var errNotMapped = errors.New("mcpexpose: the caller was not mapped")
 // the plan: the caller, the arguments, the round's answers and the server's
 // limits. The task path adds its progress and detaching.
 func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm execution.Admission, round *callRound) *execution.Invocation {
-	caps := req.ClientCapabilities()
+	// The capabilities are read from _meta, which costs a re-encoding in
+	// the SDK, only when the plan asks what the client supports.
+	caps := sync.OnceValue(req.ClientCapabilities)
 	return &execution.Invocation{
 		Principal:       p,
 		Admission:       adm,
@@ -807,6 +818,6 @@ func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm ex
 		Limiter:         s.opts.Limiter,
 		Answers:         round.answers,
 		Unsolicited:     round.unsolicited,
-		Supports:        func(k execution.InputKind) bool { return supports(caps, k) },
+		Supports:        func(k execution.InputKind) bool { return supports(caps(), k) },
 	}
 }

@@ -40,6 +40,9 @@ type tool struct {
 	plan   *execution.Plan
 	def    mcp.Tool           // the projection prototype; copied before use
 	output *jsonschema.Schema // validates the {"result": ...} envelope; nil for content tools
+	// enforced: the output type guarantees the schema, so successes are
+	// not validated against it (execution.Plan.OutputEnforced).
+	enforced bool
 	// digest names what the tool is: its plan's identity and scopes and its
 	// published definition, hashed. Tools of two snapshots with the same
 	// name and digest are the same tool, in this process or another: a swap
@@ -178,6 +181,7 @@ func newTool(d decl, p *execution.Plan) (*tool, error) {
 			return nil, fmt.Errorf("output schema does not compile: %v", err)
 		}
 		t.output = v
+		t.enforced = p.OutputEnforced()
 		t.def.OutputSchema = json.RawMessage(env)
 	}
 	def, err := json.Marshal(&t.def)
