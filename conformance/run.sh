@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite against ONE fixture server process,
-# at both protocol revisions, with conformance/baseline.yml. Exit status is
+# Runs the official MCP conformance suite against the fixture server, at both
+# protocol revisions, with conformance/baseline.yml: once with the handler's
+# fast path and once without it (a server process each). Exit status is
 # the suite's verdict. Needs `npm ci` in this folder first (make deps).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -19,7 +20,12 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$work/server" ./server
-"$work/server" -addr 127.0.0.1:0 >"$work/url" 2>"$work/server.log" &
+
+# The suite runs twice: against the handler with its fast path (the
+# default) and without it (-fast-path=false); both must pass (ADR 8).
+status=0
+for fast in true false; do
+"$work/server" -addr 127.0.0.1:0 -fast-path="$fast" >"$work/url" 2>"$work/server.log" &
 server_pid=$!
 for _ in $(seq 1 100); do
   [ -s "$work/url" ] && break
@@ -30,13 +36,12 @@ case "$url" in
   http://127.0.0.1:*/mcp) ;;
   *) echo "conformance: fixture server did not start" >&2; cat "$work/server.log" >&2; exit 1 ;;
 esac
-echo "conformance: fixture server at $url (pid $server_pid)"
+echo "conformance: fixture server at $url (pid $server_pid), fast path $fast"
 
-status=0
 for rev in 2026-07-28 2025-11-25; do
-  echo "=== conformance --requirements $rev"
+  echo "=== conformance --requirements $rev (fast path $fast)"
   if timeout 600 npx --no-install conformance server --url "$url" --requirements "$rev" \
-      --expected-failures baseline.yml -o "$work/results-$rev" >"$work/out-$rev.txt" 2>&1; then
+      --expected-failures baseline.yml -o "$work/results-$rev-$fast" >"$work/out-$rev.txt" 2>&1; then
     echo "--- $rev: pass"
   else
     status=1
@@ -50,5 +55,10 @@ for rev in 2026-07-28 2025-11-25; do
   failed=$( (grep '^✗ ' <<<"$plain" || true) | sed -E 's/^✗ ([^:]+):.*/\1/' | paste -sd, - | sed 's/,/, /g')
   echo "    $passed scenarios passed; failed: ${failed:-none}"
   grep -E 'Unexpected|Stale|stale' <<<"$plain" || true
+done
+kill "$server_pid" 2>/dev/null || true
+wait "$server_pid" 2>/dev/null || true
+server_pid=""
+: >"$work/url"
 done
 exit "$status"

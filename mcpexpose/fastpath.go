@@ -32,6 +32,11 @@ import (
 // The differential test (fastpath_test.go) and FuzzFastPath send the same
 // requests both ways and require equal answers.
 
+// FastPathRequests returns how many requests the handler has answered on
+// its fast path (see HandlerOptions.DisableFastPath): a way to see, in a
+// test or a metric, that the traffic one expects to be fast is.
+func (h *Handler) FastPathRequests() int64 { return h.fastServed.Load() }
+
 // fastCall is a request the fast path answers, as read from its body.
 type fastCall struct {
 	id   []byte // the id token as sent: a string without escapes, or an integer
@@ -178,8 +183,8 @@ func asciiFold(s, lower string) bool {
 // parse reads body as a single JSON-RPC request the fast path answers:
 // an object of exactly "jsonrpc": "2.0", an "id", a "method" of
 // tools/call or tools/list, and "params", each once; params of a "name",
-// an "arguments" object and a "_meta" object (tools/call) or of a "_meta"
-// object alone (tools/list). Anything else reports false.
+// optionally an "arguments" object, and a "_meta" object (tools/call), or
+// of a "_meta" object alone (tools/list). Anything else reports false.
 func (fc *fastCall) parse(body []byte) bool {
 	var p scanner
 	p.b = body
@@ -254,7 +259,7 @@ func (fc *fastCall) parse(body []byte) bool {
 	if !ok || !q.end() || fc.meta == nil {
 		return false
 	}
-	return fc.list || (named && fc.args != nil)
+	return fc.list || named
 }
 
 // fastMeta decodes a request's _meta as the SDK decodes it, when it holds

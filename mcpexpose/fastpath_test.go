@@ -486,15 +486,15 @@ func TestFastPathDifferential(t *testing.T) {
 			client := &http.Client{}
 			served := map[string]bool{}
 			for _, r := range reqs {
-				before := mcpexpose.FastServed(fastH)
+				before := fastH.FastPathRequests()
 				got := send(t, client, fastSrv.URL+"/mcp", cfg.authz, r)
 				want := send(t, client, sdkSrv.URL+"/mcp", cfg.authz, r)
-				served[r.name] = mcpexpose.FastServed(fastH) > before
+				served[r.name] = fastH.FastPathRequests() > before
 				if got.status != want.status || got.body != want.body || !headersEqual(got.header, want.header) {
 					t.Errorf("%s (fast path took it: %v):\nfast: %d %v\n%s\nsdk:  %d %v\n%s", r.name, served[r.name], got.status, got.header, got.body, want.status, want.header, want.body)
 				}
 			}
-			if mcpexpose.FastServed(sdkH) != 0 {
+			if sdkH.FastPathRequests() != 0 {
 				t.Error("the handler with DisableFastPath took the fast path")
 			}
 			n := 0

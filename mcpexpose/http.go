@@ -137,7 +137,7 @@ type Handler struct {
 	meta        atomic.Pointer[metadataHandler] // the current snapshot's document
 
 	fast       bool         // the fast path is on (fastpath.go)
-	fastServed atomic.Int64 // requests it answered, for tests
+	fastServed atomic.Int64 // requests it answered
 }
 
 // metadataHandler serves one snapshot's protected-resource metadata.

@@ -23,7 +23,7 @@ func instance(t testing.TB, st sharedState) string {
 	}
 	t.Cleanup(func() { release() })
 	opts.Logger = slog.New(slog.DiscardHandler)
-	h, err := newHandler(opts)
+	h, err := newHandler(opts, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,8 @@ func main() {
 	var st sharedState
 	flag.StringVar(&st.keys, "state-keys", "", "key file sealing request state, shared by every instance; default: a key per process")
 	flag.StringVar(&st.redis, "replay-redis", "", "Redis URL recording used request states for every instance; default: in this process")
+	flag.BoolVar(&st.fastPath, "fast-path", true, "answer stateless 2026-07-28 tools/call and tools/list on the handler's fast path (false: HandlerOptions.DisableFastPath)")
+	flag.StringVar(&st.record, "record", "", "append every 2026-07-28 POST (headers and body) to this file as JSON lines, for the fast path's differential test")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -57,7 +59,11 @@ func main() {
 }
 
 // sharedState is where request state is sealed and recorded as used.
-type sharedState struct{ keys, redis string }
+type sharedState struct {
+	keys, redis string
+	fastPath    bool   // the handler's fast path is on
+	record      string // where to record 2026-07-28 POSTs, "" for nowhere
+}
 
 // options returns the server options for st, and a function that releases
 // what they hold.
@@ -90,16 +96,25 @@ func run(ctx context.Context, addr string, st sharedState) error {
 	}
 	defer release()
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	h, err := newHandler(opts)
+	h, err := newHandler(opts, st.fastPath)
 	if err != nil {
 		return err
+	}
+	var handler http.Handler = h
+	if st.record != "" {
+		f, err := os.OpenFile(st.record, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		handler = recorder(f, h)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
+	mux.Handle("/mcp", handler)
 	srv := mcpexpose.NewHTTPServer(mux, nil)
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
 	stopped := make(chan error, 1)
@@ -392,7 +407,7 @@ func fixtures() []fixture {
 // test_toggled_tool added (or, called again, removed), as an application
 // turning a feature flag on would; test_trigger_prompt_change does the same
 // with the prompt test_toggled_prompt.
-func newHandler(server mcpexpose.ServerOptions) (*mcpexpose.Handler, error) {
+func newHandler(server mcpexpose.ServerOptions, fastPath bool) (*mcpexpose.Handler, error) {
 	app := agnara.New("conformance", &agnara.Options{Version: "1.0.0", Logger: server.Logger})
 	fs := fixtures()
 	caps := make([]*agnara.Capability, len(fs))
@@ -461,7 +476,7 @@ func newHandler(server mcpexpose.ServerOptions) (*mcpexpose.Handler, error) {
 	server.ForwardLogs = true
 	server.Swappable = true
 	var err error
-	h, err = mcpexpose.NewHandler(snaps[0][0], &mcpexpose.HandlerOptions{Server: server})
+	h, err = mcpexpose.NewHandler(snaps[0][0], &mcpexpose.HandlerOptions{Server: server, DisableFastPath: !fastPath})
 	return h, err
 }
 

@@ -28,7 +28,7 @@ func TestTwoClientsOneServer(t *testing.T) {
 	if _, err := os.Stat(filepath.Join("..", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
 	}
-	h, err := newHandler(mcpexpose.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	h, err := newHandler(mcpexpose.ServerOptions{Logger: slog.New(slog.DiscardHandler)}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
