@@ -1,6 +1,6 @@
 // Package hotspots holds minimal benchmarks that reproduce the official Go
 // SDK's per-call costs, without agnara-go, for an upstream report (see
-// docs/PERFORMANCE.md).
+// README.md in this directory).
 package hotspots
 
 import (
