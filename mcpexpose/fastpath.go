@@ -303,6 +303,7 @@ func fastMeta(raw []byte) (mcp.Meta, bool) {
 	// with Roots a pointer; this is that shape.
 	var c struct {
 		mcp.ClientCapabilities
+		//lint:ignore SA1019 roots are deprecated at 2026-07-28 but still decoded: the client may declare them
 		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 	}
 	if _, err := segjson.Parse(caps, &c, segjson.DontMatchCaseInsensitiveStructFields); err != nil {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the reproduction reads the deprecated sampling and roots capabilities on purpose: clients still declare them.
+
 package hotspots
 
 import (
