@@ -526,33 +526,99 @@ func (s *server) encodeResult(buf *bytes.Buffer, res mcp.Result) error {
 		buf.Truncate(buf.Len() - 1)
 		return nil
 	case *mcp.CallToolResult:
-		cp := *r
-		cp.Meta = s.withServerInfo(r.Meta)
-		cp.InputRequests = nil
-		b, err := json.Marshal(&cp)
-		if err != nil {
-			return err
-		}
-		// CallToolResult's own encoding puts its result type, then its
-		// input requests, after every other field.
-		buf.Write(b[:len(b)-1])
-		if len(b) > 2 {
-			buf.WriteByte(',')
-		}
-		if r.InputRequests == nil {
-			buf.WriteString(`"resultType":"complete"}`)
+		if s.encodeTextResult(buf, r) {
 			return nil
 		}
-		ir, err := json.Marshal(r.InputRequests)
-		if err != nil {
-			return err
-		}
-		buf.WriteString(`"resultType":"input_required","inputRequests":`)
-		buf.Write(ir)
-		buf.WriteByte('}')
-		return nil
+		return s.encodeCallResult(buf, r)
 	}
 	return errors.New("mcpexpose: unexpected result type on the fast path")
+}
+
+// encodeCallResult writes any tool result as encodeResult does, through
+// the SDK's own encoding of the result.
+func (s *server) encodeCallResult(buf *bytes.Buffer, r *mcp.CallToolResult) error {
+	cp := *r
+	cp.Meta = s.withServerInfo(r.Meta)
+	cp.InputRequests = nil
+	b, err := json.Marshal(&cp)
+	if err != nil {
+		return err
+	}
+	// CallToolResult's own encoding puts its result type, then its
+	// input requests, after every other field.
+	buf.Write(b[:len(b)-1])
+	if len(b) > 2 {
+		buf.WriteByte(',')
+	}
+	if r.InputRequests == nil {
+		buf.WriteString(`"resultType":"complete"}`)
+		return nil
+	}
+	ir, err := json.Marshal(r.InputRequests)
+	if err != nil {
+		return err
+	}
+	buf.WriteString(`"resultType":"input_required","inputRequests":`)
+	buf.Write(ir)
+	buf.WriteByte('}')
+	return nil
+}
+
+// encodeTextResult writes r as encodeResult would when r is what the
+// projection makes of most outcomes — text blocks without metadata,
+// structured content as raw JSON, no input requests — without encoding
+// the result struct and each block through their MarshalJSON methods,
+// and reports whether it did. TestEncodeTextResult holds it to the
+// general encoding, and to the SDK's fields.
+func (s *server) encodeTextResult(buf *bytes.Buffer, r *mcp.CallToolResult) bool {
+	if len(r.Meta) != 0 || r.InputRequests != nil || r.RequestState != "" {
+		return false
+	}
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); !ok || tc.Meta != nil || tc.Annotations != nil {
+			return false
+		}
+	}
+	var structured []byte
+	switch sc := r.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		if sc == nil {
+			return false
+		}
+		var err error
+		if structured, err = json.Marshal(sc); err != nil {
+			return false
+		}
+	default:
+		return false
+	}
+	start := buf.Len()
+	buf.Write(s.resultPrefix)
+	buf.WriteString(`"content":[`)
+	for i, c := range r.Content {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		text, err := json.Marshal(c.(*mcp.TextContent).Text)
+		if err != nil {
+			buf.Truncate(start)
+			return false
+		}
+		buf.WriteString(`{"type":"text","text":`)
+		buf.Write(text)
+		buf.WriteByte('}')
+	}
+	buf.WriteByte(']')
+	if structured != nil {
+		buf.WriteString(`,"structuredContent":`)
+		buf.Write(structured)
+	}
+	if r.IsError {
+		buf.WriteString(`,"isError":true`)
+	}
+	buf.WriteString(`,"resultType":"complete"}`)
+	return true
 }
 
 // withServerInfo returns m with the server's identity, as the SDK

@@ -4,6 +4,7 @@ package mcpexpose
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -116,6 +117,9 @@ type server struct {
 	local    *policy.Principal // over stdio: the local user
 	sealer   *requeststate.Sealer
 	audience string
+	// resultPrefix opens a 2026-07-28 tool result on the fast path:
+	// {"_meta":{"io.modelcontextprotocol/serverInfo":…},
+	resultPrefix []byte
 	// sdkLogger is the application's logger without the SDK's per-request
 	// info records (every stateless request connects a session).
 	sdkLogger *slog.Logger
@@ -281,6 +285,11 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	s.sdkLogger = slog.New(levelFloor{h: s.logger.Handler(), min: slog.LevelWarn})
 	sopts.Logger = s.sdkLogger
 	s.impl = &mcp.Implementation{Name: snap.app.Name(), Version: snap.app.Version()}
+	meta, err := json.Marshal(mcp.Meta{mcp.MetaKeyServerInfo: s.impl})
+	if err != nil {
+		return nil, fmt.Errorf("mcpexpose: the server's identity does not encode: %v", err)
+	}
+	s.resultPrefix = append(append([]byte(`{"_meta":`), meta...), ',')
 	s.mcp = mcp.NewServer(s.impl, sopts)
 	if invoke {
 		for _, t := range snap.tools {
