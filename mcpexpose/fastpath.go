@@ -23,9 +23,9 @@ import (
 // per-request session, goroutines and decoders, with the bytes the SDK
 // path would send (ADR 8). It takes a request only when every rule the
 // SDK would check is known to pass; any request it is not sure of
-// (another method, a notification, a batch, a progress token, a retry
-// with inputResponses, a task, an unusual header, id or _meta, an escape
-// in a string it reads) goes to the SDK unchanged. The tool's own work —
+// (another method, a notification, a batch, a progress token, a task, an
+// unusual header, id or _meta, an escape in a string it reads) goes to the
+// SDK unchanged. The tool's own work —
 // the middleware, the plan, the projection — is the one the SDK path
 // runs: only the transport and the JSON-RPC framing are the fast path's.
 //
@@ -44,6 +44,9 @@ type fastCall struct {
 	name string // the tool called
 	args []byte // its arguments object, as sent
 	meta []byte // the params' _meta object, as sent
+	// A retry's inputResponses object as sent, and its requestState.
+	responses []byte
+	state     string
 }
 
 // Accepted SDK header values and wire constants.
@@ -90,7 +93,15 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, body []byte,
 	if fc.list {
 		res, err = s.middleware(nil)(ctx, "tools/list", &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{Meta: meta}, Extra: extra})
 	} else {
-		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: meta, Name: fc.name, Arguments: json.RawMessage(fc.args)}, Extra: extra}
+		params := &mcp.CallToolParamsRaw{Meta: meta, Name: fc.name, Arguments: json.RawMessage(fc.args), RequestState: fc.state}
+		if fc.responses != nil {
+			// Decoded by the SDK's own type, with the SDK's decoder and
+			// options: the answers read as they read on the SDK path.
+			if _, err := segjson.Parse(fc.responses, &params.InputResponses, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+				return false // the SDK words the refusal
+			}
+		}
+		req := &mcp.CallToolRequest{Params: params, Extra: extra}
 		res, err = s.middleware(s.finishCall)(ctx, "tools/call", req)
 	}
 	h.writeFast(w, &fc, res, err)
@@ -183,8 +194,9 @@ func asciiFold(s, lower string) bool {
 // parse reads body as a single JSON-RPC request the fast path answers:
 // an object of exactly "jsonrpc": "2.0", an "id", a "method" of
 // tools/call or tools/list, and "params", each once; params of a "name",
-// optionally an "arguments" object, and a "_meta" object (tools/call), or
-// of a "_meta" object alone (tools/list). Anything else reports false.
+// optionally an "arguments" object, a retry's "inputResponses" object and
+// "requestState" string, and a "_meta" object (tools/call), or of a
+// "_meta" object alone (tools/list). Anything else reports false.
 func (fc *fastCall) parse(body []byte) bool {
 	var p scanner
 	p.b = body
@@ -231,7 +243,7 @@ func (fc *fastCall) parse(body []byte) bool {
 	}
 	var q scanner
 	q.b = params
-	var named bool
+	var named, stated bool
 	ok = q.object(func(key []byte) bool {
 		switch string(key) {
 		case "_meta":
@@ -253,8 +265,21 @@ func (fc *fastCall) parse(body []byte) bool {
 			}
 			fc.args = q.rawObject()
 			return fc.args != nil
+		case "inputResponses":
+			if fc.list || fc.responses != nil {
+				return false
+			}
+			fc.responses = q.rawObject()
+			return fc.responses != nil
+		case "requestState":
+			if fc.list || stated {
+				return false
+			}
+			stated = true
+			fc.state = q.plainString()
+			return !q.bad
 		}
-		return false // cursor, inputResponses, requestState, task: the SDK's
+		return false // cursor, task, anything else: the SDK's
 	})
 	if !ok || !q.end() || fc.meta == nil {
 		return false

@@ -3,6 +3,7 @@ package mcpexpose_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 )
 
 // diffApp is one instance of the differential test's application: every
@@ -504,12 +506,12 @@ func TestFastPathDifferential(t *testing.T) {
 				}
 			}
 			t.Logf("fast path answered %d of %d requests", n, len(reqs))
-			for _, name := range []string{"call/echo/0", "call/fail/0", "call/html/0", "call/render/0", "call/purge/0", "call/none/0", "call/limited/2", "call/missing/0", "list/meta=triple", "list/id=\"<&>\"", "call/id=123456789012345", "call/meta=noinfo", "call/meta=infoicons", "list/ws"} {
+			for _, name := range []string{"call/echo/0", "call/fail/0", "call/html/0", "call/render/0", "call/purge/0", "call/none/0", "call/limited/2", "call/missing/0", "list/meta=triple", "list/id=\"<&>\"", "call/id=123456789012345", "call/meta=noinfo", "call/meta=infoicons", "list/ws", "call/state", "call/responses"} {
 				if !served[name] {
 					t.Errorf("the fast path did not answer %s", name)
 				}
 			}
-			for _, name := range []string{"call/work/0", "call/meta=progress", "call/meta=loglevel", "list/cursor", "call/state", "call/id=1.5", "call/id=-0", "header/ct-charset/echo", "host/evil/tools/call", "list/batch", "call/escname"} {
+			for _, name := range []string{"call/work/0", "call/meta=progress", "call/meta=loglevel", "list/cursor", "call/id=1.5", "call/id=-0", "header/ct-charset/echo", "host/evil/tools/call", "list/batch", "call/escname"} {
 				if served[name] {
 					t.Errorf("the fast path answered %s, which it must leave to the SDK", name)
 				}
@@ -589,4 +591,118 @@ func validHeader(k string, v []string) bool {
 		}
 	}
 	return k != ""
+}
+
+// TestFastPathRetries runs input-required exchanges — a confirmation and a
+// form, answered, declined, replayed, forged, malformed — against a
+// handler with the fast path and one without, sharing one state key ring
+// (each with its own single-use record), so that a state one minted opens
+// on both: each retry is sent to both with the fast path's state, and the
+// answers must be equal.
+func TestFastPathRetries(t *testing.T) {
+	key, err := requeststate.GenerateKey("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := requeststate.NewKeyRing(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var purged, notified atomic.Int32
+	fastSnap, sdkSnap := interactiveApp(t, &purged, &notified), interactiveApp(t, &purged, &notified)
+	opts := mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{StateKeys: ring}}
+	fastH, err := mcpexpose.NewHandler(fastSnap, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.DisableFastPath = true
+	sdkH, err := mcpexpose.NewHandler(sdkSnap, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fastSrv, sdkSrv := httptest.NewServer(fastH), httptest.NewServer(sdkH)
+	defer fastSrv.Close()
+	defer sdkSrv.Close()
+	client := &http.Client{}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
+	// both sends body to both servers, requires equal answers, and returns
+	// the fast path's unmasked body.
+	both := func(name, tool, body string) string {
+		t.Helper()
+		r := wireRequest{name: name, header: baseHeader("tools/call", tool), body: body}
+		req, _ := http.NewRequest("POST", fastSrv.URL+"/mcp", strings.NewReader(body))
+		req.Header = r.header.Clone()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := exchange{status: resp.StatusCode, header: resp.Header, body: mask(string(raw), resp.Header)}
+		got.header.Del("Date")
+		want := send(t, client, sdkSrv.URL+"/mcp", "", r)
+		if got.status != want.status || got.body != want.body || !headersEqual(got.header, want.header) {
+			t.Errorf("%s:\nfast: %d %v\n%s\nsdk:  %d %v\n%s", name, got.status, got.header, got.body, want.status, want.header, want.body)
+		}
+		return string(raw)
+	}
+	call := func(tool, args, extra string) string {
+		return `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + extra + `,` + meta + `}}`
+	}
+	stateOf := func(body string) (state string, keys []string) {
+		var msg struct {
+			Result struct {
+				RequestState  string                     `json:"requestState"`
+				InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			} `json:"result"`
+		}
+		data := body[strings.Index(body, "{"):]
+		if err := json.Unmarshal([]byte(strings.TrimSpace(data)), &msg); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		for k := range msg.Result.InputRequests {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return msg.Result.RequestState, keys
+	}
+	before := fastH.FastPathRequests()
+
+	// A confirmation: asked, answered yes, replayed; asked, declined.
+	first := both("purge/ask", "ops.purge", call("ops.purge", `{"id":"r1"}`, ""))
+	state, keys := stateOf(first)
+	if state == "" || len(keys) != 1 {
+		t.Fatalf("no confirmation asked: %s", first)
+	}
+	yes := `,"requestState":"` + state + `","inputResponses":{"` + keys[0] + `":{"action":"accept","content":{"confirm":true}}}`
+	both("purge/accept", "ops.purge", call("ops.purge", `{"id":"r1"}`, yes))
+	both("purge/replayed", "ops.purge", call("ops.purge", `{"id":"r1"}`, yes))
+	second := both("purge/ask-again", "ops.purge", call("ops.purge", `{"id":"r2"}`, ""))
+	state, keys = stateOf(second)
+	both("purge/decline", "ops.purge", call("ops.purge", `{"id":"r2"}`, `,"requestState":"`+state+`","inputResponses":{"`+keys[0]+`":{"action":"decline"}}`))
+	both("purge/forged", "ops.purge", call("ops.purge", `{"id":"r3"}`, `,"requestState":"AAAA","inputResponses":{"x":{"action":"accept"}}`))
+	both("purge/unsolicited", "ops.purge", call("ops.purge", `{"id":"r4"}`, `,"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}}`))
+	both("purge/other-args", "ops.purge", call("ops.purge", `{"id":"other"}`, yes))
+	for i, bad := range []string{`{"x":5}`, `{"x":{"action":5}}`, `{"x":{"role":"assistant"}}`, `{"x":{"roots":"no"}}`, `{"x":{}}`, `{}`, `{"x":{"action":"accept","content":[]}}`} {
+		third := both(fmt.Sprintf("purge/ask-%d", i), "ops.purge", call("ops.purge", `{"id":"m"}`, ""))
+		state, _ = stateOf(third)
+		both(fmt.Sprintf("purge/malformed-%d", i), "ops.purge", call("ops.purge", `{"id":"m"}`, `,"requestState":"`+state+`","inputResponses":`+bad))
+	}
+	// Two rounds: a form, then a confirmation, answered in turn.
+	ask := both("notify/ask", "ops.notify", call("ops.notify", `{}`, ""))
+	state, keys = stateOf(ask)
+	form := `,"requestState":"` + state + `","inputResponses":{"` + keys[0] + `":{"action":"accept","content":{"name":"Ada","email":"ada@example.com"}}}`
+	confirm := both("notify/form", "ops.notify", call("ops.notify", `{}`, form))
+	state, keys = stateOf(confirm)
+	both("notify/confirm", "ops.notify", call("ops.notify", `{}`, `,"requestState":"`+state+`","inputResponses":{"`+keys[0]+`":{"action":"accept","content":{"confirm":true}}}`))
+	bad := both("notify/ask-bad", "ops.notify", call("ops.notify", `{}`, ""))
+	state, keys = stateOf(bad)
+	both("notify/invalid-form", "ops.notify", call("ops.notify", `{}`, `,"requestState":"`+state+`","inputResponses":{"`+keys[0]+`":{"action":"accept","content":{"name":"","email":"not an email"}}}`))
+
+	if n := fastH.FastPathRequests() - before; n < 20 {
+		t.Errorf("the fast path answered %d of the exchanges", n)
+	}
+	if purged.Load() != 2 || notified.Load() != 2 {
+		t.Errorf("purged %d, notified %d times: want each twice (once per handler)", purged.Load(), notified.Load())
+	}
 }
