@@ -93,13 +93,34 @@ func where(ctx context.Context) string {
 	return "at " + loc + ":\n" + html
 }
 
+// text reads the text of the element sel selects. The inbox reloads itself
+// when the store changes (server-sent events), which can replace the node
+// between finding it and reading it: a read that fails is tried again, for
+// up to 10 s.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	var s string
+	err := settle(func() (err error) {
+		s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		return err
+	})
 	if err != nil {
 		t.Fatalf("text of %s: %v", sel, err)
 	}
 	return s
+}
+
+// settle runs f until it succeeds, for up to 10 s, and returns its last
+// error: for browser steps a page reload can interrupt.
+func settle(f func() error) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := f()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func shoot(t *testing.T, ctx context.Context, path string) {
@@ -209,11 +230,15 @@ func TestInboxInARealBrowser(t *testing.T) {
 	shoot(t, alice, filepath.Join(dir, "inbox.png"))
 
 	// Open it with the keyboard: the link takes focus and Enter follows it.
-	if err := chromedp.Do(alice,
-		chromedp.Focus(chromedp.CSS(link)),
-		chromedp.KeyEvent("\r"),
-		chromedp.WaitVisible(chromedp.ID("arguments")),
-	); err != nil {
+	if err := settle(func() error {
+		ctx, cancel := context.WithTimeout(alice, 3*time.Second)
+		defer cancel()
+		return chromedp.Do(ctx,
+			chromedp.Focus(chromedp.CSS(link)),
+			chromedp.KeyEvent("\r"),
+			chromedp.WaitVisible(chromedp.ID("arguments")),
+		)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	args := text(t, alice, "#arguments")
