@@ -397,6 +397,33 @@ type exchange struct {
 	status int
 	header http.Header
 	body   string
+	raw    string // the body unmasked
+}
+
+// equal reports whether two answers are the same: status, headers and
+// (masked) body.
+func (e exchange) equal(o exchange) bool {
+	return e.status == o.status && e.body == o.body && headersEqual(e.header, o.header)
+}
+
+// servePair serves fastSnap through a handler with opts and sdkSnap
+// through one with opts and DisableFastPath, on loopback, until the test
+// ends; it returns the handlers and the URLs of their endpoints.
+func servePair(t testing.TB, fastSnap, sdkSnap *mcpexpose.Snapshot, opts mcpexpose.HandlerOptions) (fastH, sdkH *mcpexpose.Handler, fastURL, sdkURL string) {
+	t.Helper()
+	fastH, err := mcpexpose.NewHandler(fastSnap, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.DisableFastPath = true
+	sdkH, err = mcpexpose.NewHandler(sdkSnap, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fastSrv, sdkSrv := httptest.NewServer(fastH), httptest.NewServer(sdkH)
+	t.Cleanup(fastSrv.Close)
+	t.Cleanup(sdkSrv.Close)
+	return fastH, sdkH, fastSrv.URL + "/mcp", sdkSrv.URL + "/mcp"
 }
 
 var (
@@ -444,7 +471,7 @@ func send(t testing.TB, client *http.Client, url, authz string, r wireRequest) e
 	resp.Body.Close()
 	resp.Header.Del("Date")
 	b := mask(string(body), resp.Header)
-	return exchange{status: resp.StatusCode, header: resp.Header, body: b}
+	return exchange{status: resp.StatusCode, header: resp.Header, body: b, raw: string(body)}
 }
 
 // TestFastPathDifferential sends the whole corpus (hand-written valid,
@@ -472,27 +499,15 @@ func TestFastPathDifferential(t *testing.T) {
 	for _, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
 			fastApp, sdkApp := newDiffApp(t), newDiffApp(t)
-			fastOpts, sdkOpts := cfg.opts, cfg.opts
-			sdkOpts.DisableFastPath = true
-			fastH, err := mcpexpose.NewHandler(fastApp.snap, &fastOpts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sdkH, err := mcpexpose.NewHandler(sdkApp.snap, &sdkOpts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fastSrv, sdkSrv := httptest.NewServer(fastH), httptest.NewServer(sdkH)
-			defer fastSrv.Close()
-			defer sdkSrv.Close()
+			fastH, sdkH, fastURL, sdkURL := servePair(t, fastApp.snap, sdkApp.snap, cfg.opts)
 			client := &http.Client{}
 			served := map[string]bool{}
 			for _, r := range reqs {
 				before := fastH.FastPathRequests()
-				got := send(t, client, fastSrv.URL+"/mcp", cfg.authz, r)
-				want := send(t, client, sdkSrv.URL+"/mcp", cfg.authz, r)
+				got := send(t, client, fastURL, cfg.authz, r)
+				want := send(t, client, sdkURL, cfg.authz, r)
 				served[r.name] = fastH.FastPathRequests() > before
-				if got.status != want.status || got.body != want.body || !headersEqual(got.header, want.header) {
+				if !got.equal(want) {
 					t.Errorf("%s (fast path took it: %v):\nfast: %d %v\n%s\nsdk:  %d %v\n%s", r.name, served[r.name], got.status, got.header, got.body, want.status, want.header, want.body)
 				}
 			}
@@ -576,7 +591,7 @@ func FuzzFastPath(f *testing.F) {
 			return exchange{status: rec.Code, header: rec.Header(), body: b}
 		}
 		got, want := do(fastH), do(sdkH)
-		if got.status != want.status || got.body != want.body || !headersEqual(got.header, want.header) {
+		if !got.equal(want) {
 			t.Fatalf("fast: %d %v\n%s\nsdk:  %d %v\n%s", got.status, got.header, got.body, want.status, want.header, want.body)
 		}
 	})
@@ -610,19 +625,7 @@ func TestFastPathRetries(t *testing.T) {
 	}
 	var purged, notified atomic.Int32
 	fastSnap, sdkSnap := interactiveApp(t, &purged, &notified), interactiveApp(t, &purged, &notified)
-	opts := mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{StateKeys: ring}}
-	fastH, err := mcpexpose.NewHandler(fastSnap, &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.DisableFastPath = true
-	sdkH, err := mcpexpose.NewHandler(sdkSnap, &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fastSrv, sdkSrv := httptest.NewServer(fastH), httptest.NewServer(sdkH)
-	defer fastSrv.Close()
-	defer sdkSrv.Close()
+	fastH, _, fastURL, sdkURL := servePair(t, fastSnap, sdkSnap, mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{StateKeys: ring}})
 	client := &http.Client{}
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
 	// both sends body to both servers, requires equal answers, and returns
@@ -630,21 +633,11 @@ func TestFastPathRetries(t *testing.T) {
 	both := func(name, tool, body string) string {
 		t.Helper()
 		r := wireRequest{name: name, header: baseHeader("tools/call", tool), body: body}
-		req, _ := http.NewRequest("POST", fastSrv.URL+"/mcp", strings.NewReader(body))
-		req.Header = r.header.Clone()
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		got := exchange{status: resp.StatusCode, header: resp.Header, body: mask(string(raw), resp.Header)}
-		got.header.Del("Date")
-		want := send(t, client, sdkSrv.URL+"/mcp", "", r)
-		if got.status != want.status || got.body != want.body || !headersEqual(got.header, want.header) {
+		got, want := send(t, client, fastURL, "", r), send(t, client, sdkURL, "", r)
+		if !got.equal(want) {
 			t.Errorf("%s:\nfast: %d %v\n%s\nsdk:  %d %v\n%s", name, got.status, got.header, got.body, want.status, want.header, want.body)
 		}
-		return string(raw)
+		return got.raw
 	}
 	call := func(tool, args, extra string) string {
 		return `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + extra + `,` + meta + `}}`
