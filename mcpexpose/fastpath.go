@@ -79,15 +79,22 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, body []byte,
 		return false
 	}
 	s := h.srv
+	ctx := r.Context()
 	if !fc.list {
-		// Tasks answer with their own result and headers; the SDK path
-		// serves them.
-		if t, ok := s.cur.Load().snap.byName[fc.name]; ok && t.task != TaskNever {
+		// Tasks answer with their own result; the SDK path serves them.
+		// The call runs on the snapshot this is decided on: the one the
+		// step-up check pinned, or one pinned here.
+		e := mappedOf(ti).pinned()
+		if e == nil {
+			e = s.acquire()
+			defer s.release(e)
+			ctx = context.WithValue(ctx, pinnedKey{}, e)
+		}
+		if t, ok := e.snap.byName[fc.name]; ok && t.task != TaskNever {
 			return false
 		}
 	}
 	extra := &mcp.RequestExtra{TokenInfo: ti, Header: r.Header}
-	ctx := r.Context()
 	var res mcp.Result
 	var err error
 	if fc.list {

@@ -362,7 +362,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if cr == nil || cr.Params == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params"}
 			}
-			e := s.epochOf(req)
+			e := s.epochOf(ctx, req)
 			defer s.release(e)
 			t, ok := e.snap.byName[cr.Params.Name]
 			if !ok {
@@ -751,6 +751,15 @@ func (m *mapped) admit(t *tool, p policy.Principal) (execution.Admission, bool) 
 	return m.adm, m.admitted
 }
 
+// pinned returns the epoch the HTTP handler pinned for the request, or nil
+// (also for a nil m).
+func (m *mapped) pinned() *epoch {
+	if m == nil {
+		return nil
+	}
+	return m.epoch
+}
+
 // mappedOf returns the request record withPrincipal put in ti, or nil.
 func mappedOf(ti *auth.TokenInfo) *mapped {
 	if ti == nil {
@@ -760,10 +769,18 @@ func mappedOf(ti *auth.TokenInfo) *mapped {
 	return m
 }
 
+// pinnedKey carries the epoch the fast path chose a tools/call's route on.
+type pinnedKey struct{}
+
 // epochOf returns the epoch a tools/call runs on, in use until release:
-// the one the HTTP handler pinned for its step-up check, so that the request
-// sees one snapshot from end to end, or the current one.
-func (s *server) epochOf(req mcp.Request) *epoch {
+// the one the HTTP handler pinned for its step-up check or its fast path,
+// so that the request sees one snapshot from end to end, or the current
+// one.
+func (s *server) epochOf(ctx context.Context, req mcp.Request) *epoch {
+	if e, ok := ctx.Value(pinnedKey{}).(*epoch); ok {
+		e.pin() // the fast path's, for the same reason
+		return e
+	}
 	if extra := req.GetExtra(); extra != nil {
 		if m := mappedOf(extra.TokenInfo); m != nil && m.epoch != nil {
 			m.epoch.pin()
