@@ -93,6 +93,9 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, body []byte,
 		if t, ok := e.snap.byName[fc.name]; ok && t.task != TaskNever {
 			return false
 		}
+		if h.fastDecided != nil {
+			h.fastDecided()
+		}
 	}
 	extra := &mcp.RequestExtra{TokenInfo: ti, Header: r.Header}
 	var res mcp.Result

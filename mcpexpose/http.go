@@ -138,6 +138,9 @@ type Handler struct {
 
 	fast       bool         // the fast path is on (fastpath.go)
 	fastServed atomic.Int64 // requests it answered
+	// fastDecided, when set (by tests only), runs once the fast path has
+	// decided to answer a tools/call on its snapshot, before the call runs.
+	fastDecided func()
 }
 
 // metadataHandler serves one snapshot's protected-resource metadata.
