@@ -219,7 +219,7 @@ func mainPackages(t *testing.T, top string) []string {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		if name := d.Name(); p != top && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".")) {
+		if p != top && ignoredDir(d.Name()) {
 			return filepath.SkipDir
 		}
 		pkg, err := build.ImportDir(p, 0)
