@@ -6,6 +6,14 @@ GO ?= go
 
 test: deps engines fmt-check vet lint vulncheck unit fuzz-short conformance bench-check soak-short
 
+# A test whose peer is missing (the npm packages of `make deps`, Node.js,
+# Chromium, git, an engine of `make engines`) skips under a plain
+# `go test ./...`, so that a fresh clone's first run passes; under these two
+# targets, and in CI (.ci/run), it fails instead, so the gate never passes
+# by skipping (internal/peers, ADR 27). The setting reaches every
+# prerequisite, and sub-makes through the environment.
+test check: export AGNARA_REQUIRE_PEERS = 1
+
 # The quick loop for contributors (about 1.5 minutes on 2 cores): gofmt,
 # vet, the linters of this module and every test once, without the race
 # detector, fuzzing, the vulnerability check, the benchmark module or the

@@ -15,6 +15,7 @@ import (
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/gateway"
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -25,24 +26,12 @@ var conformance = filepath.Join("..", "conformance")
 // npm (pinned in conformance/package-lock.json).
 func npmServer(t *testing.T, pkg string) string {
 	t.Helper()
-	path := filepath.Join(conformance, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%s is not installed: run 'make deps' (npm ci in conformance/)", pkg)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
+	return peers.NPM(t, "@modelcontextprotocol/"+pkg+"/dist/index.js")
 }
 
 func node(t *testing.T) string {
 	t.Helper()
-	n, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the npm MCP servers and the TypeScript SDK client run on it")
-	}
-	return n
+	return peers.Node(t) // the npm MCP servers and the TypeScript SDK client run on it
 }
 
 // everythingServer builds the Go SDK's everything example server (from the
@@ -313,9 +302,7 @@ type tsResult struct {
 
 func typeScript(t *testing.T, nodeBin, url, tool, args string) tsResult {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(conformance, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	peers.NPM(t, "@modelcontextprotocol/sdk")
 	out, err := exec.Command(nodeBin, filepath.Join(conformance, "ts-client.mjs"), url, tool, args).Output()
 	if err != nil {
 		t.Fatalf("TypeScript client: %v (%s)", err, out)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -269,13 +269,8 @@ func outcomeOf(t *testing.T, msg map[string]any) string {
 // answer arrives as sent); this test pins the SDK's behaviour, so that a
 // bump that changes it is noticed and docs/capabilities.md updated.
 func TestTypeScriptClientAnswersAFormWithDefaults(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the TypeScript SDK client runs on it")
-	}
-	if _, err := os.Stat(filepath.Join("..", "conformance", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	node := peers.Node(t)
+	peers.NPM(t, "@modelcontextprotocol/sdk")
 	var greeted atomic.Int32
 	h, err := mcpexpose.NewHandler(formApp(t, &greeted), nil)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -290,10 +291,8 @@ func TestHeaderParamsRawSchemaMistakes(t *testing.T) {
 // x-mcp-header, so a strict JSON Schema compiler (Ajv strict, as the client
 // script runs) accepts it. At 2026-07-28 the same tool lists x-mcp-header.
 func TestHeaderParamsTypeScriptClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the TypeScript SDK client runs on it")
-	}
+	node := peers.Node(t)
+	peers.NPM(t, "@modelcontextprotocol/sdk")
 	url := headerServer(t, headerSnap(t, false), nil)
 	out, err := exec.Command(node, filepath.Join("..", "conformance", "ts-client.mjs"), url, "orders", `{"region":"Zürich","count":2}`).Output()
 	if err != nil {

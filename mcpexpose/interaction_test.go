@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -163,13 +163,8 @@ func TestUndeclaredCapabilityIsRefused(t *testing.T) {
 // speaks the handshake era, answer a form and then a confirmation: two
 // rounds of server-to-client elicitation within one tools/call.
 func TestTypeScriptClientAnswersTwoRounds(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the TypeScript SDK client runs on it")
-	}
-	if _, err := os.Stat(filepath.Join("..", "conformance", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	node := peers.Node(t)
+	peers.NPM(t, "@modelcontextprotocol/sdk")
 	var purged, notified atomic.Int32
 	snap := interactiveApp(t, &purged, &notified)
 	h, err := mcpexpose.NewHandler(snap, nil)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -158,13 +159,8 @@ func (l *listener) await(t *testing.T, who string) {
 }
 
 func TestSwapTellsConnectedClients(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the TypeScript SDK client runs on it")
-	}
-	if _, err := os.Stat(filepath.Join("..", "conformance", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	node := peers.Node(t)
+	peers.NPM(t, "@modelcontextprotocol/sdk")
 	la := newLiveApp(t)
 	h, err := mcpexpose.NewHandler(la.snap(t, "echo"), swappable(nil))
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -331,13 +331,8 @@ func TestFeatureCompileErrors(t *testing.T) {
 // template, gets a prompt, completes an argument, and sees a hidden
 // resource and a hidden prompt refused exactly like missing ones.
 func TestResourcesTypeScriptClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the TypeScript SDK client runs on it")
-	}
-	if _, err := os.Stat(filepath.Join("..", "conformance", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	node := peers.Node(t)
+	peers.NPM(t, "@modelcontextprotocol/sdk")
 	srv := serve(t, &fixture{snap: docsSnapshot(t)}, &mcpexpose.HandlerOptions{Tokens: tokens})
 	steps := `[{"read":"docs://readme"},{"read":"docs://pages/p7"},{"read":"docs://secret"},{"read":"docs://nothing"},` +
 		`{"prompt":"docs.summarize","arguments":{"topic":"go","words":"3"}},{"prompt":"audit"},{"prompt":"nothing"},` +

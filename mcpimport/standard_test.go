@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/agnara-go/agnara/policy"
@@ -273,13 +273,14 @@ func TestStandardProfileReexposed(t *testing.T) {
 		t.Errorf("published input schema (-remote +listed):\n%s", diff)
 	}
 
-	t.Run("TypeScript client", func(t *testing.T) { typeScriptLists(t, srv.URL, canonical(t, filesInput)) })
+	calls := 1 // what the remote receives: the Go call below, and the TypeScript client's when it runs (it skips without its peers)
+	t.Run("TypeScript client", func(t *testing.T) { typeScriptLists(t, srv.URL, canonical(t, filesInput)); calls++ })
 
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gw.list_files", Arguments: map[string]any{"path": "/tmp"}})
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %v", err, res)
 	}
-	if got := f.received(); len(got) != 2 || got[1] != `{"path":"/tmp"}` {
+	if got := f.received(); len(got) != calls || got[calls-1] != `{"path":"/tmp"}` {
 		t.Errorf("remote received %v", got)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "gw.list_files", Arguments: map[string]any{"limit": 0}})
@@ -293,13 +294,8 @@ func TestStandardProfileReexposed(t *testing.T) {
 // lists and validates structured content against them; the script also
 // compiles the listed input schema with a strict Ajv.
 func typeScriptLists(t *testing.T, url, wantInput string) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the TypeScript SDK client runs on it")
-	}
-	if _, err := os.Stat(filepath.Join("..", "conformance", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	node := peers.Node(t)
+	peers.NPM(t, "@modelcontextprotocol/sdk")
 	out, err := exec.Command(node, filepath.Join("..", "conformance", "ts-client.mjs"), url, "gw.list_files", `{"path":"/tmp"}`).Output()
 	if err != nil {
 		t.Fatalf("TypeScript client: %v (%s)", err, out)

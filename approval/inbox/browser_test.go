@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/approval/inbox"
 	"github.com/agnara-go/agnara/gateway"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,10 +46,7 @@ func devIssuer(t *testing.T, clientID, secret string) string {
 // included), for one approver.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	exe, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("Debian's chromium is required: run 'make engines' (apt-get install chromium)")
-	}
+	exe := peers.Program(t, "chromium", "run `make engines` (apt-get install chromium)")
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
@@ -141,14 +138,8 @@ func shoot(t *testing.T, ctx context.Context, path string) {
 // cross-site POST is refused. It saves screenshots of the inbox and of the
 // approval.
 func TestInboxInARealBrowser(t *testing.T) {
-	nodeBin, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the npm memory server runs on it")
-	}
-	memory, _ := filepath.Abs(filepath.Join("..", "..", "conformance", "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js"))
-	if _, err := os.Stat(memory); err != nil {
-		t.Fatal("the npm memory server is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	nodeBin := peers.Node(t)
+	memory := peers.NPM(t, "@modelcontextprotocol/server-memory/dist/index.js")
 	notes := filepath.Join(t.TempDir(), "notes.jsonl")
 	s := store(t)
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -14,6 +13,7 @@ import (
 
 	framework "github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/gateway"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -63,14 +63,8 @@ func TestGatewaySampleAndCheck(t *testing.T) {
 // would, over the npm filesystem server, calls a tool through it, and stops
 // it with SIGTERM: it exits 0 and its upstream process with it.
 func TestGatewayCommandServes(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the npm filesystem server runs on it")
-	}
-	server, err := filepath.Abs(filepath.Join("..", "..", "conformance", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"))
-	if _, serr := os.Stat(server); err != nil || serr != nil {
-		t.Fatal("the npm filesystem server is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	node := peers.Node(t)
+	server := peers.NPM(t, "@modelcontextprotocol/server-filesystem/dist/index.js")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "note.txt"), []byte("through the command"), 0o644)
 	cfg := filepath.Join(dir, "gateway.yaml")

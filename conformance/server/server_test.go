@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,13 +22,8 @@ import (
 // era, 2025-11-25) against the same running server; both call the same
 // tool.
 func TestTwoClientsOneServer(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the TypeScript SDK client runs on it")
-	}
-	if _, err := os.Stat(filepath.Join("..", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	node := peers.Node(t)
+	peers.NPM(t, "@modelcontextprotocol/sdk")
 	h, err := newHandler(mcpexpose.ServerOptions{Logger: slog.New(slog.DiscardHandler)}, true)
 	if err != nil {
 		t.Fatal(err)

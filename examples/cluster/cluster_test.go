@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -408,14 +408,9 @@ type tsOutput struct {
 // tsClient runs the TypeScript SDK client against url.
 func tsClient(t *testing.T, url string, args ...string) tsOutput {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the TypeScript SDK client runs on it")
-	}
+	node := peers.Node(t)
 	conformance := filepath.Join("..", "..", "conformance")
-	if _, err := os.Stat(filepath.Join(conformance, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	peers.NPM(t, "@modelcontextprotocol/sdk")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(conformance, "ts-client.mjs"), url}, args...)...)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnaratest"
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/internal/proctest"
 )
 
@@ -32,14 +32,9 @@ func startExample(t *testing.T, args ...string) string {
 // TestTypeScriptClientThroughTheExample starts the example and has the
 // TypeScript SDK client list its tools and call one.
 func TestTypeScriptClientThroughTheExample(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required: the TypeScript SDK client runs on it")
-	}
+	node := peers.Node(t)
 	client := filepath.Join("..", "..", "conformance", "ts-client.mjs")
-	if _, err := os.Stat(filepath.Join("..", "..", "conformance", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		t.Fatal("the TypeScript SDK is not installed: run 'make deps' (npm ci in conformance/)")
-	}
+	peers.NPM(t, "@modelcontextprotocol/sdk")
 	url := startExample(t)
 
 	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/healthz")

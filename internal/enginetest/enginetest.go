@@ -2,9 +2,10 @@
 // (redis-server, PostgreSQL and HAProxy from Debian's packages), each on a
 // free loopback port in a temporary directory, stopped when the test ends.
 //
-// An engine that is not installed fails the test with the command that
-// installs it (make engines, or apt-get install); nothing is skipped. Only
-// 127.0.0.1 is ever bound or dialled.
+// An engine that is not installed skips the test with the command that
+// installs it (make engines, or apt-get install), or fails it with the same
+// message under AGNARA_REQUIRE_PEERS=1, which make test and CI set
+// (internal/peers). Only 127.0.0.1 is ever bound or dialled.
 package enginetest
 
 import (
@@ -13,11 +14,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agnara-go/agnara/internal/peers"
 )
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
@@ -32,20 +34,12 @@ func FreePort(t testing.TB) int {
 }
 
 // lookPath finds program on PATH or in the extra directories (which may be
-// glob patterns), or fails the test saying which Debian package to install.
+// glob patterns; the newest version sorts last), or skips the test saying
+// which Debian package to install; under AGNARA_REQUIRE_PEERS=1 it fails
+// instead (peers.Program).
 func lookPath(t testing.TB, program, pkg string, extra ...string) string {
 	t.Helper()
-	if p, err := exec.LookPath(program); err == nil {
-		return p
-	}
-	for _, pattern := range extra {
-		matches, _ := filepath.Glob(filepath.Join(pattern, program))
-		if len(matches) > 0 {
-			return matches[len(matches)-1] // the newest version sorts last
-		}
-	}
-	t.Fatalf("enginetest: %s is not installed: run `make engines` (or `apt-get install -y %s`)", program, pkg)
-	return ""
+	return peers.Program(t, program, fmt.Sprintf("run `make engines` (or `apt-get install -y %s`)", pkg), extra...)
 }
 
 // process is a started engine: its command and where its output goes.

@@ -43,8 +43,9 @@ const PostgresDSNEnv = "AGNARA_TEST_POSTGRES_DSN"
 // the next run.
 //
 // As root, the server runs as the postgres user (PostgreSQL refuses root).
-// Missing binaries fail the test, saying to run `make engines`. Safe for
-// concurrent use by parallel tests.
+// Missing binaries skip the test, saying to run `make engines` (or fail
+// it, under AGNARA_REQUIRE_PEERS=1). Safe for concurrent use by parallel
+// tests.
 func Postgres(t testing.TB) string {
 	t.Helper()
 	admin := os.Getenv(PostgresDSNEnv)

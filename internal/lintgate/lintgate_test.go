@@ -33,6 +33,14 @@ func root(t *testing.T) string {
 	}
 }
 
+// ignoredDir reports whether the walks skip a directory named name, as the
+// go command does for ./... (testdata, and names starting with . or _,
+// such as internal/readmetest's temporary _snippet directories, which may
+// come and go while this test runs), and node_modules.
+func ignoredDir(name string) bool {
+	return name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
+}
+
 // violations lists what file src (at path, for messages) does that library
 // code must not, or nil for a file of package main.
 func violations(fset *token.FileSet, path string, src any) ([]string, error) {
@@ -101,7 +109,7 @@ func TestLibraryCodeDoesNotPanicPrintOrUseTheGlobalLogger(t *testing.T) {
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != top && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".")) {
+			if path != top && ignoredDir(name) {
 				return filepath.SkipDir
 			}
 			if path != top {
