@@ -114,8 +114,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, func() error,
 // Use records id as used until expires, in one SET NX PXAT. It returns
 // false when id was already recorded, or when expires has passed by this
 // host's clock. It returns an error when Redis does not answer, or answers
-// with an error, within the timeout.
-func (s *Store) Use(ctx context.Context, id string, expires time.Time) (bool, error) {
+// with an error, within the timeout. It does not yet notice a Redis that
+// lost its memory: sealed is unused.
+func (s *Store) Use(ctx context.Context, id string, sealed, expires time.Time) (bool, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}

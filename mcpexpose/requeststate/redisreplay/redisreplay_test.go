@@ -42,16 +42,16 @@ func TestUseIsSingleAndExpiresWithTheState(t *testing.T) {
 	ctx := t.Context()
 	expires := time.Now().Add(time.Minute)
 
-	fresh, err := s.Use(ctx, id, expires)
+	fresh, err := s.Use(ctx, id, time.Now(), expires)
 	if err != nil || !fresh {
 		t.Fatalf("first Use = %v, %v; want true", fresh, err)
 	}
-	fresh, err = s.Use(ctx, id, expires)
+	fresh, err = s.Use(ctx, id, time.Now(), expires)
 	if err != nil || fresh {
 		t.Fatalf("second Use = %v, %v; want false", fresh, err)
 	}
 	// Another store (another instance's connection) sees the same use.
-	if fresh, err := open(t, r, nil).Use(ctx, id, expires); err != nil || fresh {
+	if fresh, err := open(t, r, nil).Use(ctx, id, time.Now(), expires); err != nil || fresh {
 		t.Fatalf("Use on another store = %v, %v; want false", fresh, err)
 	}
 
@@ -74,7 +74,7 @@ func TestUseIsSingleAndExpiresWithTheState(t *testing.T) {
 
 	// Redis forgets an id once the state has expired.
 	soon := time.Now().Add(150 * time.Millisecond)
-	if fresh, err := s.Use(ctx, "ff"+id[2:], soon); err != nil || !fresh {
+	if fresh, err := s.Use(ctx, "ff"+id[2:], time.Now(), soon); err != nil || !fresh {
 		t.Fatalf("Use with a short expiry = %v, %v", fresh, err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -90,7 +90,7 @@ func TestUseRefusesAnExpiredIDWithoutAskingRedis(t *testing.T) {
 	r := enginetest.Redis(t)
 	s := open(t, r, nil)
 	r.Stop() // an answer from Redis would be an error
-	fresh, err := s.Use(t.Context(), id, time.Now().Add(-time.Millisecond))
+	fresh, err := s.Use(t.Context(), id, time.Now().Add(-time.Minute), time.Now().Add(-time.Millisecond))
 	if err != nil || fresh {
 		t.Fatalf("Use of an expired id = %v, %v; want false, nil", fresh, err)
 	}
@@ -102,7 +102,7 @@ func TestPrefixesAreSeparate(t *testing.T) {
 	b := open(t, r, &redisreplay.Options{Prefix: "app-b:"})
 	expires := time.Now().Add(time.Minute)
 	for name, s := range map[string]*redisreplay.Store{"a": a, "b": b} {
-		if fresh, err := s.Use(t.Context(), id, expires); err != nil || !fresh {
+		if fresh, err := s.Use(t.Context(), id, time.Now(), expires); err != nil || !fresh {
 			t.Errorf("first Use under prefix %s = %v, %v; want true", name, fresh, err)
 		}
 	}
@@ -119,7 +119,7 @@ func TestConcurrentUsesOfOneIDHaveOneWinner(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 30 {
 		wg.Go(func() {
-			fresh, err := stores[i%len(stores)].Use(t.Context(), id, expires)
+			fresh, err := stores[i%len(stores)].Use(t.Context(), id, time.Now(), expires)
 			if err != nil {
 				errs.Add(1)
 			}
