@@ -190,6 +190,36 @@ func TestFailsClosedAndRecovers(t *testing.T) {
 	}
 }
 
+// Timeout bounds a Use against a Redis that accepts the command and does
+// not answer, whatever the client's own read timeout (a minute here): the
+// caller gets its error, not a minute's wait.
+func TestTimeoutBoundsAUseRedisDoesNotAnswer(t *testing.T) {
+	r := enginetest.Redis(t)
+	s, closeFn, err := redisreplay.Open(t.Context(), r.URL()+"?read_timeout=60s", &redisreplay.Options{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	admin := raw(t, r)
+	if err := admin.Do(t.Context(), "CLIENT", "PAUSE", 120_000, "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Do(context.Background(), "CLIENT", "UNPAUSE")
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Use(context.Background(), id, time.Now(), time.Now().Add(time.Minute))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Use with Redis paused: %v, want the Timeout's deadline", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Use with Redis paused did not return within 30 s: the store's Timeout does not reach the connection")
+	}
+}
+
 // openRetrying opens state, again while the store is unavailable (Redis
 // restarting, the client reconnecting), for at most ten seconds.
 func openRetrying(t *testing.T, s *requeststate.Sealer, state string, b requeststate.Binding) ([]byte, error) {
