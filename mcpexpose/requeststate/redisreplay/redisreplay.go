@@ -224,11 +224,11 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, func() error,
 	// A state sealed less than ClockSkew after the epoch began is refused:
 	// when the epoch is that young (a new Redis, or one that lost its
 	// memory), wait until the states this instance seals open.
-	if wait := min(time.Until(start.Add(s.skew)), s.skew); wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
+	if young := min(time.Until(start.Add(s.skew)), s.skew); young > 0 {
+		timer := time.NewTimer(young)
+		defer timer.Stop()
 		select {
-		case <-t.C:
+		case <-timer.C:
 		case <-ctx.Done():
 			client.Close()
 			return nil, nil, ctx.Err()
@@ -310,7 +310,8 @@ func (s *Store) noticed(epoch string, started bool) (time.Time, error) {
 	if last := s.seen.Load(); last != nil && *last == epoch {
 		return start, nil
 	}
-	last := s.seen.Swap(&epoch)
+	seen := epoch // only a new epoch is kept on the heap
+	last := s.seen.Swap(&seen)
 	switch {
 	case started:
 		s.logger.Warn("redisreplay: started a new epoch: Redis held none of its own (a new Redis, or one restarted, flushed or failed over); request states sealed before it are refused",
