@@ -75,9 +75,10 @@
 //
 // The plaintext is when the state was sealed and its expiry (each unix
 // milliseconds, 8 bytes big-endian), the single-use id (16 bytes) and the
-// caller's data. Version 1, without the sealing time, is no longer opened. The additional data is a
-// length-prefixed encoding of a domain label, the version, the key id and the
-// six Binding fields, in that order, so that no field boundary can move.
+// caller's data; version 1, without the sealing time, is no longer opened.
+// The additional data is a length-prefixed encoding of a domain label, the
+// version, the key id and the six Binding fields, in that order, so that no
+// field boundary can move.
 // Open accepts only the canonical encoding: at most [MaxStateLen]
 // characters, from the base64url alphabet only, with zero padding bits.
 package requeststate
