@@ -583,7 +583,7 @@ type faultyReplay struct {
 	inner             *requeststate.MemoryReplayStore
 }
 
-func (s *faultyReplay) Use(ctx context.Context, id string, expires time.Time) (bool, error) {
+func (s *faultyReplay) Use(ctx context.Context, id string, sealed, expires time.Time) (bool, error) {
 	s.uses.Add(1)
 	if s.blocking.Load() {
 		s.blocked.Add(1)
@@ -594,7 +594,7 @@ func (s *faultyReplay) Use(ctx context.Context, id string, expires time.Time) (b
 	if s.failing.Load() {
 		return false, errors.New("replay store: dial tcp 10.0.0.7:6379: connection refused")
 	}
-	return s.inner.Use(ctx, id, expires)
+	return s.inner.Use(ctx, id, sealed, expires)
 }
 
 // TestFaultReplayStore: when the replay store cannot tell whether a

@@ -12,6 +12,7 @@ import (
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate/redisreplay"
 )
 
 // instance serves the fixture handler with st, as one replica would.
@@ -38,15 +39,50 @@ func instance(t testing.TB, st sharedState) string {
 // retry to second, and returns the retry's response.
 func roundTrip(t testing.TB, first, second string) (state string, retry map[string]any) {
 	t.Helper()
+	state = ask(t, first)
+	return state, retryOn(t, second, state)
+}
+
+// ask sends round 1 of the request-state fixture to url and returns the
+// state of its confirmation question.
+func ask(t testing.TB, url string) string {
+	t.Helper()
 	const tool = "test_input_required_result_request_state"
 	meta := mcptest.Meta(map[string]any{"elicitation": map[string]any{}})
-	_, _, msg := mcptest.Do(t, mcptest.Request(t, first, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}, "_meta": meta}, ""))
+	_, _, msg := mcptest.Do(t, mcptest.Request(t, url, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}, "_meta": meta}, ""))
 	res, _ := msg["result"].(map[string]any)
-	state, _ = res["requestState"].(string)
+	state, _ := res["requestState"].(string)
 	if res["resultType"] != "input_required" || state == "" {
 		t.Fatalf("round 1 = %v, want input_required with a requestState", msg)
 	}
-	return state, retryOn(t, second, state)
+	return state
+}
+
+// completed reports whether a retry's response is the fixture's result:
+// the handler ran past its confirmation.
+func completed(msg map[string]any) bool {
+	res, _ := msg["result"].(map[string]any)
+	content, _ := res["content"].([]any)
+	if len(content) != 1 {
+		return false
+	}
+	text, _ := content[0].(map[string]any)["text"].(string)
+	return strings.Contains(text, "state-ok")
+}
+
+// keyFile writes a fresh request-state key file, as agnara keys generate
+// does, and returns its path.
+func keyFile(t testing.TB) string {
+	t.Helper()
+	keys, err := requeststate.NewKeyFile(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "state.keys")
+	if err := requeststate.WriteKeyFile(file, keys); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 func retryOn(t testing.TB, url, state string) map[string]any {
@@ -57,6 +93,33 @@ func retryOn(t testing.TB, url, state string) map[string]any {
 		"_meta": mcptest.Meta(map[string]any{"elicitation": map[string]any{}}), "requestState": state, "inputResponses": yes,
 	}, ""))
 	return msg
+}
+
+// retryUntilAnswered retries state on url again while the replica
+// answers -32603 (its replay store reconnecting), for at most ten seconds.
+func retryUntilAnswered(t *testing.T, url, state string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		msg := retryOn(t, url, state)
+		e, _ := msg["error"].(map[string]any)
+		if e == nil || e["code"] != float64(-32603) || time.Now().After(deadline) {
+			return msg
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// wantStale reports whether msg is the refusal of a stale requestState,
+// and fails the test when it is anything but that or a result.
+func wantStale(t *testing.T, msg map[string]any) bool {
+	t.Helper()
+	e, _ := msg["error"].(map[string]any)
+	if e == nil || e["code"] != float64(-32602) || e["message"] != "invalid requestState" {
+		t.Errorf("retry = %v, want -32602 invalid requestState", msg)
+		return false
+	}
+	return true
 }
 
 func wantCode(t *testing.T, msg map[string]any, code float64) {
@@ -79,21 +142,84 @@ func TestReplicasShareRequestState(t *testing.T) {
 		wantCode(t, retry, -32602)
 	})
 	t.Run("key file and Redis", func(t *testing.T) {
-		keys, err := requeststate.NewKeyFile(time.Now())
+		st := sharedState{keys: keyFile(t), redis: enginetest.Redis(t).URL()}
+		a, b := instance(t, st), instance(t, st)
+		state, retry := roundTrip(t, a, b)
+		if !completed(retry) {
+			t.Fatalf("retry on the other replica = %v, want the fixture's state-ok text", retry)
+		}
+		wantCode(t, retryOn(t, a, state), -32602)
+		wantCode(t, retryOn(t, b, state), -32602)
+	})
+	t.Run("Redis restarted empty", func(t *testing.T) {
+		// Completed confirmations (round 1 on A, the retry on B) and
+		// pending ones (round 1 only); then Redis is killed and comes back
+		// empty on the same port, neither replica restarted. Every retry
+		// of a state sealed before is refused on both replicas, and the
+		// handler ran once per confirmation; one asked afterwards
+		// completes once.
+		const done, pending = 50, 10
+		r := enginetest.Redis(t)
+		st := sharedState{keys: keyFile(t), redis: r.URL()}
+		a, b := instance(t, st), instance(t, st)
+		runs := map[string]int{} // handler runs past the confirmation, per state
+		var states []string
+		for i := range done + pending {
+			state := ask(t, a)
+			states = append(states, state)
+			runs[state] = 0
+			if i < done {
+				if retry := retryOn(t, b, state); completed(retry) {
+					runs[state]++
+				} else {
+					t.Fatalf("confirmation %d before the restart = %v", i, retry)
+				}
+			}
+		}
+
+		r.Kill()
+		r.Start()
+		refused := 0
+		for _, state := range states {
+			for _, url := range []string{a, b} {
+				msg := retryUntilAnswered(t, url, state)
+				switch {
+				case completed(msg):
+					runs[state]++
+				case wantStale(t, msg):
+					refused++
+				}
+			}
+		}
+		hist := map[int]int{} // handler runs → confirmations that many
+		for i, state := range states {
+			want := 0
+			if i < done {
+				want = 1
+				hist[runs[state]]++
+			}
+			if runs[state] != want {
+				t.Errorf("confirmation %d: the handler ran %d times, want %d", i, runs[state], want)
+			}
+		}
+		t.Logf("Redis restarted empty: %d confirmations completed and %d pending before it; %d of %d retries after it refused; completed confirmations by handler runs: %v",
+			done, pending, refused, 2*len(states), hist)
+
+		// The refused retries started a new epoch. A confirmation asked
+		// once it is older than the clock skew completes, once.
+		store, release, err := redisreplay.Open(t.Context(), r.URL(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		file := filepath.Join(t.TempDir(), "state.keys")
-		if err := requeststate.WriteKeyFile(file, keys); err != nil {
+		defer release()
+		epoch, err := store.Epoch(t.Context())
+		if err != nil {
 			t.Fatal(err)
 		}
-		st := sharedState{keys: file, redis: enginetest.Redis(t).URL()}
-		a, b := instance(t, st), instance(t, st)
+		time.Sleep(time.Until(epoch.Add(redisreplay.DefaultClockSkew)))
 		state, retry := roundTrip(t, a, b)
-		res, _ := retry["result"].(map[string]any)
-		content, _ := res["content"].([]any)
-		if len(content) != 1 || !strings.Contains(content[0].(map[string]any)["text"].(string), "state-ok") {
-			t.Fatalf("retry on the other replica = %v, want the fixture's state-ok text", retry)
+		if !completed(retry) {
+			t.Fatalf("a confirmation asked after the restart = %v, want the fixture's state-ok text", retry)
 		}
 		wantCode(t, retryOn(t, a, state), -32602)
 		wantCode(t, retryOn(t, b, state), -32602)
@@ -111,14 +237,7 @@ func TestReplicasShareRequestState(t *testing.T) {
 // process and in Redis, in one run, so docs/scaling.md can give the cost of
 // Redis as a ratio.
 func BenchmarkConfirmationRound(b *testing.B) {
-	keys, err := requeststate.NewKeyFile(time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	file := filepath.Join(b.TempDir(), "state.keys")
-	if err := requeststate.WriteKeyFile(file, keys); err != nil {
-		b.Fatal(err)
-	}
+	file := keyFile(b)
 	redis := enginetest.Redis(b)
 	for _, bc := range []struct {
 		name string

@@ -20,6 +20,7 @@ import (
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
+	"github.com/agnara-go/agnara/mcpexpose/requeststate/redisreplay"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -161,9 +162,21 @@ func TestCluster(t *testing.T) {
 		ask(t, c.proxy, id)
 		result(t, call(t, c.proxy, "users.list_users", nil, nil))
 
-		// Redis back on the same port (empty): no instance restarted, a
-		// fresh confirmation completes.
+		// Redis back on the same port, empty: it cannot tell which states
+		// were used, so the retry refused during the outage, sent again,
+		// is refused as stale (and starts Redis's new epoch); the client
+		// asks again. No instance restarted.
 		own.Start()
+		wantRPCError(t, confirmWhileReconnecting(t, a.url, id, state), codeInvalidParams, "invalid requestState")
+		if got := holders(t, c.instances, id); len(got) != 2 {
+			t.Fatalf("a state sealed before Redis lost its memory deleted user %s: now on %v", id, got)
+		}
+		waitEpochPastSkew(t, own.URL())
+		wantDeleted(t, confirm(t, a.url, id, ask(t, a.url, id)))
+		if got := holders(t, c.instances, id); !slices.Equal(got, []string{b.name}) {
+			t.Errorf("the confirmation asked again left user %s on %v, want deleted on %s", id, got, a.name)
+		}
+		// A fresh confirmation completes across instances, once.
 		other := seedAll(t, c.instances)
 		fresh := ask(t, a.url, other)
 		wantDeleted(t, confirm(t, b.url, other, fresh))
@@ -171,12 +184,6 @@ func TestCluster(t *testing.T) {
 			t.Errorf("after Redis returned, user %s is on %v, want deleted on %s", other, got, b.name)
 		}
 		wantRPCError(t, confirm(t, a.url, other, fresh), codeInvalidParams, "invalid requestState")
-		// The retry refused during the outage did not use its state up:
-		// the client may send it again.
-		wantDeleted(t, confirm(t, a.url, id, state))
-		if got := holders(t, c.instances, id); !slices.Equal(got, []string{b.name}) {
-			t.Errorf("the refused retry, sent again, left user %s on %v, want deleted on %s", id, got, a.name)
-		}
 	})
 
 	t.Run("SDK clients through the proxy", func(t *testing.T) {
@@ -425,4 +432,36 @@ func tsClient(t *testing.T, url string, args ...string) tsOutput {
 		t.Fatalf("TypeScript client printed %q", out)
 	}
 	return got
+}
+
+// confirmWhileReconnecting sends confirm again while the instance answers
+// that its replay store is unavailable (reconnecting to a restarted
+// Redis), for at most ten seconds.
+func confirmWhileReconnecting(t *testing.T, url, id, state string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		msg := confirm(t, url, id, state)
+		if code, _ := rpcError(msg); code != codeInternal || time.Now().After(deadline) {
+			return msg
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitEpochPastSkew waits until the replay store's epoch in the Redis at
+// url is older than the default clock skew: states sealed from then on
+// are not refused as possibly older than the epoch.
+func waitEpochPastSkew(t *testing.T, url string) {
+	t.Helper()
+	store, release, err := redisreplay.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	epoch, err := store.Epoch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(epoch.Add(redisreplay.DefaultClockSkew)))
 }

@@ -22,6 +22,10 @@ func Dial(ctx context.Context, pkg, url string, wait time.Duration) (*redis.Clie
 	if err != nil {
 		return nil, fmt.Errorf("%s: Redis URL %q: %v", pkg, RedactURL(url), RedactErr(err, url))
 	}
+	// Without this go-redis ignores a context's deadline on the wire and
+	// waits ReadTimeout (3 s by default) for a Redis that does not answer,
+	// so the stores' own Timeout would not bound anything.
+	o.ContextTimeoutEnabled = true
 	client := redis.NewClient(o)
 	pctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()

@@ -15,9 +15,10 @@ import (
 // world at fuzzNow with data fuzzData; it is the seed
 // testdata/fuzz/FuzzOpen/valid. The other checked-in seeds are the empty
 // string, garbage, that state truncated, extended, padded, with a newline,
-// with version 2, a header alone, a state under an unknown key id, and one
-// sealed ten minutes before fuzzNow (expired).
-const fuzzValidState = "AQRmdXp6ad3qzpDDG_j8iRFb4NcHckeznEJpXqPfhC1AMooaUjhE9ht2uO5fhXFp3IUah8qPhGCU6uS6A9KRazHbexmk-GLF"
+// with version 3, a header alone, a state under an unknown key id, one
+// sealed ten minutes before fuzzNow (expired), and the valid seed of format
+// version 1 (version1), which Open no longer accepts.
+const fuzzValidState = "AgRmdXp6tQneG4dYWW440hFgQhywcjIH3fr80uR-UpMKOOwjkZ6bylCzwp_ErpdsL2FK0o2tj7M3bK3zYcsuV8iKU2ubkEacgbzLZfv1lNg"
 
 var (
 	fuzzNow     = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -13,14 +13,31 @@ import (
 type ReplayStore interface {
 	// Use records id as used until expires. It returns false when id was
 	// already used. An error means the store cannot tell; callers fail
-	// closed.
+	// closed. sealed is when the state was sealed, by the clock of the
+	// instance that sealed it.
 	//
 	// A store may forget an id once expires has passed, because
 	// [Sealer.Open] refuses expired states before calling Use. For the
 	// same reason it should return false for an id whose expires has
 	// already passed by its own clock: such an id cannot be proven unused.
-	Use(ctx context.Context, id string, expires time.Time) (bool, error)
+	//
+	// A store that can lose what it recorded (a restart without its data,
+	// a flush, a failover to a copy that lags) must notice the loss and
+	// from then on return false for every id sealed before it, allowing
+	// for the clock skew between the sealing instance and itself: those
+	// ids, too, cannot be proven unused. A state sealed after the loss is
+	// judged as usual.
+	Use(ctx context.Context, id string, sealed, expires time.Time) (bool, error)
 }
+
+// processStart is when this process loaded the package: no
+// MemoryReplayStore can remember anything from before it.
+var processStart = storeStart(time.Now())
+
+// storeStart is t at the precision of a sealed state's time, milliseconds,
+// rounded down, so that a state sealed in the millisecond a store was made
+// counts as sealed after it.
+func storeStart(t time.Time) time.Time { return t.Truncate(time.Millisecond) }
 
 // MemoryReplayStore is the in-process [ReplayStore]. It is safe for
 // concurrent use and needs no goroutine: each Use first forgets the ids
@@ -29,9 +46,14 @@ type ReplayStore interface {
 // within one TTL. The zero MemoryReplayStore is ready to use.
 //
 // It enforces single use within one process only; server instances that
-// accept each other's states need a shared store.
+// accept each other's states need a shared store. Its memory starts empty
+// when it is made, so it refuses every state sealed before that (the zero
+// value: before the process started): after a restart, a state sealed and
+// used by the previous process under the same key file is refused, not
+// accepted a second time.
 type MemoryReplayStore struct {
-	now func() time.Time // time.Now when nil
+	now   func() time.Time // time.Now when nil
+	start time.Time        // states sealed before it are refused; processStart when zero
 
 	mu   sync.Mutex
 	ids  map[string]time.Time
@@ -39,16 +61,20 @@ type MemoryReplayStore struct {
 	peak int // largest len(ids) since the map was last rebuilt
 }
 
-// NewMemoryReplayStore returns an empty in-process store on the system clock.
-func NewMemoryReplayStore() *MemoryReplayStore { return &MemoryReplayStore{} }
+// NewMemoryReplayStore returns an empty in-process store on the system
+// clock, which refuses states sealed before it was made.
+func NewMemoryReplayStore() *MemoryReplayStore {
+	return &MemoryReplayStore{start: storeStart(time.Now())}
+}
 
 // shrinkFloor is the size under which the store never rebuilds its map.
 const shrinkFloor = 1024
 
 // Use records id as used until expires and reports whether it was unused. It
-// returns false for an id already recorded and for an id whose expires has
-// passed. It returns an error only when ctx is already done.
-func (m *MemoryReplayStore) Use(ctx context.Context, id string, expires time.Time) (bool, error) {
+// returns false for an id already recorded, for an id whose expires has
+// passed, and for an id sealed before the store was made. It returns an
+// error only when ctx is already done.
+func (m *MemoryReplayStore) Use(ctx context.Context, id string, sealed, expires time.Time) (bool, error) {
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
 			return false, err
@@ -59,11 +85,15 @@ func (m *MemoryReplayStore) Use(ctx context.Context, id string, expires time.Tim
 		now = m.now
 	}
 	t := now()
+	start := m.start
+	if start.IsZero() {
+		start = processStart
+	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.forget(t)
-	if !t.Before(expires) {
+	if !t.Before(expires) || sealed.Before(start) {
 		return false, nil
 	}
 	if _, used := m.ids[id]; used {

@@ -11,10 +11,10 @@ func TestMemoryReplayStoreForgetsExpired(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
 	now := t0
-	m := &MemoryReplayStore{now: func() time.Time { return now }}
+	m := &MemoryReplayStore{now: func() time.Time { return now }, start: t0}
 	use := func(id string, expires time.Time) bool {
 		t.Helper()
-		ok, err := m.Use(ctx, id, expires)
+		ok, err := m.Use(ctx, id, now, expires)
 		if err != nil {
 			t.Fatal(err)
 		}

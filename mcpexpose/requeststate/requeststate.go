@@ -14,14 +14,20 @@
 //     the audience (the server's resource identity). These are not stored in
 //     the state; they are authenticated as additional data, so opening with
 //     any field different fails as surely as tampering does.
-//   - The state expires: it carries an expiry, [Options.TTL] after sealing,
-//     and is refused from then on.
+//   - The state expires: it carries when it was sealed and its expiry,
+//     [Options.TTL] later, and is refused from then on.
 //   - The state is single-use: it carries a fresh random 128-bit id, and
 //     [Sealer.Open] records that id in a [ReplayStore] until the state's
 //     expiry, only after everything else has been verified. A second Open of
 //     the same state fails. Several server instances that accept each
 //     other's states must share both the keys and the ReplayStore; the
 //     default [MemoryReplayStore] enforces single use within one process.
+//   - A store that loses what it recorded (a process restart for the
+//     memory store; a restart, flush or failover for Redis) refuses every
+//     state sealed before the loss, since it can no longer tell whether it
+//     was used: a restart costs a confirmation in flight its retry (the
+//     client asks again), never a second effect. That is why the state
+//     carries when it was sealed.
 //
 // Every invalid state gives the same error, [ErrInvalid], whose message
 // reveals nothing about why it was refused. When the ReplayStore cannot tell
@@ -65,12 +71,14 @@
 //
 // A sealed state is base64url without padding (RFC 4648 §5) of
 //
-//	version (1 byte, 1) | key id length (1 byte) | key id | nonce (12 bytes) | ciphertext and tag
+//	version (1 byte, 2) | key id length (1 byte) | key id | nonce (12 bytes) | ciphertext and tag
 //
-// The plaintext is the expiry (unix milliseconds, 8 bytes big-endian), the
-// single-use id (16 bytes) and the caller's data. The additional data is a
-// length-prefixed encoding of a domain label, the version, the key id and the
-// six Binding fields, in that order, so that no field boundary can move.
+// The plaintext is when the state was sealed and its expiry (each unix
+// milliseconds, 8 bytes big-endian), the single-use id (16 bytes) and the
+// caller's data; version 1, without the sealing time, is no longer opened.
+// The additional data is a length-prefixed encoding of a domain label, the
+// version, the key id and the six Binding fields, in that order, so that no
+// field boundary can move.
 // Open accepts only the canonical encoding: at most [MaxStateLen]
 // characters, from the base64url alphabet only, with zero padding bits.
 package requeststate
@@ -105,17 +113,21 @@ const (
 )
 
 const (
-	version   = 1
+	// version 2 added the sealing time; version 1 states are refused.
+	version   = 2
 	nonceSize = 12
 	tagSize   = 16
 	idSize    = 16
-	expSize   = 8
+	timeSize  = 8 // one instant, unix milliseconds
+	// timesSize is the sealing time and the expiry, which begin the
+	// plaintext.
+	timesSize = 2 * timeSize
 	// domain separates this package's additional data from any other use
 	// of the same keys.
 	domain = "agnara-go/mcpexpose/requeststate"
 	// minRaw is the shortest decoded state: header with a one-byte key
-	// id, nonce, and the sealed expiry and id with their tag.
-	minRaw = 2 + 1 + nonceSize + expSize + idSize + tagSize
+	// id, nonce, and the sealed times and id with their tag.
+	minRaw = 2 + 1 + nonceSize + timesSize + idSize + tagSize
 )
 
 var (
@@ -250,10 +262,11 @@ type Options struct {
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Replay enforces single use. When nil, each Sealer gets its own
-	// in-process [MemoryReplayStore] on the same clock as Now. Instances
-	// that open each other's states must share one store. A store given
-	// here judges expiry by its own clock (NewMemoryReplayStore: the
-	// system clock), which must agree with Now.
+	// in-process [MemoryReplayStore] on the same clock as Now, which
+	// refuses states sealed before the Sealer was made. Instances that
+	// open each other's states must share one store. A store given here
+	// judges expiry, and when it lost its memory, by its own clock
+	// (NewMemoryReplayStore: the system clock), which must agree with Now.
 	Replay ReplayStore
 }
 
@@ -287,13 +300,13 @@ func NewSealer(ring *KeyRing, opts *Options) (*Sealer, error) {
 		o.Now = time.Now
 	}
 	if o.Replay == nil {
-		o.Replay = &MemoryReplayStore{now: o.Now}
+		o.Replay = &MemoryReplayStore{now: o.Now, start: storeStart(o.Now())}
 	}
 	return &Sealer{ring: ring, ttl: o.TTL, now: o.Now, replay: o.Replay}, nil
 }
 
-// Seal returns a sealed state carrying data, bound to b, that expires TTL
-// from now. Every call draws a fresh random nonce and a fresh random 128-bit
+// Seal returns a sealed state carrying data, bound to b, stamped with the
+// time now and expiring TTL from now. Every call draws a fresh random nonce and a fresh random 128-bit
 // single-use id, so sealing the same data twice gives two unrelated states.
 // Seal fails when the state would be longer than MaxStateLen or when the
 // system's random source fails.
@@ -301,7 +314,7 @@ func (s *Sealer) Seal(b Binding, data []byte) (string, error) {
 	keyID := s.ring.current
 	aead := s.ring.aeads[keyID]
 	header := 2 + len(keyID)
-	rawLen := header + nonceSize + expSize + idSize + len(data) + tagSize
+	rawLen := header + nonceSize + timesSize + idSize + len(data) + tagSize
 	if len(data) > MaxStateLen || base64.RawURLEncoding.EncodedLen(rawLen) > MaxStateLen {
 		return "", fmt.Errorf("requeststate: %d bytes of data would exceed the %d-character state limit", len(data), MaxStateLen)
 	}
@@ -312,14 +325,16 @@ func (s *Sealer) Seal(b Binding, data []byte) (string, error) {
 	copy(raw[2:], keyID)
 	nonce := raw[header : header+nonceSize]
 
-	plain := make([]byte, expSize+idSize, expSize+idSize+len(data))
+	plain := make([]byte, timesSize+idSize, timesSize+idSize+len(data))
 	if _, err := rand.Read(nonce); err != nil {
 		return "", fmt.Errorf("requeststate: nonce: %w", err)
 	}
-	if _, err := rand.Read(plain[expSize:]); err != nil {
+	if _, err := rand.Read(plain[timesSize:]); err != nil {
 		return "", fmt.Errorf("requeststate: id: %w", err)
 	}
-	binary.BigEndian.PutUint64(plain, uint64(s.now().Add(s.ttl).UnixMilli()))
+	now := s.now()
+	binary.BigEndian.PutUint64(plain, uint64(now.UnixMilli()))
+	binary.BigEndian.PutUint64(plain[timeSize:], uint64(now.Add(s.ttl).UnixMilli()))
 	plain = append(plain, data...)
 
 	raw = aead.Seal(raw, nonce, plain, additionalData(keyID, b))
@@ -328,7 +343,8 @@ func (s *Sealer) Seal(b Binding, data []byte) (string, error) {
 
 // Open verifies state against b and returns its data. It succeeds once per
 // state: the state must have been sealed by a key of the ring, be unaltered,
-// be bound to exactly b, be unexpired, and not have been opened before. On
+// be bound to exactly b, be unexpired, and not have been opened before (nor
+// sealed before its ReplayStore last lost its memory). On
 // success the data is non-nil (empty when the sealed data was empty).
 //
 // Any refused state gives nil data and ErrInvalid. The single-use id is
@@ -360,7 +376,7 @@ func (s *Sealer) Open(ctx context.Context, state string, b Binding) ([]byte, err
 	}
 	idLen := int(raw[1])
 	header := 2 + idLen
-	if idLen == 0 || idLen > MaxKeyIDLen || len(raw) < header+nonceSize+expSize+idSize+tagSize {
+	if idLen == 0 || idLen > MaxKeyIDLen || len(raw) < header+nonceSize+timesSize+idSize+tagSize {
 		return nil, ErrInvalid
 	}
 	keyID := string(raw[2:header])
@@ -372,12 +388,13 @@ func (s *Sealer) Open(ctx context.Context, state string, b Binding) ([]byte, err
 	// Authenticity and binding.
 	nonce := raw[header : header+nonceSize]
 	plain, err := aead.Open(nil, nonce, raw[header+nonceSize:], additionalData(keyID, b))
-	if err != nil || len(plain) < expSize+idSize {
+	if err != nil || len(plain) < timesSize+idSize {
 		return nil, ErrInvalid
 	}
 
 	// Expiry.
-	expires := time.UnixMilli(int64(binary.BigEndian.Uint64(plain)))
+	sealed := time.UnixMilli(int64(binary.BigEndian.Uint64(plain)))
+	expires := time.UnixMilli(int64(binary.BigEndian.Uint64(plain[timeSize:])))
 	if !s.now().Before(expires) {
 		return nil, ErrInvalid
 	}
@@ -386,14 +403,14 @@ func (s *Sealer) Open(ctx context.Context, state string, b Binding) ([]byte, err
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	fresh, err := s.replay.Use(ctx, hex.EncodeToString(plain[expSize:expSize+idSize]), expires)
+	fresh, err := s.replay.Use(ctx, hex.EncodeToString(plain[timesSize:timesSize+idSize]), sealed, expires)
 	if err != nil {
 		return nil, &unavailableError{cause: err}
 	}
 	if !fresh {
 		return nil, ErrInvalid
 	}
-	return plain[expSize+idSize:], nil
+	return plain[timesSize+idSize:], nil
 }
 
 // additionalData is the canonical, unambiguous encoding of everything a

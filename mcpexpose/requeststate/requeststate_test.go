@@ -36,9 +36,11 @@ type clock struct {
 
 func newClock() *clock { return &clock{t: t0} }
 
-// newRealClock is a settable clock that starts at the system time, for
-// sealers given a NewMemoryReplayStore, which runs on the system clock.
-func newRealClock() *clock { return &clock{t: time.Now().Truncate(time.Second)} }
+// newRealClock is a settable clock near the system time, for sealers given
+// a NewMemoryReplayStore, which runs on the system clock. It starts a
+// minute ahead, so that the states it seals come after the stores a test
+// makes next (a store refuses states sealed before it was made).
+func newRealClock() *clock { return &clock{t: time.Now().Add(time.Minute).Truncate(time.Second)} }
 
 func (c *clock) Now() time.Time {
 	c.mu.Lock()
@@ -60,20 +62,21 @@ type countingStore struct {
 	fresh   bool // returned with err
 	mu      sync.Mutex
 	ids     []string
+	sealed  time.Time
 	expires time.Time
 	next    *requeststate.MemoryReplayStore
 }
 
-func (s *countingStore) Use(ctx context.Context, id string, expires time.Time) (bool, error) {
+func (s *countingStore) Use(ctx context.Context, id string, sealed, expires time.Time) (bool, error) {
 	s.calls.Add(1)
 	s.mu.Lock()
 	s.ids = append(s.ids, id)
-	s.expires = expires
+	s.sealed, s.expires = sealed, expires
 	s.mu.Unlock()
 	if s.err != nil {
 		return s.fresh, s.err
 	}
-	return s.next.Use(ctx, id, expires)
+	return s.next.Use(ctx, id, sealed, expires)
 }
 
 func mustKey(t testing.TB, id string) requeststate.Key {
@@ -156,10 +159,10 @@ func TestSealOpenRoundTrip(t *testing.T) {
 			state := mustSeal(t, s, bind, tt.data)
 
 			raw := decode(t, state)
-			if raw[0] != 1 || int(raw[1]) != len("k-1") || string(raw[2:5]) != "k-1" {
-				t.Fatalf("header = % x, want version 1 and key id k-1", raw[:5])
+			if raw[0] != 2 || int(raw[1]) != len("k-1") || string(raw[2:5]) != "k-1" {
+				t.Fatalf("header = % x, want version 2 and key id k-1", raw[:5])
 			}
-			if want := 2 + 3 + 12 + 8 + 16 + len(tt.data) + 16; len(raw) != want {
+			if want := 2 + 3 + 12 + 8 + 8 + 16 + len(tt.data) + 16; len(raw) != want {
 				t.Fatalf("decoded length %d, want %d", len(raw), want)
 			}
 			if bytes.Contains(raw, []byte("alice")) || (len(tt.data) > 4 && bytes.Contains(raw, tt.data)) {
@@ -207,6 +210,9 @@ func TestSealIsFreshEachTime(t *testing.T) {
 	if want := c.Now().Add(requeststate.DefaultTTL); !store.expires.Equal(want) {
 		t.Fatalf("store got expiry %v, want %v", store.expires, want)
 	}
+	if want := c.Now(); !store.sealed.Equal(want) {
+		t.Fatalf("store got sealing time %v, want %v", store.sealed, want)
+	}
 }
 
 func TestOpenRejects(t *testing.T) {
@@ -241,7 +247,8 @@ func TestOpenRejects(t *testing.T) {
 		{name: "non-zero padding bits", state: func(t *testing.T, e env) string { return nonCanonicalTail(t, e.state) }, bind: bind},
 		{name: "over MaxStateLen", state: func(*testing.T, env) string { return strings.Repeat("A", requeststate.MaxStateLen+1) }, bind: bind},
 		{name: "version 0", state: func(t *testing.T, e env) string { return withByte(t, e.state, 0, 0) }, bind: bind},
-		{name: "version 2", state: func(t *testing.T, e env) string { return withByte(t, e.state, 0, 2) }, bind: bind},
+		{name: "version 1", state: func(t *testing.T, e env) string { return withByte(t, e.state, 0, 1) }, bind: bind},
+		{name: "version 3", state: func(t *testing.T, e env) string { return withByte(t, e.state, 0, 3) }, bind: bind},
 		{name: "key id length 0", state: func(t *testing.T, e env) string { return withByte(t, e.state, 1, 0) }, bind: bind},
 		{name: "key id length 33", state: func(t *testing.T, e env) string { return withByte(t, e.state, 1, 33) }, bind: bind},
 		{name: "key id length 255", state: func(t *testing.T, e env) string { return withByte(t, e.state, 1, 255) }, bind: bind},
@@ -279,7 +286,7 @@ func TestOpenRejects(t *testing.T) {
 			key := mustKey(t, "kA")
 			store := &countingStore{next: requeststate.NewMemoryReplayStore()}
 			e := env{key: key, s: mustSealer(t, mustRing(t, key), c, store), clock: c}
-			e.state = mustSeal(t, e.s, bind, []byte("the data"))
+			e.state = mustSeal(t, e.s, bind, []byte("the data!")) // a length that leaves padding bits
 			state := e.state
 			if tt.state != nil {
 				state = tt.state(t, e)
@@ -609,9 +616,9 @@ func TestConcurrentSealOpen(t *testing.T) {
 
 func TestSealTooLarge(t *testing.T) {
 	s := mustSealer(t, mustRing(t, mustKey(t, "k")), newClock(), nil)
-	// The largest data that fits: raw = 2 + 1 + 12 + 8 + 16 + n + 16 bytes,
-	// encoded in ceil(raw*4/3) characters.
-	maxData := requeststate.MaxStateLen*3/4 - (2 + 1 + 12 + 8 + 16 + 16)
+	// The largest data that fits: raw = 2 + 1 + 12 + 8 + 8 + 16 + n + 16
+	// bytes, encoded in ceil(raw*4/3) characters.
+	maxData := requeststate.MaxStateLen*3/4 - (2 + 1 + 12 + 8 + 8 + 16 + 16)
 	state, err := s.Seal(bind, make([]byte, maxData))
 	if err != nil {
 		t.Fatalf("Seal(%d bytes): %v", maxData, err)
@@ -752,26 +759,29 @@ func TestMemoryReplayStore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			sealed := time.Now()
 			steps := []struct {
 				id      string
+				sealed  time.Time
 				expires time.Time
 				want    bool
 			}{
-				{"a", later, true},
-				{"a", later, false},
-				{"b", later, true},
-				{"a", later.Add(time.Hour), false},
-				{"gone", time.Now().Add(-time.Second), false}, // already expired: cannot be proven unused
+				{"a", sealed, later, true},
+				{"a", sealed, later, false},
+				{"b", sealed, later, true},
+				{"a", sealed, later.Add(time.Hour), false},
+				{"gone", sealed, time.Now().Add(-time.Second), false}, // already expired: cannot be proven unused
+				{"before", time.Now().Add(-time.Hour), later, false},  // sealed before the store (or the process) began
 			}
 			for i, st := range steps {
-				got, err := tt.m.Use(ctx, st.id, st.expires)
+				got, err := tt.m.Use(ctx, st.id, st.sealed, st.expires)
 				if err != nil || got != st.want {
 					t.Fatalf("step %d: Use(%q) = %v, %v; want %v", i, st.id, got, err, st.want)
 				}
 			}
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()
-			if ok, err := tt.m.Use(cctx, "c", later); ok || !errors.Is(err, context.Canceled) {
+			if ok, err := tt.m.Use(cctx, "c", sealed, later); ok || !errors.Is(err, context.Canceled) {
 				t.Fatalf("Use with a canceled context = %v, %v", ok, err)
 			}
 		})
@@ -790,5 +800,61 @@ func TestFuzzCorpus(t *testing.T) {
 	s := fuzzSealer(t)
 	if data, err := s.Open(context.Background(), fuzzValidState, fuzzBinding); err != nil || !bytes.Equal(data, fuzzData) {
 		t.Fatalf("Open(fuzz seed) = %q, %v", data, err)
+	}
+}
+
+// A process restarted with the same key file (one instance, its replay
+// store in memory) has forgotten which states it opened: its new store
+// refuses every state sealed before it was made, the ones the previous
+// process opened (the dangerous ones) and the ones it did not, and states
+// sealed after the restart open once.
+func TestRestartedMemoryStoreRefusesStatesSealedBefore(t *testing.T) {
+	const sealed, used = 200, 100
+	for _, tc := range []struct {
+		name  string
+		store func() requeststate.ReplayStore // the restarted process's; nil: the Sealer's default
+	}{
+		{"default store", func() requeststate.ReplayStore { return nil }},
+		{"NewMemoryReplayStore", func() requeststate.ReplayStore { return requeststate.NewMemoryReplayStore() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ring := mustRing(t, mustKey(t, "k")) // as loaded from one key file by both processes
+			c := &clock{t: time.Now().Add(-time.Minute)}
+			before := mustSealer(t, ring, c, nil)
+			states := make([]string, sealed)
+			for i := range states {
+				states[i] = mustSeal(t, before, bind, []byte("asked"))
+			}
+			for _, state := range states[:used] {
+				if _, err := before.Open(t.Context(), state, bind); err != nil {
+					t.Fatalf("before the restart: %v", err)
+				}
+			}
+
+			c.Advance(time.Second) // the restart
+			after := mustSealer(t, ring, c, tc.store())
+			accepted := 0
+			for _, state := range states {
+				data, err := after.Open(t.Context(), state, bind)
+				switch {
+				case err == nil:
+					accepted++
+				case !errors.Is(err, requeststate.ErrInvalid) || data != nil:
+					t.Fatalf("Open after the restart = %q, %v; want nil, ErrInvalid", data, err)
+				}
+			}
+			if accepted != 0 {
+				t.Errorf("after the restart %d of %d states sealed before it were accepted (%d of them opened before): want 0", accepted, sealed, used)
+			}
+
+			c.Advance(61 * time.Second) // past the restart by every clock involved
+			fresh := mustSeal(t, after, bind, []byte("asked again"))
+			if data, err := after.Open(t.Context(), fresh, bind); err != nil || string(data) != "asked again" {
+				t.Fatalf("a state sealed after the restart: %q, %v", data, err)
+			}
+			data, err := after.Open(t.Context(), fresh, bind)
+			wantInvalid(t, data, err)
+			t.Logf("sealed before the restart: %d (%d opened); accepted after it: %d", sealed, used, accepted)
+		})
 	}
 }

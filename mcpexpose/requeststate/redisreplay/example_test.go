@@ -3,7 +3,9 @@ package redisreplay_test
 import (
 	"context"
 	"log"
+	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
@@ -19,7 +21,10 @@ func ExampleOpen() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	replay, closeRedis, err := redisreplay.Open(ctx, "redis://127.0.0.1:6379/0", nil)
+	// The logger hears when Redis lost its memory (restarted, flushed,
+	// failed over) and the store began refusing the states sealed before.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	replay, closeRedis, err := redisreplay.Open(ctx, "redis://127.0.0.1:6379/0", &redisreplay.Options{Logger: logger})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,8 +1,11 @@
 package redisreplay_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +20,9 @@ import (
 )
 
 const id = "00112233445566778899aabbccddeeff"
+
+// epochKey is where a store with the default prefix keeps its epoch.
+const epochKey = redisreplay.DefaultPrefix + "epoch"
 
 // open returns a store on r with its own connection, closed at cleanup.
 func open(t *testing.T, r *enginetest.RedisServer, opts *redisreplay.Options) *redisreplay.Store {
@@ -42,16 +48,18 @@ func TestUseIsSingleAndExpiresWithTheState(t *testing.T) {
 	ctx := t.Context()
 	expires := time.Now().Add(time.Minute)
 
-	fresh, err := s.Use(ctx, id, expires)
+	sealed := time.Now()
+
+	fresh, err := s.Use(ctx, id, sealed, expires)
 	if err != nil || !fresh {
 		t.Fatalf("first Use = %v, %v; want true", fresh, err)
 	}
-	fresh, err = s.Use(ctx, id, expires)
+	fresh, err = s.Use(ctx, id, sealed, expires)
 	if err != nil || fresh {
 		t.Fatalf("second Use = %v, %v; want false", fresh, err)
 	}
 	// Another store (another instance's connection) sees the same use.
-	if fresh, err := open(t, r, nil).Use(ctx, id, expires); err != nil || fresh {
+	if fresh, err := open(t, r, nil).Use(ctx, id, sealed, expires); err != nil || fresh {
 		t.Fatalf("Use on another store = %v, %v; want false", fresh, err)
 	}
 
@@ -68,13 +76,18 @@ func TestUseIsSingleAndExpiresWithTheState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) != 1 || keys[0] != redisreplay.DefaultPrefix+id {
-		t.Errorf("Redis holds %q, want only %q", keys, redisreplay.DefaultPrefix+id)
+	slices.Sort(keys)
+	if want := []string{redisreplay.DefaultPrefix + id, epochKey}; !slices.Equal(keys, want) {
+		t.Errorf("Redis holds %q, want only %q", keys, want)
+	}
+	// The epoch never expires, so that no volatile-* policy evicts it.
+	if ttl, err := c.PTTL(ctx, epochKey).Result(); err != nil || ttl != -1 {
+		t.Errorf("epoch key PTTL %v, %v; want -1 (no expiry)", ttl, err)
 	}
 
 	// Redis forgets an id once the state has expired.
 	soon := time.Now().Add(150 * time.Millisecond)
-	if fresh, err := s.Use(ctx, "ff"+id[2:], soon); err != nil || !fresh {
+	if fresh, err := s.Use(ctx, "ff"+id[2:], sealed, soon); err != nil || !fresh {
 		t.Fatalf("Use with a short expiry = %v, %v", fresh, err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -90,7 +103,7 @@ func TestUseRefusesAnExpiredIDWithoutAskingRedis(t *testing.T) {
 	r := enginetest.Redis(t)
 	s := open(t, r, nil)
 	r.Stop() // an answer from Redis would be an error
-	fresh, err := s.Use(t.Context(), id, time.Now().Add(-time.Millisecond))
+	fresh, err := s.Use(t.Context(), id, time.Now().Add(-time.Minute), time.Now().Add(-time.Millisecond))
 	if err != nil || fresh {
 		t.Fatalf("Use of an expired id = %v, %v; want false, nil", fresh, err)
 	}
@@ -102,7 +115,7 @@ func TestPrefixesAreSeparate(t *testing.T) {
 	b := open(t, r, &redisreplay.Options{Prefix: "app-b:"})
 	expires := time.Now().Add(time.Minute)
 	for name, s := range map[string]*redisreplay.Store{"a": a, "b": b} {
-		if fresh, err := s.Use(t.Context(), id, expires); err != nil || !fresh {
+		if fresh, err := s.Use(t.Context(), id, time.Now(), expires); err != nil || !fresh {
 			t.Errorf("first Use under prefix %s = %v, %v; want true", name, fresh, err)
 		}
 	}
@@ -114,12 +127,12 @@ func TestPrefixesAreSeparate(t *testing.T) {
 func TestConcurrentUsesOfOneIDHaveOneWinner(t *testing.T) {
 	r := enginetest.Redis(t)
 	stores := []*redisreplay.Store{open(t, r, nil), open(t, r, nil), open(t, r, nil)}
-	expires := time.Now().Add(time.Minute)
+	sealed, expires := time.Now(), time.Now().Add(time.Minute)
 	var wins, errs atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 30 {
 		wg.Go(func() {
-			fresh, err := stores[i%len(stores)].Use(t.Context(), id, expires)
+			fresh, err := stores[i%len(stores)].Use(t.Context(), id, sealed, expires)
 			if err != nil {
 				errs.Add(1)
 			}
@@ -134,8 +147,10 @@ func TestConcurrentUsesOfOneIDHaveOneWinner(t *testing.T) {
 	}
 }
 
-// Redis down: Use fails (the sealer fails closed); Redis back on the same
-// address: the same store works again, without being rebuilt.
+// Redis unable to answer in time, but not restarted (paused here, as a
+// partition or an overloaded Redis would be): Use fails (the sealer fails
+// closed); once it answers again, the same store works, without being
+// rebuilt, and the state refused meanwhile was not used up.
 func TestFailsClosedAndRecovers(t *testing.T) {
 	r := enginetest.Redis(t)
 	s := open(t, r, &redisreplay.Options{Timeout: 500 * time.Millisecond})
@@ -150,34 +165,256 @@ func TestFailsClosedAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r.Stop()
-	start := time.Now()
+	admin := raw(t, r)
+	if err := admin.Do(t.Context(), "CLIENT", "PAUSE", 60_000, "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Do(context.Background(), "CLIENT", "UNPAUSE") })
 	_, err = sealer.Open(t.Context(), state, b)
 	if !errors.Is(err, requeststate.ErrUnavailable) {
-		t.Fatalf("Open with Redis down: %v, want ErrUnavailable", err)
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("Open with Redis down took %v", took)
+		t.Fatalf("Open with Redis not answering: %v, want ErrUnavailable", err)
 	}
 	if err.Error() != requeststate.ErrUnavailable.Error() {
 		t.Errorf("error %q carries the store's text; callers must see only %q", err, requeststate.ErrUnavailable)
 	}
 
-	r.Start()
-	deadline := time.Now().Add(10 * time.Second)
-	var data []byte
-	for {
-		data, err = sealer.Open(t.Context(), state, b)
-		if !errors.Is(err, requeststate.ErrUnavailable) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := admin.Do(t.Context(), "CLIENT", "UNPAUSE").Err(); err != nil {
+		t.Fatal(err)
 	}
+	data, err := openRetrying(t, sealer, state, b)
 	if err != nil || string(data) != "x" {
-		t.Fatalf("Open after Redis came back: %q, %v; want the state (it was never recorded as used)", data, err)
+		t.Fatalf("Open once Redis answers: %q, %v; want the state (it was never recorded as used)", data, err)
 	}
 	if _, err := sealer.Open(t.Context(), state, b); !errors.Is(err, requeststate.ErrInvalid) {
 		t.Fatalf("replay after recovery: %v, want ErrInvalid", err)
+	}
+}
+
+// Timeout bounds a Use against a Redis that accepts the command and does
+// not answer, whatever the client's own read timeout (a minute here): the
+// caller gets its error, not a minute's wait.
+func TestTimeoutBoundsAUseRedisDoesNotAnswer(t *testing.T) {
+	r := enginetest.Redis(t)
+	s, closeFn, err := redisreplay.Open(t.Context(), r.URL()+"?read_timeout=60s", &redisreplay.Options{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	admin := raw(t, r)
+	if err := admin.Do(t.Context(), "CLIENT", "PAUSE", 120_000, "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Do(context.Background(), "CLIENT", "UNPAUSE")
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Use(context.Background(), id, time.Now(), time.Now().Add(time.Minute))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Use with Redis paused: %v, want the Timeout's deadline", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Use with Redis paused did not return within 30 s: the store's Timeout does not reach the connection")
+	}
+}
+
+// openRetrying opens state, again while the store is unavailable (Redis
+// restarting, the client reconnecting), for at most ten seconds.
+func openRetrying(t *testing.T, s *requeststate.Sealer, state string, b requeststate.Binding) ([]byte, error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, err := s.Open(t.Context(), state, b)
+		if !errors.Is(err, requeststate.ErrUnavailable) || time.Now().After(deadline) {
+			return data, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// instance is one server instance: its own store (its own connection to
+// the shared Redis) and its own sealer, on the shared key ring.
+type instance struct {
+	store  *redisreplay.Store
+	sealer *requeststate.Sealer
+	logs   *syncBuffer
+}
+
+func newInstance(t *testing.T, r *enginetest.RedisServer, ring *requeststate.KeyRing) *instance {
+	t.Helper()
+	logs := &syncBuffer{}
+	s := open(t, r, &redisreplay.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	sealer, err := requeststate.NewSealer(ring, &requeststate.Options{Replay: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &instance{store: s, sealer: sealer, logs: logs}
+}
+
+// Redis loses its memory of used states, in each way it can: every state
+// sealed before, the ones already used (the dangerous ones) and the others,
+// is refused on both instances, neither of which had seen the loss; states
+// sealed after the loss open once.
+func TestLostMemoryRefusesEveryStateSealedBefore(t *testing.T) {
+	const sealed, used, after = 200, 100, 20
+	for _, tc := range []struct {
+		name   string
+		midway func(r *enginetest.RedisServer) // after half of the uses
+		lose   func(t *testing.T, r *enginetest.RedisServer)
+	}{
+		{name: "killed and restarted empty", lose: func(_ *testing.T, r *enginetest.RedisServer) { r.Kill(); r.Start() }},
+		{name: "stopped and restarted empty", lose: func(_ *testing.T, r *enginetest.RedisServer) { r.Stop(); r.Start() }},
+		{
+			name:   "restarted from a snapshot older than its last uses",
+			midway: func(r *enginetest.RedisServer) { r.Snapshot() },
+			lose: func(t *testing.T, r *enginetest.RedisServer) {
+				before := raw(t, r).Get(t.Context(), epochKey).Val()
+				r.Kill()
+				r.Start()
+				if got := raw(t, r).Get(t.Context(), epochKey).Val(); got != before || got == "" {
+					t.Fatalf("the snapshot did not bring back the epoch: %q, was %q", got, before)
+				}
+			},
+		},
+		{name: "FLUSHALL", lose: func(t *testing.T, r *enginetest.RedisServer) { raw(t, r).FlushAll(t.Context()) }},
+		{name: "FLUSHDB", lose: func(t *testing.T, r *enginetest.RedisServer) { raw(t, r).FlushDB(t.Context()) }},
+		{name: "epoch key evicted", lose: func(t *testing.T, r *enginetest.RedisServer) { raw(t, r).Del(t.Context(), epochKey) }},
+		{name: "epoch key overwritten", lose: func(t *testing.T, r *enginetest.RedisServer) {
+			raw(t, r).Set(t.Context(), epochKey, "not an epoch", 0)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := enginetest.Redis(t)
+			ring := newRing(t)
+			a, b := newInstance(t, r, ring), newInstance(t, r, ring)
+			pair := [2]*instance{a, b}
+			bind := requeststate.Binding{Method: "tools/call", Target: "delete_user", PrincipalID: "alice"}
+			first, err := a.store.Epoch(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			states := make([]string, sealed)
+			for i := range states {
+				if states[i], err = pair[i%2].sealer.Seal(bind, []byte("asked")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, state := range states[:used] {
+				if i == used/2 && tc.midway != nil {
+					tc.midway(r)
+				}
+				if _, err := pair[(i+1)%2].sealer.Open(t.Context(), state, bind); err != nil {
+					t.Fatalf("use %d before the loss: %v", i, err)
+				}
+			}
+
+			tc.lose(t, r)
+			accepted := 0
+			for i, state := range states {
+				data, err := openRetrying(t, pair[(i+1)%2].sealer, state, bind)
+				switch {
+				case err == nil:
+					accepted++
+				case !errors.Is(err, requeststate.ErrInvalid) || data != nil:
+					t.Fatalf("state %d after the loss: %q, %v; want nil, ErrInvalid", i, data, err)
+				}
+			}
+			if accepted != 0 {
+				t.Errorf("after the loss, %d of %d states sealed before it were accepted (%d of them used before): want 0", accepted, sealed, used)
+			}
+
+			// The refusals started a new epoch; once it is older than the
+			// clock skew, states sealed from then on open once.
+			epoch, err := b.store.Epoch(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !epoch.After(first) {
+				t.Fatalf("epoch began %v after the loss, %v before it: want a new one", epoch, first)
+			}
+			time.Sleep(time.Until(epoch.Add(redisreplay.DefaultClockSkew)))
+			for i := range after {
+				state, err := pair[i%2].sealer.Seal(bind, []byte("asked again"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if data, err := pair[(i+1)%2].sealer.Open(t.Context(), state, bind); err != nil || string(data) != "asked again" {
+					t.Fatalf("state %d sealed after the loss: %q, %v", i, data, err)
+				}
+				for _, in := range pair {
+					if _, err := in.sealer.Open(t.Context(), state, bind); !errors.Is(err, requeststate.ErrInvalid) {
+						t.Fatalf("replay of state %d sealed after the loss: %v, want ErrInvalid", i, err)
+					}
+				}
+			}
+			if logs := a.logs.String() + b.logs.String(); !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "new epoch") {
+				t.Errorf("no instance logged the new epoch:\n%s", logs)
+			}
+			t.Logf("%s: sealed before the loss %d (used %d), accepted after it %d; sealed after it %d, each opened once", tc.name, sealed, used, accepted, after)
+		})
+	}
+}
+
+// A state stamped less than ClockSkew after the epoch began may come from
+// an instance whose clock runs ahead, sealed before the epoch: refused.
+func TestStatesSealedWithinClockSkewOfTheEpochAreRefused(t *testing.T) {
+	const skew = 400 * time.Millisecond
+	r := enginetest.Redis(t)
+	s := open(t, r, &redisreplay.Options{ClockSkew: skew})
+	epoch, err := s.Epoch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := newRing(t)
+	bind := requeststate.Binding{Method: "tools/call", Target: "delete_user"}
+	for _, tc := range []struct {
+		name   string
+		sealed time.Time
+		want   bool
+	}{
+		{"a second before the epoch", epoch.Add(-time.Second), false},
+		{"at the epoch", epoch, false},
+		{"1ms short of the skew", epoch.Add(skew - time.Millisecond), false},
+		{"at the skew", epoch.Add(skew), true},
+		{"a second past the skew", epoch.Add(skew + time.Second), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sealer, err := requeststate.NewSealer(ring, &requeststate.Options{Replay: s, Now: func() time.Time { return tc.sealed }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			state, err := sealer.Seal(bind, []byte("x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = sealer.Open(t.Context(), state, bind)
+			if got := err == nil; got != tc.want || (err != nil && !errors.Is(err, requeststate.ErrInvalid)) {
+				t.Errorf("Open of a state sealed %v after the epoch: %v; want accepted %v", tc.sealed.Sub(epoch), err, tc.want)
+			}
+		})
+	}
+}
+
+// Open on a Redis with no epoch starts one and waits out the clock skew, so
+// the very first state an instance seals opens on another.
+func TestFirstStateOnAFreshRedisOpens(t *testing.T) {
+	r := enginetest.Redis(t)
+	ring := newRing(t)
+	a := newInstance(t, r, ring)
+	b := newInstance(t, r, ring)
+	bind := requeststate.Binding{Method: "tools/call", Target: "delete_user"}
+	state, err := a.sealer.Seal(bind, []byte("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := b.sealer.Open(t.Context(), state, bind); err != nil || string(data) != "first" {
+		t.Fatalf("the first state sealed on a fresh Redis: %q, %v", data, err)
+	}
+	if !strings.Contains(a.logs.String(), "started a new epoch") {
+		t.Errorf("the instance that started the first epoch did not log it:\n%s", a.logs.String())
 	}
 }
 
@@ -239,6 +476,9 @@ func TestOpenRefusesBadConfiguration(t *testing.T) {
 	if _, err := redisreplay.New(raw(t, r), &redisreplay.Options{Timeout: -time.Second}); err == nil {
 		t.Error("negative Timeout accepted")
 	}
+	if _, err := redisreplay.New(raw(t, r), &redisreplay.Options{ClockSkew: -time.Second}); err == nil {
+		t.Error("negative ClockSkew accepted")
+	}
 }
 
 func newRing(t testing.TB) *requeststate.KeyRing {
@@ -292,4 +532,22 @@ func BenchmarkOpen(b *testing.B) {
 			}
 		})
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use, for a logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
