@@ -254,7 +254,7 @@ func newApplication(ctx context.Context, cfg config, stdout io.Writer, logger *s
 			return nil, errors.New("-replay-redis needs -state-keys: without a shared key file no other instance can open this one's states")
 		}
 		redis.SetLogger(redisLog{logger}) // the client's reconnect notes, as warnings
-		store, closeRedis, err := redisreplay.Open(ctx, cfg.replayRedis, nil)
+		store, closeRedis, err := redisreplay.Open(ctx, cfg.replayRedis, &redisreplay.Options{Logger: logger})
 		if err != nil {
 			return nil, err
 		}

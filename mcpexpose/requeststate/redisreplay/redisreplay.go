@@ -50,7 +50,7 @@
 // reading TIME) and the INFO command. Persistence is not needed for single
 // use; a Redis that keeps its data across a restart still starts a new
 // epoch, since what a restart kept cannot be told from what it lost. See
-// docs/scaling.md and ADR 27.
+// docs/scaling.md and ADR 28.
 //
 // On Redis Cluster both keys of a use must be in one hash slot: a hash tag
 // in the prefix ("agnara:{requeststate}:") does that, with every id on one
