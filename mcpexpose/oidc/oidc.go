@@ -8,11 +8,17 @@
 // was issued by the configured issuer, names the server's canonical resource
 // URI in its audience (RFC 8707), and is within its validity period (exp,
 // and nbf when present, with a small leeway). Its scopes come from "scope"
-// (space separated) or "scp" (an array or a string). When no cached key
-// verifies a token's signature, the key set is fetched again, so a rotated
-// key is picked up on first use; but at most once per
-// Options.KeyRefetchInterval, so that a flood of tokens with unknown key ids
-// does not become a flood of requests to the issuer.
+// (space separated) or "scp" (an array or a string).
+//
+// The issuer's keys are cached. A token whose key id the cache lacks (a
+// rotation) waits for the key set to be fetched again and is then judged
+// against it, so a key the issuer publishes before signing with it is
+// accepted on its first token. Fetches are at most one per
+// Options.KeyRefetchInterval, shared by every token waiting, so that a flood
+// of tokens with unknown key ids costs the issuer one request per interval
+// and each such request a wait of about one interval before its refusal. A
+// token whose key id the cache has but whose signature fails is refused at
+// once.
 //
 // [Verifier.Verify] is an auth.TokenVerifier for mcpexpose.HandlerOptions.
 // It returns only credential-free facts (subject, client, issuer, resource,
@@ -52,17 +58,24 @@ type Options struct {
 	// minutes. Zero means DefaultLeeway; a negative value means none.
 	Leeway time.Duration
 	// HTTPClient fetches the discovery document and the JWKS. Default:
-	// http.DefaultClient.
+	// http.DefaultClient. A JWKS fetch is cut after 30 seconds whatever
+	// the client's own Timeout, since tokens wait for it.
 	HTTPClient *http.Client
-	// KeyRefetchInterval is the least time between two fetches of the
-	// issuer's key set (JWKS), at most 5 minutes. The key set is fetched on
-	// the first token and again when no cached key verifies a token (an
-	// unknown kid, a rotation); within the interval after a fetch, such a
-	// token is refused without one. Concurrent fetches are one fetch.
-	// Zero means DefaultKeyRefetchInterval; negative values are an error.
+	// KeyRefetchInterval is the least time between the end of one fetch of
+	// the issuer's key set (JWKS) and the start of the next, at most 5
+	// minutes. The key set is fetched on the first token, and again for a
+	// token whose kid the cached set lacks (or that has no kid and no cached
+	// key verifies): such a token waits for the next fetch the interval
+	// allows, and for no longer than its request's context, and is then
+	// judged against the fetched set, which replaces the cache. Every token
+	// waiting shares one fetch. A token whose kid the cache has is judged at
+	// once, and a bad signature under it causes no fetch. Zero means
+	// DefaultKeyRefetchInterval; negative values are an error.
 	KeyRefetchInterval time.Duration
-	// Now returns the current time, for token validity and the key refetch
-	// interval. Default: time.Now.
+	// Now returns the current time, for token validity (exp and nbf).
+	// Default: time.Now. The key refetch interval is measured on the
+	// monotonic clock, not with Now, so that a wait for a fetch ends
+	// whatever Now returns.
 	Now func() time.Time
 }
 
@@ -71,6 +84,7 @@ type Options struct {
 type Verifier struct {
 	issuer    string
 	resource  string
+	keys      *keySet
 	verifier  *gooidc.IDTokenVerifier
 	clientIDs []string
 	leeway    time.Duration
@@ -126,9 +140,6 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	// The key set outlives start-up, and fetches through its own limited
-	// client.
-	keyCtx := gooidc.ClientContext(context.WithoutCancel(ctx), keyClient(o.HTTPClient, o.KeyRefetchInterval, o.Now))
 	if o.HTTPClient != nil {
 		ctx = gooidc.ClientContext(ctx, o.HTTPClient)
 	}
@@ -136,13 +147,25 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	if err != nil {
 		return nil, fmt.Errorf("oidc: discovering issuer %s: %w", issuer, err)
 	}
+	var meta struct {
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := provider.Claims(&meta); err != nil {
+		return nil, fmt.Errorf("oidc: discovering issuer %s: %w", issuer, err)
+	}
+	if j, err := url.Parse(meta.JWKSURI); err != nil || (j.Scheme != "https" && j.Scheme != "http") || j.Host == "" {
+		return nil, fmt.Errorf("oidc: discovering issuer %s: jwks_uri %q is not an absolute http(s) URL", issuer, meta.JWKSURI)
+	}
+	keys := newKeySet(ctx, meta.JWKSURI, o.HTTPClient, o.Algorithms, o.KeyRefetchInterval)
 	v := &Verifier{
 		issuer:    issuer,
 		resource:  resource,
+		keys:      keys,
 		clientIDs: o.ClientIDClaims,
 		leeway:    o.Leeway,
 		now:       o.Now,
-		verifier: provider.VerifierContext(keyCtx, &gooidc.Config{
+		// NewProvider checked that the document names issuer.
+		verifier: gooidc.NewVerifier(issuer, keys, &gooidc.Config{
 			ClientID:             resource, // the audience must contain the resource
 			SupportedSigningAlgs: o.Algorithms,
 			SkipExpiryCheck:      true, // checked below, with our leeway
@@ -230,15 +253,15 @@ func invalid(format string, args ...any) error {
 func reason(err error) string {
 	msg := err.Error()
 	for _, r := range []struct{ match, reason string }{
-		{refetchLimited, "bad signature (key set fetched recently)"},
+		{unknownKeyID, "unknown key id"},
+		{badSignature, "bad signature"},
+		{noKeyVerifies, "bad signature"},
+		{keysUnavailable, "signing keys unavailable"},
+		{waitEnded, "request ended while waiting for the signing keys"},
 		{"issued by a different provider", "wrong issuer"},
 		{"expected audience", "wrong audience"},
 		{"signature algorithm", "signing algorithm not accepted"},
-		{"fetching keys", "signing keys unavailable"},
-		{"get keys failed", "signing keys unavailable"},
-		{"verify id token signature", "bad signature"},
 		{"failed to verify signature", "bad signature"},
-		{"no public keys", "bad signature"},
 		{"not signed", "token not signed"},
 		{"malformed", "malformed token"},
 	} {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,16 +24,39 @@ import (
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/oidc"
 	"github.com/go-jose/go-jose/v4"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // issuer is a real, local OpenID provider: discovery, a JWKS with keys that
 // can rotate, and tokens signed with real keys.
 type issuer struct {
-	srv       *httptest.Server
+	srv      *httptest.Server
+	jwksHits atomic.Int32
+
 	mu        sync.Mutex
 	published []jose.JSONWebKey
-	jwksHits  atomic.Int32
+	answer    func(w http.ResponseWriter) bool // when set and true, answers the JWKS request instead
+	held      *heldFetch                       // when set, the next JWKS request is held
+	now       func() time.Time                 // the clock fetches are recorded with
+	fetches   []time.Time
+}
+
+// heldFetch is a JWKS request the issuer holds: it answers the set
+// published as it arrived, once released.
+type heldFetch struct {
+	entered chan struct{} // closed as the request arrives
+	release chan struct{} // closed by the test
+}
+
+// holdFetch holds the next JWKS request until release is called (by the
+// test's cleanup at the latest); entered is closed when it has arrived.
+func (is *issuer) holdFetch(t *testing.T) (entered <-chan struct{}, release func()) {
+	h := &heldFetch{entered: make(chan struct{}), release: make(chan struct{})}
+	is.mu.Lock()
+	is.held = h
+	is.mu.Unlock()
+	release = sync.OnceFunc(func() { close(h.release) })
+	t.Cleanup(release)
+	return h.entered, release
 }
 
 func newIssuer(t *testing.T) *issuer {
@@ -52,12 +76,38 @@ func newIssuer(t *testing.T) *issuer {
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
 		is.jwksHits.Add(1)
 		is.mu.Lock()
-		defer is.mu.Unlock()
-		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: is.published})
+		is.fetches = append(is.fetches, is.now())
+		held := is.held
+		is.held = nil
+		set := jose.JSONWebKeySet{Keys: is.published} // read as the request arrives
+		is.mu.Unlock()
+		if held != nil {
+			close(held.entered)
+			select {
+			case <-held.release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		is.mu.Lock()
+		answer := is.answer
+		is.mu.Unlock()
+		if answer != nil && answer(w) {
+			return
+		}
+		json.NewEncoder(w).Encode(set)
 	})
+	is.now = time.Now
 	is.srv = httptest.NewServer(mux)
 	t.Cleanup(is.srv.Close)
 	return is
+}
+
+// fetchTimes returns when the JWKS was fetched, by is.now.
+func (is *issuer) fetchTimes() []time.Time {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return slices.Clone(is.fetches)
 }
 
 // publish replaces the issuer's published public keys.
@@ -158,7 +208,9 @@ func TestTokenMatrix(t *testing.T) {
 
 	ctx := context.Background()
 	clk := newClock()
-	v, err := oidc.NewVerifier(ctx, is.srv.URL, resource, &oidc.Options{Now: clk.Now})
+	// Unknown key ids wait for the next fetch the interval allows; the
+	// interval has its own tests (keyset_test.go), here it is negligible.
+	v, err := oidc.NewVerifier(ctx, is.srv.URL, resource, &oidc.Options{Now: clk.Now, KeyRefetchInterval: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +268,7 @@ func TestTokenMatrix(t *testing.T) {
 		{"scope as string", sign(t, k1, claims(func(c map[string]any) { c["scope"] = "users:admin users:read" })), "users.delete_user", nil, 200, "", true},
 		{"scope as array", sign(t, k1, claims(func(c map[string]any) { delete(c, "scope"); c["scp"] = []string{"users:read", "users:admin"} })), "users.delete_user", nil, 200, "", true},
 		{"ES256", sign(t, ec, claims(nil)), "users.list_users", nil, 200, "", true},
-		{"rotated key", sign(t, k2, claims(nil)), "users.list_users", func() { is.publish(k2); clk.Advance(oidc.DefaultKeyRefetchInterval) }, 200, "", true},
+		{"rotated key", sign(t, k2, claims(nil)), "users.list_users", func() { is.publish(k2) }, 200, "", true},
 		{"retired key", sign(t, k1, claims(nil)), "users.list_users", nil, 401, invalid, false},
 	}
 	for _, tt := range tests {
@@ -254,16 +306,16 @@ func TestTokenMatrix(t *testing.T) {
 	}
 }
 
+// TestUnknownKeyIDRefreshesOnce: a key published just after a fetch is
+// accepted on its first token, which waits for the next fetch the interval
+// allows; a known key id never fetches.
 func TestUnknownKeyIDRefreshesOnce(t *testing.T) {
 	is := newIssuer(t)
 	k1, k2 := rsaKey(t, "k1"), rsaKey(t, "k2")
 	is.publish(k1)
 	clk := newClock()
-	v, err := oidc.NewVerifier(context.Background(), is.srv.URL, resource, &oidc.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := map[string]any{"iss": is.srv.URL, "sub": "s", "aud": resource, "exp": time.Now().Add(time.Hour).Unix()}
+	v := newVerifier(t, is, clk, nil)
+	c := map[string]any{"iss": is.srv.URL, "sub": "s", "aud": resource, "exp": clk.Now().Add(time.Hour).Unix()}
 	if _, err := v.Verify(context.Background(), sign(t, k1, c), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -274,14 +326,13 @@ func TestUnknownKeyIDRefreshesOnce(t *testing.T) {
 	if is.jwksHits.Load() != hits {
 		t.Error("a known key id fetched the JWKS again")
 	}
-	is.publish(k1, k2)
-	clk.Advance(oidc.DefaultKeyRefetchInterval) // the first token fetched the key set
-	// Retried (see eventually): the first try can share the first token's
-	// fetch, which go-oidc clears just after handing its keys over.
-	rotated := sign(t, k2, c)
-	var ti *auth.TokenInfo
-	if !eventually(t, func() bool { ti, err = v.Verify(context.Background(), rotated, nil); return err == nil }) {
+	is.publish(k1, k2) // within the interval of the first token's fetch
+	ti, err, waited := verifyWaiting(t, v, clk, sign(t, k2, c))
+	if err != nil {
 		t.Fatalf("rotated key refused: %v", err)
+	}
+	if !waited {
+		t.Error("the rotated key was accepted without waiting for the refetch interval")
 	}
 	if is.jwksHits.Load() != hits+1 {
 		t.Errorf("JWKS fetched %d times for an unknown key id, want once", is.jwksHits.Load()-hits)
@@ -335,6 +386,23 @@ func TestNewVerifierChecksItsConfiguration(t *testing.T) {
 		if _, err := oidc.NewVerifier(ctx, tc.issuer, tc.resource, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
+	}
+	// The key set is fetched from the discovery document's jwks_uri, which
+	// must be there and absolute.
+	for _, jwks := range []any{nil, "", "/jwks", "file:///etc/passwd", 7} {
+		var srv *httptest.Server
+		srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			doc := map[string]any{"issuer": srv.URL}
+			if jwks != nil {
+				doc["jwks_uri"] = jwks
+			}
+			json.NewEncoder(w).Encode(doc)
+		}))
+		_, err := oidc.NewVerifier(ctx, srv.URL, resource, nil)
+		if err == nil || !strings.Contains(err.Error(), "jwks_uri") {
+			t.Errorf("jwks_uri %#v: err = %v, want a start-up error naming jwks_uri", jwks, err)
+		}
+		srv.Close()
 	}
 }
 
