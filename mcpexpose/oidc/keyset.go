@@ -70,7 +70,7 @@ const (
 // its cache fails, so a limit could only refuse, from inside its HTTP
 // client; and it hands a fetch's keys to its waiters before it clears the
 // fetch and stores the keys, so the next token could share the old fetch
-// and miss a key just published (ADR 27).
+// and miss a key just published (ADR 29).
 //
 // It is safe for concurrent use.
 type keySet struct {
