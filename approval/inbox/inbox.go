@@ -14,6 +14,11 @@
 // For local trial, [Options.DevApprover] makes every visitor act as one
 // approver, and every page says so.
 //
+// The inbox answers only its own name (the Host header): the loopback
+// names in development, the host and port of [OIDC.RedirectURL] otherwise;
+// any other Host, such as a name rebound to the inbox's address, gets 421
+// before anything else is done.
+//
 // Every state change is a POST that must carry the session's token and
 // pass the standard library's cross-origin protection; cookies are
 // HttpOnly and SameSite=Lax (Secure with [Options.SecureCookies]), and
@@ -39,6 +44,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/internal/hostcheck"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -54,7 +60,8 @@ type Store interface {
 type Options struct {
 	// DevApprover makes every visitor act as this approver, holding the
 	// approver scope, with no sign-in: for local trial only (serve it on a
-	// loopback address). Every page says so.
+	// loopback address). Every page says so, and the inbox then answers
+	// only requests for a loopback name (localhost, 127.0.0.1, [::1]).
 	DevApprover string
 	// OIDC signs approvers in with the authorization code flow and PKCE.
 	OIDC *OIDC
@@ -81,6 +88,7 @@ type Inbox struct {
 	store  Store
 	opts   Options
 	oidc   *relyingParty // nil in development mode
+	hosts  hostcheck.Hosts
 	pages  *template.Template
 	static http.Handler
 
@@ -138,8 +146,14 @@ func New(ctx context.Context, store Store, opts Options) (*Inbox, error) {
 		return nil, err
 	}
 	static, _ := fs.Sub(staticFiles, "static")
-	in := &Inbox{store: store, opts: opts, pages: pages, static: http.FileServerFS(static), sessions: map[string]*session{}}
+	in := &Inbox{store: store, opts: opts, pages: pages, static: http.FileServerFS(static), sessions: map[string]*session{},
+		hosts: hostcheck.Loopback()}
 	if opts.OIDC != nil {
+		// The callback URL is the inbox's public name: the one Host it
+		// answers (ADR 0027).
+		if in.hosts, err = hostcheck.Of(opts.OIDC.RedirectURL); err != nil {
+			return nil, fmt.Errorf("inbox: OIDC.RedirectURL %q: want the inbox's absolute http(s) callback URL", opts.OIDC.RedirectURL)
+		}
 		if in.oidc, err = newRelyingParty(ctx, *opts.OIDC, opts.ApproverScope); err != nil {
 			return nil, err
 		}
@@ -167,7 +181,17 @@ func New(ctx context.Context, store Store, opts Options) (*Inbox, error) {
 }
 
 // ServeHTTP serves the inbox, with its security headers on every answer.
+// Before anything else it refuses, with 421, a request whose Host is not
+// the inbox's own name: the loopback names in development mode, the
+// OIDC.RedirectURL's host and port otherwise. A page whose name was made
+// to resolve to the inbox's address (DNS rebinding) thus gets no session,
+// no page and no decision.
 func (in *Inbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !in.hosts.Allows(r.Host) {
+		in.opts.Logger.Warn("inbox: a request for another host name was refused", slog.String("host", r.Host), slog.String("answers", in.hosts.String()))
+		hostcheck.Refuse(w)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
