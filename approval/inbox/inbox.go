@@ -39,6 +39,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -221,7 +222,7 @@ func (in *Inbox) approver(w http.ResponseWriter, r *http.Request) *session {
 	}
 	if in.opts.DevApprover == "" {
 		if r.Method == http.MethodGet {
-			http.Redirect(w, r, "/login?next="+safeNext(r.URL.Path), http.StatusSeeOther)
+			http.Redirect(w, r, "/login?next="+nextQuery.Replace(safeNext(r.URL.EscapedPath())), http.StatusSeeOther)
 		} else {
 			in.fail(w, r, nil, http.StatusForbidden, "Your sign-in has ended: sign in again, then repeat the decision.")
 		}
@@ -281,12 +282,56 @@ func randomID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// safeNext keeps a post-sign-in path on this site.
+// nextQuery escapes what a local path may hold that a query value reads
+// otherwise ("/" stays as it is, for readable sign-in URLs).
+var nextQuery = strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", "#", "%23", "?", "%3F")
+
+// safeNext returns p, where sign-in returns to, when it is a path on this
+// site, and "/" otherwise. A browser makes more of a Location than it
+// says: it drops TAB, CR and LF anywhere and spaces and controls at either
+// end, reads a backslash as "/", and takes "//name" for another site, so
+// "/<TAB>/evil.example" leaves the site. Rather than list such spellings,
+// p is accepted only when it is plainly a local path: printable ASCII
+// without space or backslash, starting with "/", parsed by net/url as a
+// relative reference with no scheme, host or user, and with a path that,
+// percent-decoded, still has no control character, non-ASCII byte,
+// backslash, empty segment ("//") or dot segment ("/./", "/../").
+// Everything the inbox links to is such a path.
 func safeNext(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n") {
+	if !localPath(p) {
 		return "/"
 	}
 	return p
+}
+
+func localPath(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	// u.Path is decoded: "/%2F/x" is "//x", and "/%5C" a backslash.
+	for i := 0; i < len(u.Path); i++ {
+		if c := u.Path[i]; c < ' ' || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	if strings.Contains(u.Path, "//") {
+		return false
+	}
+	for seg := range strings.SplitSeq(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // page is what every template gets.
