@@ -86,3 +86,48 @@ func TestSignInReturnsOnlyToThisSite(t *testing.T) {
 		}
 	}
 }
+
+// TestSignInCookieFlags: the sign-in's cookie (its state) is HttpOnly,
+// SameSite=Lax, only for /callback, lives as long as a sign-in may take,
+// and is cleared by the callback; the session cookie it then sets is
+// HttpOnly, SameSite=Lax, for every page, lasts the session; logging out
+// clears it and ends the session. Each is Secure exactly when
+// SecureCookies says so.
+func TestSignInCookieFlags(t *testing.T) {
+	issuer := startDevIssuer(t)
+	for _, secure := range []bool{false, true} {
+		in, base, _ := serveSignInInbox(t, store(t), issuer, "", secure)
+		alice := newUser(t, "")
+		callback, login := walkSignIn(t, alice, base, issuer, "?next=/", "alice")
+		check := func(what string, c *http.Cookie, path string, maxAge int) {
+			t.Helper()
+			if c == nil {
+				t.Errorf("Secure %v: %s: no cookie", secure, what)
+				return
+			}
+			if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != path || c.Secure != secure || c.Domain != "" ||
+				maxAge > 0 && c.MaxAge != maxAge || maxAge < 0 && c.MaxAge >= 0 {
+				t.Errorf("Secure %v: %s: %s, want HttpOnly; SameSite=Lax; Path=%s; Max-Age %d; Secure %v", secure, what, c, path, maxAge, secure)
+			}
+		}
+		check("the sign-in's cookie", login.cookies["agnara_inbox_login"], "/callback", 600)
+		check("the callback clearing it", callback.cookies["agnara_inbox_login"], "/callback", -1)
+		check("the session cookie", callback.cookies["agnara_inbox"], "/", 8*60*60)
+
+		page := alice.get(base + "/")
+		ended := alice.cookies["agnara_inbox"].Value
+		out := alice.post(base+"/logout", url.Values{"csrf": {page.token(t)}}, nil)
+		if out.status != http.StatusSeeOther || out.header.Get("Location") != "/signed-out" {
+			t.Fatalf("logout: %d %v", out.status, out.header)
+		}
+		check("logging out", out.cookies["agnara_inbox"], "/", -1)
+		if n := in.Sessions(); n != 0 {
+			t.Errorf("%d sessions after logging out, want none", n)
+		}
+		again := newUser(t, "")
+		again.cookies["agnara_inbox"] = &http.Cookie{Name: "agnara_inbox", Value: ended}
+		if got := again.get(base + "/"); got.status != http.StatusSeeOther || got.header.Get("Location") != "/login?next=/" {
+			t.Errorf("the ended session's cookie: %d to %q, want sign-in again", got.status, got.header.Get("Location"))
+		}
+	}
+}
