@@ -451,7 +451,7 @@ func (in *Inbox) showWith(w http.ResponseWriter, r *http.Request, s *session, st
 	}
 	p.CanDecide = a.State == approval.StatePending && p.Now.Before(a.ExpiresAt)
 	p.CanRecord = unknownEffect(a)
-	p.RequesterIs = strings.EqualFold(a.Intent.PrincipalID, s.approver.ID())
+	p.RequesterIs = approval.SamePerson(a.Intent.PrincipalID, s.approver.ID())
 	in.render(w, status, "approval.html", p)
 }
 
