@@ -103,3 +103,11 @@ func FuzzSamePerson(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSamePerson: the comparison runs once per decision.
+func BenchmarkSamePerson(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		SamePerson("developer@example.com", "d\u0435veloper@example.com")
+	}
+}
