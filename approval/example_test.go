@@ -122,3 +122,23 @@ func ExampleRegisterTools() {
 	// host.approvals_approve [approvals:approve] true
 	// host.approvals_reject [approvals:approve] true
 }
+
+// Who counts as the requester when a decision is refused: spellings that
+// look alike are one person, whatever their code points.
+func ExampleSamePerson() {
+	for _, approver := range []string{
+		"DEVELOPER",
+		"d\u0435veloper", // Cyrillic е
+		"\uff44eveloper", // full-width ｄ
+		"deveIoper",      // capital I for l
+		"bob",
+	} {
+		fmt.Printf("%s: %v\n", approver, approval.SamePerson("developer", approver))
+	}
+	// Output:
+	// DEVELOPER: true
+	// dеveloper: true
+	// ｄeveloper: true
+	// deveIoper: true
+	// bob: false
+}

@@ -82,24 +82,6 @@ func checkPrincipal(p policy.Principal, role string) error {
 	return nil
 }
 
-// samePerson reports whether principal ids a and b name the same person for
-// the rule that a requester cannot decide their own approval. It is the one
-// comparison that rule uses (ADR 0017): ids are compared under Unicode
-// simple case folding ([strings.EqualFold]), because whether an issuer
-// treats "Developer" and "developer" as one account is the issuer's choice,
-// and assuming they differ would let one person decide their own request.
-// Issuers are not compared: the same id from another issuer, or with an
-// issuer nobody verified (a command-line -issuer), is treated as the same
-// person. Surrounding whitespace is ignored too, for approvals recorded
-// before [CheckIdentity] refused it.
-//
-// The rule only ever refuses: it is never used to grant anything. Where
-// being the requester grants a right (cancelling one's own request), the
-// store requires the exact id and issuer instead.
-func samePerson(a, b string) bool {
-	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
-}
-
 // isRequester reports whether p is exactly the requester of in: the same
 // id and issuer, byte for byte. It grants the requester's own rights, so it
 // never widens the match.

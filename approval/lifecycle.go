@@ -305,8 +305,8 @@ func (s *sqlStore) decide(ctx context.Context, id string, p policy.Principal, no
 		if !canTransition(a.State, to) {
 			return fmt.Errorf("%w: approval %s is %s", ErrNotPending, id, a.State)
 		}
-		if samePerson(p.ID(), a.Intent.PrincipalID) {
-			return fmt.Errorf("%w: approval %s was requested by %q, the same person as %q (ids are compared ignoring case; an issuer does not make another person)",
+		if SamePerson(p.ID(), a.Intent.PrincipalID) {
+			return fmt.Errorf("%w: approval %s was requested by %q, the same person as %q (ids are compared ignoring case, width, accents and look-alike letters; an issuer does not make another person)",
 				ErrSelfApproval, id, a.Intent.PrincipalID, p.ID())
 		}
 		expires := a.ExpiresAt

@@ -14,6 +14,11 @@
 // For local trial, [Options.DevApprover] makes every visitor act as one
 // approver, and every page says so.
 //
+// The inbox answers only its own name (the Host header): the loopback
+// names in development, the host and port of [OIDC.RedirectURL] otherwise;
+// any other Host, such as a name rebound to the inbox's address, gets 421
+// before anything else is done.
+//
 // Every state change is a POST that must carry the session's token and
 // pass the standard library's cross-origin protection; cookies are
 // HttpOnly and SameSite=Lax (Secure with [Options.SecureCookies]), and
@@ -34,11 +39,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/internal/hostcheck"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -54,7 +61,8 @@ type Store interface {
 type Options struct {
 	// DevApprover makes every visitor act as this approver, holding the
 	// approver scope, with no sign-in: for local trial only (serve it on a
-	// loopback address). Every page says so.
+	// loopback address). Every page says so, and the inbox then answers
+	// only requests for a loopback name (localhost, 127.0.0.1, [::1]).
 	DevApprover string
 	// OIDC signs approvers in with the authorization code flow and PKCE.
 	OIDC *OIDC
@@ -81,6 +89,7 @@ type Inbox struct {
 	store  Store
 	opts   Options
 	oidc   *relyingParty // nil in development mode
+	hosts  hostcheck.Hosts
 	pages  *template.Template
 	static http.Handler
 
@@ -138,8 +147,14 @@ func New(ctx context.Context, store Store, opts Options) (*Inbox, error) {
 		return nil, err
 	}
 	static, _ := fs.Sub(staticFiles, "static")
-	in := &Inbox{store: store, opts: opts, pages: pages, static: http.FileServerFS(static), sessions: map[string]*session{}}
+	in := &Inbox{store: store, opts: opts, pages: pages, static: http.FileServerFS(static), sessions: map[string]*session{},
+		hosts: hostcheck.Loopback()}
 	if opts.OIDC != nil {
+		// The callback URL is the inbox's public name: the one Host it
+		// answers (ADR 0027).
+		if in.hosts, err = hostcheck.Of(opts.OIDC.RedirectURL); err != nil {
+			return nil, fmt.Errorf("inbox: OIDC.RedirectURL %q: want the inbox's absolute http(s) callback URL", opts.OIDC.RedirectURL)
+		}
 		if in.oidc, err = newRelyingParty(ctx, *opts.OIDC, opts.ApproverScope); err != nil {
 			return nil, err
 		}
@@ -167,7 +182,17 @@ func New(ctx context.Context, store Store, opts Options) (*Inbox, error) {
 }
 
 // ServeHTTP serves the inbox, with its security headers on every answer.
+// Before anything else it refuses, with 421, a request whose Host is not
+// the inbox's own name: the loopback names in development mode, the
+// OIDC.RedirectURL's host and port otherwise. A page whose name was made
+// to resolve to the inbox's address (DNS rebinding) thus gets no session,
+// no page and no decision.
 func (in *Inbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !in.hosts.Allows(r.Host) {
+		in.opts.Logger.Warn("inbox: a request for another host name was refused", slog.String("host", r.Host), slog.String("answers", in.hosts.String()))
+		hostcheck.Refuse(w)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -197,7 +222,7 @@ func (in *Inbox) approver(w http.ResponseWriter, r *http.Request) *session {
 	}
 	if in.opts.DevApprover == "" {
 		if r.Method == http.MethodGet {
-			http.Redirect(w, r, "/login?next="+safeNext(r.URL.Path), http.StatusSeeOther)
+			http.Redirect(w, r, "/login?next="+nextQuery.Replace(safeNext(r.URL.EscapedPath())), http.StatusSeeOther)
 		} else {
 			in.fail(w, r, nil, http.StatusForbidden, "Your sign-in has ended: sign in again, then repeat the decision.")
 		}
@@ -257,12 +282,56 @@ func randomID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// safeNext keeps a post-sign-in path on this site.
+// nextQuery escapes what a local path may hold that a query value reads
+// otherwise ("/" stays as it is, for readable sign-in URLs).
+var nextQuery = strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", "#", "%23", "?", "%3F")
+
+// safeNext returns p, where sign-in returns to, when it is a path on this
+// site, and "/" otherwise. A browser makes more of a Location than it
+// says: it drops TAB, CR and LF anywhere and spaces and controls at either
+// end, reads a backslash as "/", and takes "//name" for another site, so
+// "/<TAB>/evil.example" leaves the site. Rather than list such spellings,
+// p is accepted only when it is plainly a local path: printable ASCII
+// without space or backslash, starting with "/", parsed by net/url as a
+// relative reference with no scheme, host or user, and with a path that,
+// percent-decoded, still has no control character, non-ASCII byte,
+// backslash, empty segment ("//") or dot segment ("/./", "/../").
+// Everything the inbox links to is such a path.
 func safeNext(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n") {
+	if !localPath(p) {
 		return "/"
 	}
 	return p
+}
+
+func localPath(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	// u.Path is decoded: "/%2F/x" is "//x", and "/%5C" a backslash.
+	for i := 0; i < len(u.Path); i++ {
+		if c := u.Path[i]; c < ' ' || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	if strings.Contains(u.Path, "//") {
+		return false
+	}
+	for seg := range strings.SplitSeq(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // page is what every template gets.
@@ -382,7 +451,7 @@ func (in *Inbox) showWith(w http.ResponseWriter, r *http.Request, s *session, st
 	}
 	p.CanDecide = a.State == approval.StatePending && p.Now.Before(a.ExpiresAt)
 	p.CanRecord = unknownEffect(a)
-	p.RequesterIs = strings.EqualFold(a.Intent.PrincipalID, s.approver.ID())
+	p.RequesterIs = approval.SamePerson(a.Intent.PrincipalID, s.approver.ID())
 	in.render(w, status, "approval.html", p)
 }
 

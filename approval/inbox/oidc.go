@@ -26,7 +26,9 @@ type OIDC struct {
 	// ClientID and ClientSecret are the inbox's client registration.
 	ClientID, ClientSecret string
 	// RedirectURL is the inbox's /callback URL as registered, e.g.
-	// https://approvals.example.com/callback.
+	// https://approvals.example.com/callback. Its host and port are the
+	// inbox's public name, the only Host it answers: a proxy in front of
+	// it must pass the Host on (nginx: proxy_set_header Host $host).
 	RedirectURL string
 	// Scopes are asked for besides "openid". Default: the approver scope.
 	Scopes []string

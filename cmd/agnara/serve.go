@@ -88,11 +88,14 @@ func (c *cli) serve(name string, args []string) error {
 	srv := &http.Server{Handler: h, BaseContext: func(net.Listener) context.Context { return ctx }, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn)}
 	fmt.Fprintf(c.stdout, "http://%s/\n", ln.Addr())
-	mode := "sign-in with " + *issuer
+	mode, answers := "sign-in with "+*issuer, "loopback names"
 	if *dev != "" {
 		mode = "DEVELOPMENT: every visitor acts as " + *dev
+	} else if u, err := url.Parse(opts.OIDC.RedirectURL); err == nil {
+		answers = u.Host // the inbox answers no other Host: a proxy in front must pass it on
 	}
-	opts.Logger.Info("serving the approval inbox", slog.String("url", "http://"+ln.Addr().String()+"/"), slog.String("approvers", mode))
+	opts.Logger.Info("serving the approval inbox", slog.String("url", "http://"+ln.Addr().String()+"/"), slog.String("approvers", mode),
+		slog.String("answers_host", answers))
 	stopped := make(chan error, 1)
 	go func() {
 		<-ctx.Done()

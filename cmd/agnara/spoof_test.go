@@ -55,7 +55,7 @@ func TestActorFlagsAreChecked(t *testing.T) {
 // TestSelfApprovalSpellings is issue 16's reproduction through the command
 // line: the requester "developer" from https://idp.example, running the
 // command as host staff, cannot decide its own request under another
-// spelling or issuer.
+// spelling or issuer, look-alike letters included (issue 28).
 func TestSelfApprovalSpellings(t *testing.T) {
 	d := sqliteDB(t)
 	s := d.open(t, &approval.Options{Clock: clockAt(now)})
@@ -71,6 +71,17 @@ func TestSelfApprovalSpellings(t *testing.T) {
 		{"-as", "DEVELOPER", "-issuer", "https://idp.example"},
 		{"-as", "developer", "-issuer", "other"},
 		{"-as", "developer", "-issuer", "https://idp.example/"},
+		// Look-alike spellings (issue 28).
+		{"-as", "d\u0435veloper"}, // Cyrillic е
+		{"-as", "devel\u043eper"}, // Cyrillic о
+		{"-as", "develo\u0440er"}, // Cyrillic р
+		{"-as", "devel\u03bfper"}, // Greek ο
+		{"-as", "\uff44eveloper"}, // full-width ｄ
+		{"-as", "ｄｅｖｅｌｏｐｅｒ"},      // all full-width
+		{"-as", "\U0001d41d\U0001d41e\U0001d42f\U0001d41e\U0001d425\U0001d428\U0001d429\U0001d41e\U0001d42b"}, // mathematical bold
+		{"-as", "deve\u0301loper"}, // a combining accent added
+		{"-as", "deveIoper"},       // capital I for l
+		{"-as", "deve1oper"},       // digit 1 for l
 	} {
 		for _, cmd := range []string{"approve", "reject"} {
 			code, out, errOut := run(now, append([]string{"approvals", cmd, a.ID, d.flag, d.loc}, as...)...)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/hostcheck"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
@@ -66,6 +67,7 @@ type issuer struct {
 	pending  *store[authRequest]
 	codes    *store[grant]
 	mux      *http.ServeMux
+	handler  http.Handler // mux behind the Host check
 }
 
 // Endpoint paths, relative to the issuer URL.
@@ -243,11 +245,17 @@ func newIssuer(cfg issuerConfig) (*issuer, error) {
 		w.Header().Set("Allow", http.MethodPost)
 		writeTokenError(w, &tokenError{status: http.StatusMethodNotAllowed, Code: "invalid_request", Description: "use POST"})
 	})
+	// It listens on loopback only, so it answers the loopback names only:
+	// a page whose name is rebound to 127.0.0.1 gets 421, before a sign-in
+	// is kept or a token issued (ADR 0027).
+	is.handler = hostcheck.Loopback().Handler(is.mux, func(r *http.Request) {
+		is.logf("refused: Host %q is not a loopback name", r.Host)
+	})
 	return is, nil
 }
 
 // ServeHTTP implements http.Handler.
-func (is *issuer) ServeHTTP(w http.ResponseWriter, r *http.Request) { is.mux.ServeHTTP(w, r) }
+func (is *issuer) ServeHTTP(w http.ResponseWriter, r *http.Request) { is.handler.ServeHTTP(w, r) }
 
 func (is *issuer) serveJSON(body []byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,9 @@
 // a command-line flag, keeps its signing key in memory (a new one on every
 // start, so earlier tokens stop verifying), signs anyone in under any user
 // name without a password, has no revocation and no rate limiting, and
-// refuses to listen on anything but a loopback address.
+// refuses to listen on anything but a loopback address. It answers only
+// requests for a loopback name (Host localhost, 127.0.0.1 or [::1]), so a
+// web page whose name is rebound to 127.0.0.1 gets 421.
 //
 // It serves:
 //
