@@ -151,7 +151,7 @@ func New(ctx context.Context, store Store, opts Options) (*Inbox, error) {
 		hosts: hostcheck.Loopback()}
 	if opts.OIDC != nil {
 		// The callback URL is the inbox's public name: the one Host it
-		// answers (ADR 0027).
+		// answers (ADR 30).
 		if in.hosts, err = hostcheck.Of(opts.OIDC.RedirectURL); err != nil {
 			return nil, fmt.Errorf("inbox: OIDC.RedirectURL %q: want the inbox's absolute http(s) callback URL", opts.OIDC.RedirectURL)
 		}

@@ -247,7 +247,7 @@ func newIssuer(cfg issuerConfig) (*issuer, error) {
 	})
 	// It listens on loopback only, so it answers the loopback names only:
 	// a page whose name is rebound to 127.0.0.1 gets 421, before a sign-in
-	// is kept or a token issued (ADR 0027).
+	// is kept or a token issued (ADR 30).
 	is.handler = hostcheck.Loopback().Handler(is.mux, func(r *http.Request) {
 		is.logf("refused: Host %q is not a loopback name", r.Host)
 	})
