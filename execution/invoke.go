@@ -89,7 +89,11 @@ type Invocation struct {
 	// confirmation) has passed, just before the dependencies are built —
 	// or, with DetachByHandler, only when the handler calls [Detach].
 	// An invocation that ends without calling it was never detached: its
-	// outcome answers the caller directly.
+	// outcome answers the caller directly. An adapter that cannot detach
+	// (it could not store the task) cancels the invocation's context: the
+	// dependencies are then not built and the handler does not run, unless
+	// the handler itself called [Detach] (DetachByHandler), when it must
+	// check its context before acting.
 	Detach func()
 	// DetachByHandler leaves the moment of detaching to the handler (see
 	// [Detach]), so that questions it asks first are answered in rounds of
@@ -282,8 +286,15 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		}
 	}
 
-	if !inv.DetachByHandler {
+	if inv.Detach != nil && !inv.DetachByHandler {
 		ec.Detach()
+		if ec.ctx.Err() != nil && context.Cause(ec.ctx) != errPlanTimeout {
+			// The adapter could not detach (its task store failed) and
+			// cancelled the invocation, or the caller left before it
+			// could: nothing is built and the handler does not run, for no
+			// one would learn what it did.
+			return nil, ec.ctx.Err()
+		}
 	}
 
 	callArgs := make([]reflect.Value, p.nargs)
