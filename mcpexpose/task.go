@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -91,6 +92,19 @@ type TaskOptions struct {
 	// than the clocks of the instances differ. Default: two thirds of
 	// HeartbeatLapse (10 s with the other defaults).
 	RenewDeadline time.Duration
+	// MaxTasks caps the tasks running on this server at once: a tools/call
+	// that would start one past it is answered with the canonical
+	// failure "unavailable", reason "task_limit" ([ReasonTaskLimit]),
+	// naming the limit, before anything runs, and the refusal is logged at
+	// most once a minute. A task's slot is freed when its handler has
+	// returned and the task has ended. Default: DefaultMaxTasks;
+	// negative: no limit.
+	MaxTasks int
+	// MaxTasksPerPrincipal caps the tasks of one principal (issuer and id)
+	// running on this server at once, refused the same way; anonymous
+	// callers all count as one principal. Default:
+	// DefaultMaxTasksPerPrincipal; negative: no limit.
+	MaxTasksPerPrincipal int
 	// Now is the clock of task timestamps and heartbeats. Default:
 	// time.Now.
 	Now func() time.Time
@@ -103,6 +117,31 @@ const (
 	DefaultTaskHeartbeat    = time.Second
 	// MaxTaskTTL bounds TaskOptions.TTL.
 	MaxTaskTTL = 7 * 24 * time.Hour
+	// DefaultMaxTasks and DefaultMaxTasksPerPrincipal are the defaults of
+	// TaskOptions.MaxTasks and MaxTasksPerPrincipal. A running task whose
+	// handler waits costs about 12 KiB of live heap and two goroutines
+	// with some 13 KiB of stack (TestTaskCapBoundsMemory, go-sdk v1.8.0),
+	// so a full default cap holds some 25 MiB, and one principal 0.8 MiB.
+	DefaultMaxTasks             = 1000
+	DefaultMaxTasksPerPrincipal = 32
+)
+
+// ReasonTaskLimit is the [execution.Reason] of the "unavailable" failure
+// answering a tools/call that would start a task past
+// TaskOptions.MaxTasks or MaxTasksPerPrincipal. Its details name the limit
+// ("limit") and carry "retry_after_ms", a suggestion: a slot frees when a
+// task ends.
+const ReasonTaskLimit execution.Reason = "task_limit"
+
+// taskRetryAfter is the retry hint of a refused task: how soon a slot
+// frees is unknown (the caller's own tasks ending, or others'), as for a
+// refused session.
+const taskRetryAfter = sessionRetryAfter
+
+// The limits named in a refusal, as the options that set them.
+const (
+	limitTasks             = "MaxTasks"
+	limitTasksPerPrincipal = "MaxTasksPerPrincipal"
 )
 
 func (o *TaskOptions) check() error {
@@ -142,6 +181,12 @@ func (o TaskOptions) withDefaults() TaskOptions {
 	}
 	if o.RenewDeadline == 0 {
 		o.RenewDeadline = o.HeartbeatLapse * 2 / 3
+	}
+	if o.MaxTasks == 0 {
+		o.MaxTasks = DefaultMaxTasks
+	}
+	if o.MaxTasksPerPrincipal == 0 {
+		o.MaxTasksPerPrincipal = DefaultMaxTasksPerPrincipal
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -187,6 +232,12 @@ type taskRunner struct {
 
 	mu   sync.Mutex
 	runs map[string]*localRun // tasks running in this process
+	// live counts the slots of MaxTasks taken (tasks running here, and
+	// calls that may start one), by holds the same per principal key.
+	live int
+	by   map[string]int
+
+	refusals logRate // the "task refused" records
 }
 
 // localRun is a task running here: how a request through this instance
@@ -205,7 +256,67 @@ func (r *localRun) poke() {
 
 func newTaskRunner(s *server, o TaskOptions) *taskRunner {
 	o = o.withDefaults()
-	return &taskRunner{s: s, opts: o, store: o.Store, instance: randomID(9), runs: map[string]*localRun{}}
+	return &taskRunner{
+		s: s, opts: o, store: o.Store, instance: randomID(9),
+		runs:     map[string]*localRun{},
+		by:       map[string]int{},
+		refusals: logRate{burst: 1, interval: time.Minute},
+	}
+}
+
+// taskKey is who a task counts against under MaxTasksPerPrincipal: the
+// principal's issuer and id, in a form no two principals share.
+func taskKey(p policy.Principal) string {
+	return strconv.Itoa(len(p.Issuer())) + ":" + p.Issuer() + p.ID()
+}
+
+// reserve takes a slot for a call of p that may start a task, or returns
+// the failure refusing it, logged within the rate. The slot is given back
+// with release: by the call when it starts no task, else when the task's
+// run ends.
+func (tr *taskRunner) reserve(ctx context.Context, p policy.Principal) (string, *execution.Failure) {
+	key := taskKey(p)
+	tr.mu.Lock()
+	limit := ""
+	switch {
+	case tr.opts.MaxTasks >= 0 && tr.live >= tr.opts.MaxTasks:
+		limit = limitTasks
+	case tr.opts.MaxTasksPerPrincipal >= 0 && tr.by[key] >= tr.opts.MaxTasksPerPrincipal:
+		limit = limitTasksPerPrincipal
+	default:
+		tr.live++
+		tr.by[key]++
+	}
+	tr.mu.Unlock()
+	if limit == "" {
+		return key, nil
+	}
+	ok, held, since := tr.refusals.take()
+	if held > 0 {
+		tr.s.logger.LogAttrs(ctx, slog.LevelWarn, "more tasks refused than logged", slog.Int("count", held), slog.Time("since", since))
+	}
+	if ok {
+		tr.s.logger.LogAttrs(ctx, slog.LevelWarn, "task refused: limit reached", slog.String("limit", limit))
+	}
+	msg := "too many tasks are running on this server; retry later"
+	if limit == limitTasksPerPrincipal {
+		msg = "too many tasks are running for this caller; wait for one to end, or cancel one, and retry"
+	}
+	f := execution.Fail(execution.Unavailable, fmt.Sprintf("%s (limit %s)", msg, limit), map[string]any{
+		"limit":          limit,
+		"retry_after_ms": taskRetryAfter.Milliseconds(),
+	})
+	return "", f.WithReason(ReasonTaskLimit)
+}
+
+// release gives back the slot of key.
+func (tr *taskRunner) release(key string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.live--
+	if tr.by[key]--; tr.by[key] <= 0 {
+		delete(tr.by, key)
+	}
 }
 
 // randomID returns n random bytes, base64url: task ids take 18 (144 bits).
@@ -233,8 +344,21 @@ type invoked struct {
 // detaching — a refusal, a question asked before the task, a fast handler
 // of a TaskAfterQuestions tool — is answered as a direct call is: the
 // returned *mcp.CallToolResult, for the SDK to finish.
+//
+// A call past TaskOptions.MaxTasks or MaxTasksPerPrincipal is refused
+// first, before its request state is opened or anything runs.
 func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (mcp.Result, *mcp.CallToolResult, agnara.Label, error) {
 	tr := s.tasks
+	slot, refused := tr.reserve(ctx, p)
+	if refused != nil {
+		return nil, failureResult(refused), execution.Label(refused), nil
+	}
+	started := false // the slot passes to the task's run
+	defer func() {
+		if !started {
+			tr.release(slot)
+		}
+	}()
 	round, err := s.openRound(ctx, req, t, p)
 	if err != nil {
 		return nil, nil, agnara.LabelError, err
@@ -242,6 +366,10 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 	run := &localRun{wake: make(chan struct{}, 1)}
 	inv := s.invocation(req, p, adm, round)
 	inv.Progress, inv.DetachByHandler = &run.progress, t.askFirst
+	// What the client supports, read now: the invocation, which may
+	// outlive the request, keeps that and not the request itself.
+	caps := req.ClientCapabilities()
+	inv.Supports = func(k execution.InputKind) bool { return supports(caps, k) }
 	// The invocation outlives the request once detached; until then the
 	// request's end cancels it.
 	taskCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -297,7 +425,8 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 		}
 		return nil, nil, execution.Label(nil), derr
 	}
-	go tr.run(taskCtx, cancel, rec, t, inv, req.ClientCapabilities(), run, done, first)
+	started = true
+	go tr.run(taskCtx, cancel, slot, rec, t, inv, caps, run, done, first)
 	return createdResult(tr.view(rec)), nil, agnara.LabelOK, nil
 }
 
@@ -328,8 +457,10 @@ func (tr *taskRunner) create(ctx context.Context, t *tool, p policy.Principal) (
 // through it, the final result or error is stored. It heartbeats meanwhile
 // and cancels the invocation when the task is cancelled, forgotten or
 // declared dead elsewhere, or when the store has not recorded its
-// heartbeats for RenewDeadline (taskRun's lease).
-func (tr *taskRunner) run(ctx context.Context, cancel context.CancelCauseFunc, rec *tasks.Task, t *tool, inv *execution.Invocation, caps *mcp.ClientCapabilities, local *localRun, done chan invoked, first *invoked) {
+// heartbeats for RenewDeadline (taskRun's lease). It gives back the task's
+// slot, key, when it ends.
+func (tr *taskRunner) run(ctx context.Context, cancel context.CancelCauseFunc, key string, rec *tasks.Task, t *tool, inv *execution.Invocation, caps *mcp.ClientCapabilities, local *localRun, done chan invoked, first *invoked) {
+	defer tr.release(key)
 	defer cancel(nil)
 	id := rec.ID
 	tr.mu.Lock()
