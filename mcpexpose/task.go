@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -442,7 +443,7 @@ func (tr *taskRunner) create(ctx context.Context, t *tool, p policy.Principal) (
 		CreatedAt:       now,
 		UpdatedAt:       now,
 		ExpiresAt:       now.Add(tr.opts.TTL),
-		PollInterval:    tr.opts.PollInterval,
+		PollInterval:    tr.pollInterval(),
 		Instance:        tr.instance,
 		Heartbeat:       now,
 	}
@@ -450,6 +451,22 @@ func (tr *taskRunner) create(ctx context.Context, t *tool, p policy.Principal) (
 		return nil, err
 	}
 	return rec, nil
+}
+
+// pollInterval is the polling interval suggested to clients: the
+// configured one, or the interval of the tasks/get rate limit when that is
+// longer, so that a client that polls a task as suggested is never
+// refused.
+func (tr *taskRunner) pollInterval() time.Duration {
+	poll := tr.opts.PollInterval
+	if l := tr.s.opts.RateLimit; !l.IsZero() {
+		every := math.Ceil(float64(time.Second) / l.Rate)
+		if every >= float64(tr.opts.TTL) {
+			return tr.opts.TTL
+		}
+		poll = max(poll, time.Duration(every))
+	}
+	return poll
 }
 
 // run follows one detached invocation to its end, and every later round
@@ -512,9 +529,12 @@ func (tr *taskRunner) run(ctx context.Context, cancel context.CancelCauseFunc, k
 		}
 		maps.Copy(answers, got)
 		// The next round runs the whole pipeline again: answers carry no
-		// authority of their own, and policies decide anew.
+		// authority of their own, and policies decide anew. It is the same
+		// logical call, counted against its rate limit once, in its first
+		// round.
 		next := *inv
 		next.Answers, next.Unsolicited, next.Detach, next.DetachByHandler = answers, nil, nil, false
+		next.Counted = true
 		done = make(chan invoked, 1)
 		go func() {
 			out, err := t.plan.Invoke(ctx, &next)
