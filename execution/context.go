@@ -104,7 +104,9 @@ type ProgressReporter interface {
 //
 // Only a handler of a tool declared to detach by itself needs it (for MCP,
 // ToolOptions.TaskAfterQuestions); otherwise the invocation detaches before
-// the handler runs.
+// the handler runs. When the adapter cannot detach (it could not store the
+// task), the context is cancelled before Detach returns: a handler checks
+// it before acting.
 func (c *Context) Detach() {
 	c.detachMu.Lock()
 	f := c.detach

@@ -76,3 +76,21 @@ func TestDetachByHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An adapter that cannot detach (it could not store the task) cancels the
+// invocation: nothing after the detach point runs, for no one would learn
+// what it did, and Invoke reports the cancellation.
+func TestFailedDetachRunsNothing(t *testing.T) {
+	app := agnara.New("d", nil)
+	var ran int
+	c := app.Capability(func(context.Context, DetachInput) (int, error) {
+		ran++ // whatever its context says
+		return 1, nil
+	}, &agnara.CapabilityOptions{Name: "d"})
+	plan := compileOne(t, app, c)
+	ctx, cancel := context.WithCancel(t.Context())
+	out, err := plan.Invoke(ctx, &execution.Invocation{Arguments: json.RawMessage(`{"n":1}`), Detach: cancel})
+	if err == nil || out != nil || ran != 0 {
+		t.Errorf("Invoke = %v, %v after a failed detach, handler ran %d times; want the cancellation and no run", out, err, ran)
+	}
+}

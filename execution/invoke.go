@@ -68,6 +68,14 @@ type Invocation struct {
 	// none of its own (adapters use it for a server-wide default); a
 	// plan's own limit wins.
 	RateLimit agnara.RateLimit
+	// Counted says that this invocation is a later round of one logical
+	// call whose first round was already counted against its rate limit,
+	// so it is not counted again (every other check runs as in any round:
+	// policies decide anew). Only trusted adapter code sets it, from proof
+	// that the first round ran: for MCP, a retry's valid sealed request
+	// state (sealed only by a round that passed the limit), or a task's
+	// later round on the instance that runs it.
+	Counted bool
 	// Limiter counts the calls against the rate limit. Nil means the
 	// LocalLimiter of the plan's compilation, shared by every invocation
 	// of its plans; adapters of several instances set a shared one (see
@@ -81,7 +89,11 @@ type Invocation struct {
 	// confirmation) has passed, just before the dependencies are built —
 	// or, with DetachByHandler, only when the handler calls [Detach].
 	// An invocation that ends without calling it was never detached: its
-	// outcome answers the caller directly.
+	// outcome answers the caller directly. An adapter that cannot detach
+	// (it could not store the task) cancels the invocation's context: the
+	// dependencies are then not built and the handler does not run, unless
+	// the handler itself called [Detach] (DetachByHandler), when it must
+	// check its context before acting.
 	Detach func()
 	// DetachByHandler leaves the moment of detaching to the handler (see
 	// [Detach]), so that questions it asks first are answered in rounds of
@@ -118,7 +130,8 @@ var errPlanTimeout = errors.New("execution: capability timeout")
 //  2. rate limit: the call is counted against the plan's rate limit (or
 //     [Invocation.RateLimit]) for this caller, before its input is read:
 //     over the limit, Unavailable with reason [ReasonRateLimited] and a
-//     retry hint; a limiter that cannot count, Unavailable;
+//     retry hint; a limiter that cannot count, Unavailable. A later round
+//     of a call already counted ([Invocation.Counted]) is not counted again;
 //  3. policies, in order: a policy that needs the arguments reads them
 //     through [policy.Request.Input], which validates and decodes them on
 //     first use; a caller a policy denies is told Forbidden whatever it
@@ -273,8 +286,15 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		}
 	}
 
-	if !inv.DetachByHandler {
+	if inv.Detach != nil && !inv.DetachByHandler {
 		ec.Detach()
+		if ec.ctx.Err() != nil && context.Cause(ec.ctx) != errPlanTimeout {
+			// The adapter could not detach (its task store failed) and
+			// cancelled the invocation, or the caller left before it
+			// could: nothing is built and the handler does not run, for no
+			// one would learn what it did.
+			return nil, ec.ctx.Err()
+		}
 	}
 
 	callArgs := make([]reflect.Value, p.nargs)

@@ -152,8 +152,12 @@ func limitKey(identity string, p policy.Principal) string {
 // checkLimit counts the call against the plan's rate limit, or the
 // invocation's default when the plan declares none. It returns a failure to
 // end the invocation with, a non-nil error when ctx ended, or nothing to go
-// on. Without a limit it does nothing and allocates nothing.
+// on. Without a limit, or for a later round of a call already counted
+// ([Invocation.Counted]), it does nothing and allocates nothing.
 func (p *Plan) checkLimit(ctx context.Context, inv *Invocation, principal policy.Principal) (*Failure, error) {
+	if inv.Counted {
+		return nil, nil
+	}
 	limit := p.rateLimit
 	if limit.IsZero() {
 		limit = inv.RateLimit
@@ -165,15 +169,41 @@ func (p *Plan) checkLimit(ctx context.Context, inv *Invocation, principal policy
 	if lim == nil {
 		lim = p.limiter
 	}
-	wait, ok, err := lim.Allow(ctx, limitKey(p.identity, principal), limit)
-	switch {
-	case err != nil:
+	f, err := CheckRate(ctx, lim, p.identity, principal, limit)
+	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 			return nil, ctxErr
 		}
 		p.logger.LogAttrs(ctx, slog.LevelError, "rate limiter unavailable",
 			slog.String("capability", p.identity), slog.Any("error", err))
-		return &Failure{Code: Unavailable, Message: "the rate limit cannot be checked now; retry later"}, nil
+		return LimiterUnavailable(), nil
+	}
+	return f, nil
+}
+
+// CheckRate counts one request of principal under name against limit with
+// lim, as [Plan.Invoke] counts a call of a capability (name is then its
+// identity), for requests an adapter must limit that invoke no plan (for
+// MCP, tasks/get or completion/complete). Each name and principal has a
+// bucket of its own; name must not be a capability identity unless the
+// request is meant to spend that capability's calls, and must not be empty.
+//
+// It returns nil when the request is admitted, the [Unavailable] failure
+// with reason [ReasonRateLimited] and its retry hint when it is not, or the
+// limiter's error when it cannot decide: the caller then refuses the request
+// (see [LimiterUnavailable]) and logs the cause. The zero limit admits
+// everything, counting nothing.
+func CheckRate(ctx context.Context, lim Limiter, name string, principal policy.Principal, limit agnara.RateLimit) (*Failure, error) {
+	if limit.IsZero() {
+		return nil, nil
+	}
+	if lim == nil || name == "" {
+		return nil, errors.New("execution: CheckRate needs a limiter and a name")
+	}
+	wait, ok, err := lim.Allow(ctx, limitKey(name, principal), limit)
+	switch {
+	case err != nil:
+		return nil, err
 	case !ok:
 		ms := max(wait.Milliseconds(), 1)
 		if wait > time.Duration(ms)*time.Millisecond {
@@ -187,4 +217,10 @@ func (p *Plan) checkLimit(ctx context.Context, inv *Invocation, principal policy
 		}, nil
 	}
 	return nil, nil
+}
+
+// LimiterUnavailable is the failure of a request refused because its rate
+// limit cannot be checked now (the limiter reported an error).
+func LimiterUnavailable() *Failure {
+	return &Failure{Code: Unavailable, Message: "the rate limit cannot be checked now; retry later"}
 }

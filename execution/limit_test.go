@@ -13,6 +13,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
+	"github.com/google/go-cmp/cmp"
 )
 
 // limitedPlan compiles a get_user capability with the given limit and
@@ -186,6 +187,69 @@ func TestLimiterErrorFailsClosed(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "rate limiter unavailable") || !strings.Contains(logs.String(), "store down") {
 		t.Errorf("log does not say why: %s", logs)
+	}
+}
+
+// A later round of a call already counted (Invocation.Counted) is not
+// counted again, and is admitted with the bucket empty; the first round of
+// the next call is refused.
+func TestCountedRoundIsNotCountedAgain(t *testing.T) {
+	p, runs, _ := limitedPlan(t, agnara.RateLimit{Rate: 0.001, Burst: 1})
+	ada := policy.NewPrincipal("ada", nil)
+	ok(t, p, &execution.Invocation{Principal: ada, Arguments: userArgs})
+	for range 3 {
+		ok(t, p, &execution.Invocation{Principal: ada, Arguments: userArgs, Counted: true})
+	}
+	refused(t, p, &execution.Invocation{Principal: ada, Arguments: userArgs})
+	if got := runs.Load(); got != 4 {
+		t.Errorf("handler ran %d times, want 4", got)
+	}
+}
+
+// CheckRate limits requests that invoke no plan as Invoke limits calls: a
+// bucket per name and caller, the same refusal and hint, and the limiter's
+// error handed back for the caller to fail closed on.
+func TestCheckRate(t *testing.T) {
+	l, _ := execution.NewLocalLimiter(nil)
+	limit := agnara.RateLimit{Rate: 0.001, Burst: 2}
+	ada, grace := policy.NewPrincipal("ada", nil), policy.NewPrincipal("grace", nil)
+	check := func(name string, who policy.Principal) string {
+		f, err := execution.CheckRate(bg, l, name, who, limit)
+		switch {
+		case err != nil:
+			return "error: " + err.Error()
+		case f == nil:
+			return "ok"
+		case f.Code == execution.Unavailable && f.Reason == execution.ReasonRateLimited && f.Details["retry_after_ms"].(int64) > 900_000:
+			return "refused"
+		}
+		return "unexpected " + f.Error()
+	}
+	var got []string
+	for _, call := range []struct {
+		name string
+		who  policy.Principal
+	}{
+		{"app tasks/get", ada}, {"app tasks/get", ada}, {"app tasks/get", ada},
+		{"app tasks/update", ada}, {"app tasks/get", grace}, {"app tasks/get", ada.WithIssuer("https://other.example")},
+	} {
+		got = append(got, check(call.name, call.who))
+	}
+	want := []string{"ok", "ok", "refused", "ok", "ok", "ok"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CheckRate (-want +got):\n%s", diff)
+	}
+	if f, err := execution.CheckRate(bg, nil, "", ada, agnara.RateLimit{}); f != nil || err != nil {
+		t.Errorf("the zero limit: %v %v, want everything admitted", f, err)
+	}
+	if _, err := execution.CheckRate(bg, &brokenLimiter{}, "app tasks/get", ada, limit); err == nil || !strings.Contains(err.Error(), "store down") {
+		t.Errorf("a broken limiter: %v, want its error", err)
+	}
+	if _, err := execution.CheckRate(bg, nil, "app tasks/get", ada, limit); err == nil {
+		t.Error("no limiter: want an error")
+	}
+	if f := execution.LimiterUnavailable(); f.Code != execution.Unavailable || f.Reason != "" {
+		t.Errorf("LimiterUnavailable = %+v, want a plain unavailable failure", f)
 	}
 }
 

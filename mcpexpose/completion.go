@@ -72,8 +72,12 @@ func (s *Snapshot) hasCompleters() bool {
 
 // complete answers completion/complete for p. A reference to a prompt or
 // template p may not see is answered as one that does not exist; an
-// argument without a completer gets no values.
+// argument without a completer gets no values. Each request is counted
+// against ServerOptions.RateLimit first (limitRequest), malformed ones too.
 func (s *server) complete(ctx context.Context, e *epoch, req *mcp.CompleteRequest, p policy.Principal) (*mcp.CompleteResult, error) {
+	if f := s.limitRequest(ctx, "completion/complete", p); f != nil {
+		return nil, failureError(f, "method", "completion/complete")
+	}
 	params := req.Params
 	if params == nil || params.Ref == nil || params.Argument.Name == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete needs ref and argument.name"}

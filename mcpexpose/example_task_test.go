@@ -103,3 +103,52 @@ func post(url, method, name string, params map[string]any) map[string]any {
 	}
 	return msg.Result
 }
+
+// Tasks are capped per server and per principal (TaskOptions.MaxTasks,
+// MaxTasksPerPrincipal): a call that would start one more is answered with
+// the canonical "unavailable" failure, reason "task_limit", before
+// anything runs, and its caller retries once one of its tasks has ended.
+func ExampleTaskOptions_maxTasks() {
+	app := agnara.New("reports", nil)
+	hold := make(chan struct{})
+	report := app.Capability(func(ctx context.Context, in ReportInput) (string, error) {
+		select {
+		case <-hold:
+			return "report for " + in.Month, nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}, &agnara.CapabilityOptions{Name: "build_report", Description: "Builds a monthly report."})
+	exp := mcpexpose.New(app)
+	exp.Tool(report, &mcpexpose.ToolOptions{Name: "build_report", Task: mcpexpose.TaskRequired})
+	snap, err := exp.Compile()
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
+		Tasks: mcpexpose.TaskOptions{MaxTasksPerPrincipal: 1},
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer close(hold)
+
+	args := map[string]any{"month": "2026-11"}
+	first := post(srv.URL, "tools/call", "build_report", map[string]any{"name": "build_report", "arguments": args})
+	fmt.Println(first["resultType"], first["status"])
+	second := post(srv.URL, "tools/call", "build_report", map[string]any{"name": "build_report", "arguments": args})
+	var failure struct {
+		Code, Reason string
+		Details      map[string]any
+	}
+	text := second["content"].([]any)[0].(map[string]any)["text"].(string)
+	if err := json.Unmarshal([]byte(text), &failure); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(second["isError"], failure.Code, failure.Reason, failure.Details["limit"])
+	// Output:
+	// task working
+	// true unavailable task_limit MaxTasksPerPrincipal
+}

@@ -51,6 +51,10 @@ type callRound struct {
 	digest      string
 	binding     requeststate.Binding
 	bound       bool
+	// resumed: the round's request state opened, which proves an earlier
+	// round of this call ran, past its rate limit (the state is sealed
+	// only after that, and opens once): this round is not counted again.
+	resumed bool
 }
 
 // bind computes the arguments digest and the state binding, once.
@@ -113,7 +117,7 @@ func (s *server) openRound(ctx context.Context, req *mcp.CallToolRequest, t *too
 		if st.Tool != t.digest {
 			return nil, errToolChanged
 		}
-		round.answers, asked = st.Answers, st.Asked
+		round.answers, asked, round.resumed = st.Answers, st.Asked, true
 		if round.answers == nil {
 			round.answers = map[string]execution.Answer{}
 		}

@@ -1,11 +1,14 @@
 package mcpexpose_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/internal/mcptest"
@@ -106,5 +109,136 @@ func TestServerRefusesABadRateLimit(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "RateLimit: rate limit: Burst 0 must be at least 1") {
 			t.Errorf("%s: %v, want an error naming the bad RateLimit", ctor, err)
 		}
+	}
+}
+
+// TestRateLimitCountsALogicalCallOnce: with a burst of one, a call that
+// asks questions is counted in its first round only — its resumed rounds
+// (a 2026-07-28 retry with sealed state, a handshake-era round on the
+// session, a task's later round) are the same call — so the user's answer
+// is never lost to rate_limited; the next call is refused.
+func TestRateLimitCountsALogicalCallOnce(t *testing.T) {
+	for _, tc := range roundsCases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newRoundsWorld(t, agnara.RateLimit{Rate: 0.001, Burst: 1})
+			url := serveTasks(t, w.snap, mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond}, discard{})
+			got := tc.run(t, w, url, nil)
+			if !strings.Contains(got, "Ann") || strings.Contains(got, "rate") {
+				t.Fatalf("the answered call = %s, want it done", got)
+			}
+			if n := w.runs.Load(); n != 1 {
+				t.Errorf("the handler acted %d times, want 1", n)
+			}
+			// The burst is spent: the next call is refused in its first round.
+			var again string
+			if tc.name == "task" {
+				res, _ := call(t, url, "alice", true, "later", map[string]any{})
+				again = toolText(res)
+			} else {
+				again = tc.run(t, w, url, nil)
+			}
+			if !strings.Contains(again, "rate limit exceeded") {
+				t.Errorf("the next call = %s, want it refused by the rate limit", again)
+			}
+		})
+	}
+}
+
+type TopicIn struct {
+	Topic string `json:"topic"`
+}
+
+// TestRateLimitTaskMethodsAndCompletion: tasks/get, tasks/update,
+// tasks/cancel and completion/complete count against ServerOptions.RateLimit,
+// each method in a bucket of its own per caller, apart from the tools'
+// calls, before the store is read (an unknown task id counts too), and are
+// refused with the rate_limited failure as a JSON-RPC error. The polling
+// interval a task suggests is one the limit admits.
+func TestRateLimitTaskMethodsAndCompletion(t *testing.T) {
+	app := agnara.New("lim", nil)
+	work := app.Capability(func(ctx context.Context) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}, &agnara.CapabilityOptions{Name: "work", Description: "Works until cancelled."})
+	topic := app.Capability(func(in TopicIn) (string, error) { return "about " + in.Topic, nil },
+		&agnara.CapabilityOptions{Name: "topic", Description: "A topic."})
+	exp := mcpexpose.New(app)
+	exp.Tool(work, &mcpexpose.ToolOptions{Name: "work", Task: mcpexpose.TaskRequired})
+	exp.Prompt(topic, &mcpexpose.PromptOptions{Name: "topic", Complete: map[string]mcpexpose.Completer{
+		"topic": func(context.Context, mcpexpose.CompletionRequest) ([]string, error) { return []string{"go"}, nil },
+	}})
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: people, Server: mcpexpose.ServerOptions{
+		RateLimit: agnara.RateLimit{Rate: 0.001, Burst: 2},
+		Tasks:     mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := httptestServer(t, h)
+
+	created, e := call(t, url, "alice", true, "work", map[string]any{})
+	if e != nil || created["resultType"] != "task" {
+		t.Fatalf("tools/call = %v %v", created, e)
+	}
+	if created["pollIntervalMs"] != float64(1_000_000) {
+		t.Errorf("pollIntervalMs = %v, want the limit's interval, 1000000", created["pollIntervalMs"])
+	}
+	id := created["taskId"].(string)
+
+	limited := func(e map[string]any) bool {
+		data, _ := json.Marshal(e["data"])
+		return e["code"] == float64(-32603) && strings.Contains(string(data), `"reason":"rate_limited"`) && strings.Contains(string(data), `"retry_after_ms"`)
+	}
+	complete := func(who string) map[string]any {
+		_, e := rpc(t, url, who, true, "completion/complete", map[string]any{
+			"ref": map[string]any{"type": "ref/prompt", "name": "topic"}, "argument": map[string]any{"name": "topic", "value": "g"},
+		})
+		return e
+	}
+	task := func(who, method, id string) map[string]any {
+		_, e := rpc(t, url, who, true, method, map[string]any{"taskId": id, "inputResponses": map[string]any{}})
+		return e
+	}
+	for _, step := range []struct {
+		what string
+		do   func() map[string]any
+		want string // "ok", "limited", or "unknown" (the unknown-task error)
+	}{
+		{"tasks/get 1", func() map[string]any { return task("alice", "tasks/get", id) }, "ok"},
+		{"tasks/get 2", func() map[string]any { return task("alice", "tasks/get", id) }, "ok"},
+		{"tasks/get 3", func() map[string]any { return task("alice", "tasks/get", id) }, "limited"},
+		{"tasks/get of an unknown id", func() map[string]any { return task("alice", "tasks/get", "no-such-task-id-at-all-xx") }, "limited"},
+		{"tasks/get by another caller", func() map[string]any { return task("bob", "tasks/get", id) }, "unknown"},
+		{"tasks/update 1", func() map[string]any { return task("alice", "tasks/update", id) }, "ok"},
+		{"tasks/update 2", func() map[string]any { return task("alice", "tasks/update", id) }, "ok"},
+		{"tasks/update 3", func() map[string]any { return task("alice", "tasks/update", id) }, "limited"},
+		{"completion 1", func() map[string]any { return complete("alice") }, "ok"},
+		{"completion 2", func() map[string]any { return complete("alice") }, "ok"},
+		{"completion 3", func() map[string]any { return complete("alice") }, "limited"},
+		{"completion by another caller", func() map[string]any { return complete("bob") }, "ok"},
+		{"tasks/cancel", func() map[string]any { return task("alice", "tasks/cancel", id) }, "ok"},
+	} {
+		e := step.do()
+		got := "ok"
+		switch {
+		case e == nil:
+		case limited(e):
+			got = "limited"
+		case e["code"] == float64(-32602) && e["message"] == "unknown task":
+			got = "unknown"
+		default:
+			got = fmt.Sprint(e)
+		}
+		if got != step.want {
+			t.Errorf("%s: %s, want %s", step.what, got, step.want)
+		}
+	}
+	// None of them spent the tool's calls.
+	if res, e := call(t, url, "alice", true, "work", map[string]any{}); e != nil || res["resultType"] != "task" {
+		t.Errorf("the second tools/call = %v %v, want a task: the other requests spent the calls' bucket", res, e)
 	}
 }

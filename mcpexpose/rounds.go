@@ -59,10 +59,15 @@ func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCa
 	version := featureVersion(req)
 	legacy := session != nil && version < modernVersion
 	caps := clientCapabilities(req)
+	// A retry whose state opened continues a call whose first round was
+	// counted against the rate limit, as does every later legacy round:
+	// one logical call is counted once.
+	counted := c.state != ""
 	for round := 0; ; round++ {
 		out, err := c.plan.Invoke(ctx, &execution.Invocation{
 			Principal: c.p, Admission: c.adm, Arguments: c.args, ArgumentsDigest: digest,
 			Timeout: s.opts.Timeout, RateLimit: s.opts.RateLimit, Limiter: s.opts.Limiter,
+			Counted:  counted || round > 0,
 			Answers:  answers,
 			Supports: func(k execution.InputKind) bool { return supports(caps, k) },
 		})

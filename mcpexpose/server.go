@@ -44,7 +44,10 @@ type ServerOptions struct {
 	// RateLimit is the rate limit of every tool whose capability declares
 	// none (CapabilityOptions.RateLimit wins), counted per tool and caller.
 	// A call over it gets the canonical "unavailable" failure with reason
-	// "rate_limited" and details.retry_after_ms. Default: no limit.
+	// "rate_limited" and details.retry_after_ms. It also limits tasks/get,
+	// tasks/update, tasks/cancel and completion/complete, each method
+	// counted per caller apart from the calls (a JSON-RPC error carrying
+	// the same failure). Default: no limit.
 	RateLimit agnara.RateLimit
 	// Limiter counts calls against rate limits. Default: in this process,
 	// shared by every server built from one snapshot; instances behind a
@@ -138,6 +141,9 @@ type server struct {
 	// tasks serves the tasks extension (task.go); nil when the snapshot
 	// the server was built with has no task tool.
 	tasks *taskRunner
+	// requests counts the requests limitRequest limits (ratelimit.go):
+	// ServerOptions.Limiter, or one in this process.
+	requests execution.Limiter
 }
 
 // levelFloor drops records below min.
@@ -218,6 +224,14 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	}
 	if err := checkServerOptions(&s.opts); err != nil {
 		return nil, err
+	}
+	s.requests = s.opts.Limiter
+	if s.requests == nil {
+		lim, err := execution.NewLocalLimiter(nil)
+		if err != nil {
+			return nil, fmt.Errorf("mcpexpose: %w", err)
+		}
+		s.requests = lim
 	}
 	s.identity = s.opts.Identity
 	if s.identity == nil {
@@ -844,6 +858,7 @@ func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm ex
 		Limiter:         s.opts.Limiter,
 		Answers:         round.answers,
 		Unsolicited:     round.unsolicited,
+		Counted:         round.resumed,
 		Supports:        func(k execution.InputKind) bool { return supports(caps(), k) },
 	}
 }

@@ -192,6 +192,44 @@ func TestTaskOfAnotherPrincipalIsUnknown(t *testing.T) {
 	}
 }
 
+// TestTaskOfTheSameSubjectFromAnotherIssuerIsUnknown: a task is bound to
+// the principal's id and issuer both. The same subject id vouched for by
+// another issuer is another caller: every tasks/* method answers it as for
+// an unknown task, and changes nothing.
+func TestTaskOfTheSameSubjectFromAnotherIssuerIsUnknown(t *testing.T) {
+	w := newTaskWorld(t)
+	issuers := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		subject, issuer, ok := strings.Cut(token, "@")
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: subject, Expiration: time.Now().Add(time.Hour),
+			Extra: map[string]any{mcpexpose.ExtraIssuer: "https://" + issuer + ".example"}}, nil
+	}
+	h, err := mcpexpose.NewHandler(w.snap, &mcpexpose.HandlerOptions{Tokens: issuers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	url := srv.URL
+
+	id := startTask(t, url, "alice@a", "ask", map[string]any{})
+	waitStatus(t, url, "alice@a", id, "input_required")
+	_, unknown := getTask(t, url, "alice@a", "no-such-task-id-at-all-xx")
+	answer := map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Eve"}}}
+	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		_, e := rpc(t, url, "alice@b", true, method, map[string]any{"taskId": id, "inputResponses": answer})
+		if e == nil || e["code"] != unknown["code"] || e["message"] != unknown["message"] {
+			t.Errorf("%s by alice of issuer b = %v, want exactly the unknown-task error %v", method, e, unknown)
+		}
+	}
+	res, e := getTask(t, url, "alice@a", id)
+	if e != nil || res["status"] != "input_required" || res["inputRequests"] == nil {
+		t.Errorf("after the other issuer's requests, the task is %v %v, want it still asking", res, e)
+	}
+}
+
 func TestTaskCancelCancelsTheHandlerAndRunsCleanup(t *testing.T) {
 	w := newTaskWorld(t)
 	url := w.instance(t, mcpexpose.TaskOptions{})

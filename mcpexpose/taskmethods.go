@@ -116,8 +116,10 @@ func encodedResult(v any) mcp.Result {
 }
 
 // serveTask answers tasks/get, tasks/update and tasks/cancel. A task is
-// found only by the principal that created it: for anyone else it is an
-// unknown task, answered exactly as one that never existed.
+// found only by the principal that created it (its id and issuer): for
+// anyone else it is an unknown task, answered exactly as one that never
+// existed. Each request is counted against ServerOptions.RateLimit before
+// the store is read (limitRequest).
 func (s *server) serveTask(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 	tr := s.tasks
 	sr, _ := req.(*mcp.ServerRequest[*taskParams])
@@ -133,6 +135,9 @@ func (s *server) serveTask(ctx context.Context, method string, req mcp.Request) 
 	p, err := s.principal(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if f := s.limitRequest(ctx, method, p); f != nil {
+		return nil, failureError(f, "taskId", sr.Params.TaskID)
 	}
 	rec, err := tr.lookup(ctx, sr.Params.TaskID, p)
 	if err != nil {

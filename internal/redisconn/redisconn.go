@@ -16,7 +16,10 @@ import (
 // Dial connects to the Redis at url (redis://[[user]:password@]host:port/db,
 // or rediss:// for TLS; the format of redis.ParseURL) and checks that it
 // answers a PING within wait. pkg names the caller in error messages, which
-// never contain the password. The caller closes the client.
+// never contain the password. The client applies the deadlines of the
+// contexts it is given to its reads and writes, so that a store's own
+// per-operation timeout bounds a connection gone silent (a partition)
+// rather than the client's read timeout. The caller closes the client.
 func Dial(ctx context.Context, pkg, url string, wait time.Duration) (*redis.Client, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
