@@ -13,7 +13,7 @@ import (
 // tasks/cancel, completion/complete — against ServerOptions.RateLimit,
 // before anything is read: each method in a bucket of its own per caller,
 // apart from every tool's calls, so that polling a task never spends a
-// call, an answer or a cancellation (ADR 0027). It returns the failure to
+// call, an answer or a cancellation (ADR 31). It returns the failure to
 // refuse the request with, or nil.
 func (s *server) limitRequest(ctx context.Context, method string, p policy.Principal) *execution.Failure {
 	if s.opts.RateLimit.IsZero() {
