@@ -18,6 +18,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/hostcheck"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/oidc"
 	"github.com/agnara-go/agnara/mcpimport"
@@ -177,11 +178,14 @@ func (g *Gateway) Start(ctx context.Context) error {
 	}
 	g.handler = h
 	r := chi.NewRouter()
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		io.WriteString(w, "ok\n")
-	})
-	h.Mount(r, g.cfg.Path)
+	h.Mount(r, g.cfg.Path) // the handler checks Host itself
+	// /healthz answers only loopback names on a loopback listener, as the
+	// MCP endpoint does.
+	r.With(func(next http.Handler) http.Handler { return hostcheck.OnLoopbackListener(next, nil) }).
+		Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "ok\n")
+		})
 	g.router = r
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

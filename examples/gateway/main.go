@@ -61,6 +61,7 @@ import (
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
 	agw "github.com/agnara-go/agnara/gateway" // the package; this program has its own type gateway
+	"github.com/agnara-go/agnara/internal/hostcheck"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/agnara-go/agnara/policy"
@@ -222,13 +223,17 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	go gw.follow(ctx)
 
 	r := chi.NewRouter()
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	r.Handle("/mcp", gw) // the handler checks Host itself
+	// The other routes answer only loopback names on a loopback listener,
+	// as the MCP endpoint does: /debug/vars shows the command line, which
+	// may hold a PostgreSQL password, and no rebound page may read it.
+	side := r.With(func(next http.Handler) http.Handler { return hostcheck.OnLoopbackListener(next, nil) })
+	side.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "ok\n")
 	})
-	r.Handle("/mcp", gw)
-	r.Handle("/debug/vars", expvar.Handler()) // gateway_catalog_swaps among them
-	srv := mcpexpose.NewHTTPServer(r, nil)    // read, write and idle timeouts for MCP
+	side.Handle("/debug/vars", expvar.Handler()) // gateway_catalog_swaps among them
+	srv := mcpexpose.NewHTTPServer(r, nil)       // read, write and idle timeouts for MCP
 	fmt.Fprintf(stdout, "http://%s/mcp\n", addr)
 	logger.Info("serving MCP", slog.String("url", fmt.Sprintf("http://%s/mcp", addr)),
 		slog.String("upstream", cfg.upstream), slog.String("upstream_protocol", sess.ClientSession().InitializeResult().ProtocolVersion),

@@ -40,6 +40,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/examples/internal/userservice"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/hostcheck"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/oidc"
 	"github.com/agnara-go/agnara/mcpexpose/otelmcp"
@@ -136,19 +137,22 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	}
 
 	r := chi.NewRouter()
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	h.Mount(r, "/mcp") // the handler checks Host itself
+	// The other routes answer only loopback names on a loopback listener,
+	// as the MCP endpoint does: a rebound page reads none of them.
+	side := r.With(func(next http.Handler) http.Handler { return hostcheck.OnLoopbackListener(next, nil) })
+	side.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "ok\n")
 	})
-	h.Mount(r, "/mcp")
 	if cfg.debug {
 		if !addr.IP.IsLoopback() {
 			return fmt.Errorf("-debug-goroutines serves profiles: listen on a loopback address, not %s", addr)
 		}
-		r.Get("/debug/goroutines", func(w http.ResponseWriter, _ *http.Request) {
+		side.Get("/debug/goroutines", func(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprintln(w, runtime.NumGoroutine())
 		})
-		r.Get("/debug/heap", func(w http.ResponseWriter, _ *http.Request) {
+		side.Get("/debug/heap", func(w http.ResponseWriter, _ *http.Request) {
 			// The bytes the forced collection marked live: unlike
 			// HeapAlloc, not what the load allocated since it ended.
 			runtime.GC()
@@ -158,7 +162,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 		})
 		// Only the heap profile (?gc=1 collects first): enough to tell what
 		// holds memory under load, without the rest of net/http/pprof.
-		r.Get("/debug/pprof/heap", pprof.Handler("heap").ServeHTTP)
+		side.Get("/debug/pprof/heap", pprof.Handler("heap").ServeHTTP)
 	}
 
 	srv := mcpexpose.NewHTTPServer(r, nil) // read, write and idle timeouts for MCP

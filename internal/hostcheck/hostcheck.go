@@ -173,3 +173,35 @@ func (h Hosts) String() string {
 	}
 	return net.JoinHostPort(h.host, h.port)
 }
+
+// OnLoopbackListener returns next behind the rule the MCP SDK's streamable
+// handler applies to its own endpoint: a request that arrived on a
+// connection to a loopback address must name a loopback host
+// ([Loopback]); a request on any other address is passed on whatever its
+// Host, as behind a proxy, which chooses the names itself. It is for the
+// routes a server serves beside its MCP endpoint (health, debug
+// variables, profiles) when the server may run both ways: locally for
+// development, where a rebound page could otherwise read them, and behind
+// a proxy in production. A refusal is answered as [Refuse] answers it;
+// refused, when not nil, is told of each first.
+func OnLoopbackListener(next http.Handler, refused func(*http.Request)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && onLoopback(local) && !Loopback().Allows(r.Host) {
+			if refused != nil {
+				refused(r)
+			}
+			Refuse(w)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// onLoopback reports whether a listener's address is a loopback one.
+func onLoopback(a net.Addr) bool {
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		return tcp.IP.IsLoopback()
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	return err == nil && ap.Addr().Unmap().IsLoopback()
+}

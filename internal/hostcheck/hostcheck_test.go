@@ -1,8 +1,10 @@
 package hostcheck_test
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -154,4 +156,64 @@ func ExampleOf() {
 	// approvals.example.com:443 true
 	// evil.example false
 	// 127.0.0.1:8095 false
+}
+
+// TestOnLoopbackListener: on a loopback listener only loopback names get
+// through; on any other listener every name does, as behind a proxy.
+func TestOnLoopbackListener(t *testing.T) {
+	var reached int
+	h := hostcheck.OnLoopbackListener(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached++
+		io.WriteString(w, "inside")
+	}), nil)
+	srv := httptest.NewServer(h) // on 127.0.0.1
+	defer srv.Close()
+	for _, c := range []struct {
+		host   string
+		status int
+	}{
+		{"evil.example", http.StatusMisdirectedRequest},
+		{"127.0.0.1.nip.io:80", http.StatusMisdirectedRequest},
+		{strings.TrimPrefix(srv.URL, "http://"), http.StatusOK},
+		{"localhost", http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/healthz", nil)
+		req.Host = c.host
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.status {
+			t.Errorf("loopback listener, Host %s: %d %s, want %d", c.host, res.StatusCode, body, c.status)
+		}
+	}
+	if reached != 2 {
+		t.Errorf("reached %d times, want 2", reached)
+	}
+
+	// A listener on another address: the request as net/http hands it
+	// over, with the connection's local address in its context.
+	for _, local := range []net.Addr{
+		&net.TCPAddr{IP: net.ParseIP("10.0.0.5"), Port: 8080},
+		&net.TCPAddr{IP: net.IPv6zero, Port: 8080},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+		req.Host = "mcp.example.com"
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, local))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Errorf("listener %s, Host mcp.example.com: %d, want 200", local, rec.Code)
+		}
+	}
+	loop := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+	loop.Host = "mcp.example.com"
+	loop = loop.WithContext(context.WithValue(loop.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv6loopback, Port: 8080}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, loop)
+	if rec.Code != http.StatusMisdirectedRequest {
+		t.Errorf("listener [::1]:8080, Host mcp.example.com: %d, want 421", rec.Code)
+	}
 }
