@@ -139,8 +139,9 @@ type Handler struct {
 	fast       bool         // the fast path is on (fastpath.go)
 	fastServed atomic.Int64 // requests it answered
 	// fastDecided, when set (by tests only), runs once the fast path has
-	// decided to answer a tools/call on its snapshot, before the call runs.
-	fastDecided func()
+	// decided to answer a tools/call on its snapshot, before the call runs,
+	// with the call's context.
+	fastDecided func(context.Context)
 }
 
 // metadataHandler serves one snapshot's protected-resource metadata.
