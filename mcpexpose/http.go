@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,16 @@ type HandlerOptions struct {
 	// allowed besides the handler's own. A request with any other Origin
 	// header is refused with 403. Requests without Origin (non-browser
 	// clients) are not affected.
+	//
+	// Origins are compared as RFC 6454 defines them: scheme, host and port
+	// all equal, the host case-insensitively, a missing port as the
+	// scheme's default (80 for http, 443 for https). An Origin that is not
+	// exactly scheme://host[:port] (a path, even "/", userinfo, a query,
+	// "null") matches nothing. The handler's own origin is the request's
+	// Host with the scheme of the connection it came on: https over TLS,
+	// http otherwise — so behind a proxy that terminates TLS, the public
+	// https origin is not the handler's own unless it is listed here or is
+	// the origin of Resource.URL, which counts as the handler's own.
 	AllowedOrigins []string
 	// MaxBodyBytes limits request bodies; larger ones get 413. Default:
 	// DefaultMaxBodyBytes.
@@ -123,7 +134,7 @@ type Handler struct {
 	stateful  http.Handler
 	events    *eventStore // the stateful handler's
 	sessions  *sessions   // the stateful handler's, counted
-	origins   []string
+	origins   []origin    // allowed besides the request's own
 	maxBody   int64
 	logger    *slog.Logger
 
@@ -184,13 +195,13 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.ReplayBytes == 0 {
 		o.ReplayBytes = DefaultReplayBytes
 	}
-	origins := make([]string, 0, len(o.AllowedOrigins))
+	origins := make([]origin, 0, len(o.AllowedOrigins)+1)
 	for _, s := range o.AllowedOrigins {
-		u, err := url.Parse(s)
-		if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+		org, ok := parseOrigin(s)
+		if !ok {
 			return nil, errors.New("mcpexpose: AllowedOrigins entries must be origins such as https://app.example.com, got " + s)
 		}
-		origins = append(origins, strings.ToLower(u.Scheme+"://"+u.Host))
+		origins = append(origins, org)
 	}
 	if o.Resource != nil && o.Server.Audience == "" {
 		o.Server.Audience = o.Resource.URL
@@ -263,6 +274,11 @@ func (h *Handler) setResource(res Resource, snap *Snapshot) error {
 		h.metaPaths = append(h.metaPaths, wellKnown+path)
 	}
 	h.metaURL = u.Scheme + "://" + u.Host + wellKnown + path
+	if org, ok := parseOrigin(u.Scheme + "://" + u.Host); ok {
+		// The resource's public origin is the handler's own, also behind a
+		// proxy that changes the scheme or the Host.
+		h.origins = append(h.origins, org)
+	}
 	h.resource = res
 	h.resource.AuthorizationServers = slices.Clone(res.AuthorizationServers)
 	h.setMetadata(snap)
@@ -558,15 +574,55 @@ func (h *Handler) checkParams(r *http.Request, msg *message, e *epoch, ti *auth.
 	return checkHeaderParams(r.Header, t.params, msg.args)
 }
 
-func (h *Handler) originAllowed(origin string, r *http.Request) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
+// originAllowed reports whether the Origin header value is r's own origin
+// or an allowed one (see HandlerOptions.AllowedOrigins).
+func (h *Handler) originAllowed(value string, r *http.Request) bool {
+	o, ok := parseOrigin(value)
+	if !ok {
 		return false
 	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true // same origin
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
 	}
-	return slices.Contains(h.origins, strings.ToLower(u.Scheme+"://"+u.Host))
+	if own, ok := parseOrigin(scheme + "://" + r.Host); ok && o == own {
+		return true
+	}
+	return slices.Contains(h.origins, o)
+}
+
+// origin is an RFC 6454 origin: the scheme and the host in lower case, the
+// host without the brackets of an IPv6 address, and the port always
+// written, in decimal ("" only for a scheme without a default port).
+type origin struct{ scheme, host, port string }
+
+// parseOrigin reads s, which must be an origin as browsers serialize it,
+// scheme://host[:port] and nothing more; it reports false for anything
+// else: "null", a path (even "/"), userinfo, a query or fragment, a port
+// that is not a number from 1 to 65535.
+func parseOrigin(s string) (origin, bool) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Hostname() == "" || !strings.EqualFold(s, u.Scheme+"://"+u.Host) {
+		return origin{}, false
+	}
+	o := origin{scheme: strings.ToLower(u.Scheme), host: strings.ToLower(u.Hostname()), port: u.Port()}
+	if o.port == "" && strings.HasSuffix(u.Host, ":") {
+		return origin{}, false // "http://host:" names no port
+	}
+	if o.port != "" {
+		n, err := strconv.Atoi(o.port)
+		if err != nil || n < 1 || n > 65535 {
+			return origin{}, false
+		}
+		o.port = strconv.Itoa(n)
+	}
+	switch {
+	case o.port == "" && o.scheme == "http":
+		o.port = "80"
+	case o.port == "" && o.scheme == "https":
+		o.port = "443"
+	}
+	return o, true
 }
 
 // message is what the handler reads of a POSTed JSON-RPC message before
