@@ -85,6 +85,9 @@ func newDiffApp(t testing.TB) *diffApp {
 		count()
 		return "worked", nil
 	}, &agnara.CapabilityOptions{Name: "work", Description: "A task."}), &mcpexpose.ToolOptions{Name: "work", Task: mcpexpose.TaskOptional})
+	exp.Withdrawn("gone", execution.Fail(execution.Unavailable, "the upstream <no longer> offers this tool", nil).WithReason("mcp_catalog_stale"),
+		&mcpexpose.WithdrawnOptions{Scopes: []string{"ledger:write"}})
+	exp.Withdrawn("moved", execution.Fail(execution.NotFound, "moved", map[string]any{"to": "echo"}), nil)
 	snap, err := exp.Compile()
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +202,8 @@ func corpus(t testing.TB) []wireRequest {
 		"regional":      {`{"region":"eu"}`, `{"region":"eu","count":3}`},
 		"limited":       {`{}`, `{}`, `{}`},
 		"work":          {`{}`},
+		"gone":          {`{}`, `{"x":[1,"y"]}`},
+		"moved":         {`{}`},
 		"missing":       {`{}`},
 	}
 	tools := make([]string, 0, len(args))
@@ -521,7 +526,7 @@ func TestFastPathDifferential(t *testing.T) {
 				}
 			}
 			t.Logf("fast path answered %d of %d requests", n, len(reqs))
-			for _, name := range []string{"call/echo/0", "call/fail/0", "call/html/0", "call/render/0", "call/purge/0", "call/none/0", "call/limited/2", "call/missing/0", "list/meta=triple", "list/id=\"<&>\"", "call/id=123456789012345", "call/meta=noinfo", "call/meta=infoicons", "list/ws", "call/state", "call/responses"} {
+			for _, name := range []string{"call/echo/0", "call/fail/0", "call/html/0", "call/render/0", "call/purge/0", "call/none/0", "call/limited/2", "call/missing/0", "call/moved/0", "list/meta=triple", "list/id=\"<&>\"", "call/id=123456789012345", "call/meta=noinfo", "call/meta=infoicons", "list/ws", "call/state", "call/responses"} {
 				if !served[name] {
 					t.Errorf("the fast path did not answer %s", name)
 				}

@@ -450,10 +450,18 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 		if t, ok := e.snap.byName[msg.name]; ok && h.stepUp {
 			if p, err := mappedPrincipal(r.Context(), ti); err == nil {
 				if _, admitted := mappedOf(ti).admit(t, p); !admitted {
-					h.srv.auditStepUp(r, t, p, ti)
+					h.srv.auditStepUp(r, t.name, t.plan.Identity(), p, ti)
 					h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(t.plan.Scopes(), " "), "the token lacks a scope this tool requires")
 					return
 				}
+			}
+		} else if wt := e.snap.withdrawn[msg.name]; wt != nil && h.stepUp {
+			// Authorized as any call: a caller without the scopes learns
+			// no more of a withdrawn tool than of the tool it stands for.
+			if p, err := mappedPrincipal(r.Context(), ti); err == nil && !wt.allows(p) {
+				h.srv.auditStepUp(r, wt.name, "", p, ti)
+				h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(wt.scopes, " "), "the token lacks a scope this tool requires")
+				return
 			}
 		}
 		if modernRequest(r) && !h.paramsMatchOn(w, r, msg, e, ti) {

@@ -129,7 +129,7 @@ type server struct {
 	// What swaps need (live.go, notify.go).
 	watch      *watchers // nil unless Swappable
 	swapMu     sync.Mutex
-	registered map[string]*tool // the tools the SDK server has, by name
+	registered map[string]registration // the tools the SDK server has, by name
 	// regFeatures are the resources ("r:"+URI), templates ("t:"+template)
 	// and prompts ("p:"+name) the SDK server has, with their digests.
 	regFeatures map[string]string
@@ -208,7 +208,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	if snap == nil {
 		return nil, errors.New("mcpexpose: no snapshot: build one with Exposure.Compile")
 	}
-	s := &server{app: snap.app, invoke: invoke, local: local, registered: map[string]*tool{}}
+	s := &server{app: snap.app, invoke: invoke, local: local, registered: map[string]registration{}}
 	s.cur.Store(newEpoch(snap))
 	if opts != nil {
 		s.opts = *opts
@@ -292,10 +292,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	s.resultPrefix = append(append([]byte(`{"_meta":`), meta...), ',')
 	s.mcp = mcp.NewServer(s.impl, sopts)
 	if invoke {
-		for _, t := range snap.tools {
-			s.mcp.AddTool(t.sdkTool(), s.handler(t))
-			s.registered[t.name] = t
-		}
+		s.registerTools(snap)
 		s.registerFeatures(snap)
 		if s.tasks != nil {
 			if err := registerTaskMethods(s.mcp); err != nil {
@@ -366,6 +363,9 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			defer s.release(e)
 			t, ok := e.snap.byName[cr.Params.Name]
 			if !ok {
+				if w := e.snap.withdrawn[cr.Params.Name]; w != nil {
+					return s.callWithdrawn(ctx, method, cr, w, next)
+				}
 				return nil, unknownTool(cr.Params.Name)
 			}
 			p, err := s.principal(ctx, req)
