@@ -92,6 +92,28 @@ type HandlerOptions struct {
 	// and only MaxSessions applies. Default:
 	// DefaultMaxSessionsPerPrincipal; negative: no limit.
 	MaxSessionsPerPrincipal int
+	// MaxStreams caps the 2026-07-28 subscriptions/listen streams open on
+	// the handler at once: a listen POST past it gets 503 with Retry-After
+	// and a JSON-RPC error naming the limit, as an initialize past
+	// MaxSessions does, until a stream ends (the client goes away,
+	// StreamLifetime, the expiry of its token). Streams are counted apart
+	// from sessions, which a listen does not have; a handshake-era session
+	// hears of changes on its GET stream and may not listen (-32601).
+	// Default: DefaultMaxStreams; negative: no limit.
+	MaxStreams int
+	// MaxStreamsPerPrincipal caps the open listen streams of one principal,
+	// who is counted as for MaxSessionsPerPrincipal (without Tokens only
+	// MaxStreams applies), refused the same way. Default:
+	// DefaultMaxStreamsPerPrincipal; negative: no limit.
+	MaxStreamsPerPrincipal int
+	// StreamLifetime bounds how long one subscriptions/listen stream stays
+	// open; a stream opened with a token ends at the token's expiry when
+	// that comes first. The stream then ends cleanly, with the listen's
+	// result, and the client listens again (a 2026-07-28 server may end a
+	// listen at any time; the Go SDK client v1.8.0 does not listen again by
+	// itself, see docs/operating.md). Default: DefaultStreamLifetime;
+	// negative: no limit but the token's.
+	StreamLifetime time.Duration
 	// ReplayBytes bounds the memory kept, for all handshake-era sessions
 	// together, to replay SSE streams to clients that resume them with
 	// Last-Event-ID after a dropped connection: the messages of the most
@@ -134,6 +156,7 @@ type Handler struct {
 	stateful  http.Handler
 	events    *eventStore // the stateful handler's
 	sessions  *sessions   // the stateful handler's, counted
+	streams   *streams    // open listen streams, counted
 	origins   []origin    // allowed besides the request's own
 	maxBody   int64
 	logger    *slog.Logger
@@ -189,6 +212,15 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.MaxSessionsPerPrincipal == 0 {
 		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
 	}
+	if o.MaxStreams == 0 {
+		o.MaxStreams = DefaultMaxStreams
+	}
+	if o.MaxStreamsPerPrincipal == 0 {
+		o.MaxStreamsPerPrincipal = DefaultMaxStreamsPerPrincipal
+	}
+	if o.StreamLifetime == 0 {
+		o.StreamLifetime = DefaultStreamLifetime
+	}
 	if o.ReplayBytes < 0 {
 		return nil, errors.New("mcpexpose: negative ReplayBytes")
 	}
@@ -213,6 +245,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.AllowAnonymous && o.Tokens == nil {
 		return nil, errors.New("mcpexpose: AllowAnonymous needs Tokens: without tokens every caller is anonymous already")
 	}
+	srv.streamLifetime = max(o.StreamLifetime, 0)
 	get := func(*http.Request) *mcp.Server { return srv.mcp }
 	events := newEventStore(o.ReplayBytes)
 	sessions := newSessions(o.MaxSessions, o.MaxSessionsPerPrincipal, o.Tokens != nil, srv.mcp, srv.logger)
@@ -233,6 +266,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		}),
 		events:    events,
 		sessions:  sessions,
+		streams:   newStreams(o.MaxStreams, o.MaxStreamsPerPrincipal, o.Tokens != nil, srv.logger),
 		origins:   origins,
 		maxBody:   o.MaxBodyBytes,
 		logger:    srv.logger,
@@ -382,6 +416,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.fast && h.serveFast(w, r, msg.body, nil) {
 			return
 		}
+		if msg.opensStream(r) {
+			h.streams.serve(w, r, msg.id, nil, h.inner)
+			return
+		}
 	} else if h.tokens != nil {
 		h.authorize(w, r, nil)
 		return
@@ -401,6 +439,10 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 				return
 			}
 			if msg != nil && h.fast && h.serveFast(w, r, msg.body, nil) {
+				return
+			}
+			if msg != nil && msg.opensStream(r) {
+				h.streams.serve(w, r, msg.id, nil, http.HandlerFunc(h.route))
 				return
 			}
 			h.route(w, r)
@@ -471,7 +513,12 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 	if msg != nil && h.fast && h.serveFast(w, r, msg.body, ti) {
 		return
 	}
-	h.inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
+	r = r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti))
+	if msg != nil && msg.opensStream(r) {
+		h.streams.serve(w, r, msg.id, ti, h.inner)
+		return
+	}
+	h.inner.ServeHTTP(w, r)
 }
 
 // challenge answers with a Bearer WWW-Authenticate challenge (RFC 6750,
@@ -644,7 +691,14 @@ type message struct {
 	// task: a tasks/get, tasks/update or tasks/cancel, of params.taskID.
 	task   bool
 	taskID string
+	// listen: a subscriptions/listen.
+	listen bool
 }
+
+// opensStream reports whether m, POSTed as r, opens a 2026-07-28 listen
+// stream, counted against the stream caps (streams.go). A handshake-era
+// session's listen is refused by the server.
+func (m *message) opensStream(r *http.Request) bool { return m.listen && modernRequest(r) }
 
 // parseMessage reads body once, with the decoder and the options the SDK
 // reads it with (segmentio/encoding, case-sensitive keys, escapes decoded),
@@ -669,6 +723,10 @@ func parseMessage(body []byte) (message, bool) {
 	m := message{id: json.RawMessage(top.ID)}
 	var method string
 	if segjson.Unmarshal(top.Method, &method) != nil {
+		return m, true
+	}
+	if method == methodListen {
+		m.listen = true
 		return m, true
 	}
 	if isTaskMethod(method) {

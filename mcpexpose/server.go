@@ -138,6 +138,10 @@ type server struct {
 	// tasks serves the tasks extension (task.go); nil when the snapshot
 	// the server was built with has no task tool.
 	tasks *taskRunner
+
+	// streamLifetime bounds a subscriptions/listen (streams.go): set by
+	// NewHandler, 0 (none) on other transports.
+	streamLifetime time.Duration
 }
 
 // levelFloor drops records below min.
@@ -440,8 +444,10 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "subscriptions/listen":
 			// The 2026-07-28 way to hear of changes; only a server whose
 			// list can change, or that has resources to subscribe to,
-			// offers it.
-			if s.watch != nil || (s.invoke && s.cur.Load().snap.offers("resources/read")) {
+			// offers it. A handshake-era session hears of them on its GET
+			// stream: a listen of its own would park a handler that its
+			// client's going away does not end (streams.go).
+			if !legacySession(req) && (s.watch != nil || (s.invoke && s.cur.Load().snap.offers("resources/read"))) {
 				p, err := s.principal(ctx, req)
 				if err != nil {
 					return nil, err
@@ -454,6 +460,8 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 					s.watch.seen(ss, p)
 					defer s.watch.forget(ss)
 				}
+				ctx, cancel := s.boundListen(ctx, req)
+				defer cancel()
 				return next(ctx, method, req)
 			}
 		default:
