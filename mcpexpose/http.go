@@ -184,9 +184,10 @@ type metadataHandler struct{ http.Handler }
 // NewHandler returns the HTTP handler for snap.
 //
 // Before the SDK sees a request, the handler refuses a foreign Origin (403),
-// a body over the limit (413) and a body that is not JSON (400, JSON-RPC
-// parse error). The SDK checks the Host header of loopback listeners (DNS
-// rebinding protection). A tools/call's task parameter is ignored, as on
+// a body over the limit (413), a body that is not JSON (400, JSON-RPC
+// parse error), and a new handshake-era session or a 2026-07-28
+// subscriptions/listen past its caps (503). The SDK checks the Host header
+// of loopback listeners (DNS rebinding protection). A tools/call's task parameter is ignored, as on
 // every transport: this server runs no tasks, and the tasks extension says
 // a tool that does not run as a task ignores it.
 func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
