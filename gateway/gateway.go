@@ -3,7 +3,6 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -358,8 +357,9 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 		s := u.served
 		if s.state != StateUp {
 			for _, t := range u.cfg.Tools {
-				exp.Tool(unavailableTool(app, t.Name, t.Scopes, ReasonUpstreamUnavailable,
-					"the upstream serving this tool is not connected; the gateway is reconnecting"), &mcpexpose.ToolOptions{Unlisted: true})
+				exp.Withdrawn(wireName(app, t.Name), execution.Fail(execution.Unavailable,
+					"the upstream serving this tool is not connected; the gateway is reconnecting", nil).WithReason(ReasonUpstreamUnavailable),
+					&mcpexpose.WithdrawnOptions{Scopes: t.Scopes})
 			}
 			continue
 		}
@@ -371,28 +371,19 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 				exp.Tool(c, nil)
 			}
 			for _, a := range cat.Absent() {
-				exp.Tool(unavailableTool(app, a.Name, u.scopes(a.Name), mcpimport.ReasonCatalogStale,
-					"the upstream no longer offers this tool; it comes back when the upstream restores it"), &mcpexpose.ToolOptions{Unlisted: true})
+				exp.Withdrawn(wireName(app, a.Name), execution.Fail(execution.Unavailable,
+					"the upstream no longer offers this tool; it comes back when the upstream restores it", nil).WithReason(mcpimport.ReasonCatalogStale),
+					&mcpexpose.WithdrawnOptions{Scopes: u.scopes(a.Name)})
 			}
 		}
 	}
 	return exp.Compile()
 }
 
-// unavailableTool answers for a bound tool that cannot be called now:
-// every call fails with reason, nothing reaches an upstream, the arguments
-// are not read. It keeps the binding's scopes, so that a caller without
-// them learns nothing more than for any tool they may not call.
-func unavailableTool(app *agnara.App, name string, scopes []string, reason execution.Reason, msg string) *agnara.Capability {
-	return app.Capability(func(context.Context, json.RawMessage) (any, error) {
-		return nil, execution.Fail(execution.Unavailable, msg, nil).WithReason(reason)
-	}, &agnara.CapabilityOptions{
-		Name:        name,
-		Description: "Unavailable: " + msg + ".",
-		Scopes:      slices.Clone(scopes),
-		InputSchema: json.RawMessage(`{"type":"object"}`),
-	})
-}
+// wireName is the tool name a bound tool has when its upstream serves it:
+// its capability's identity, "<app>.<name>". A withdrawn tool answers under
+// it, so that the name its callers know keeps answering.
+func wireName(app *agnara.App, name string) string { return app.Name() + "." + name }
 
 // Run serves cfg until ctx is done: it listens on cfg.Listen, starts the
 // gateway, prints the MCP URL as the first line of stdout, and on ctx's end

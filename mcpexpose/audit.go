@@ -50,7 +50,8 @@ type AuditRecord struct {
 	// the token verifier says (see [ExtraClientID]).
 	ClientID string
 	// Tool is the tool's wire name; Capability its capability identity
-	// ("<app>.<name>").
+	// ("<app>.<name>"), or "" for a withdrawn tool ([Exposure.Withdrawn]),
+	// which has none.
 	Tool, Capability string
 	// ProtocolVersion is the request's protocol version.
 	ProtocolVersion string
@@ -94,12 +95,21 @@ func (s *server) audit(ctx context.Context, req *mcp.CallToolRequest, t *tool, p
 	if s.opts.Audit == nil {
 		return
 	}
+	s.auditAs(ctx, req, t.name, t.plan.Identity(), p, label, res)
+}
+
+// auditAs is audit of the tool named name, of capability identity
+// capability ("" for a withdrawn tool, which has none).
+func (s *server) auditAs(ctx context.Context, req *mcp.CallToolRequest, name, capability string, p policy.Principal, label agnara.Label, res *mcp.CallToolResult) {
+	if s.opts.Audit == nil {
+		return
+	}
 	r := AuditRecord{
 		Time:            time.Now(),
 		PrincipalID:     p.ID(),
 		PrincipalIssuer: p.Issuer(),
-		Tool:            t.name,
-		Capability:      t.plan.Identity(),
+		Tool:            name,
+		Capability:      capability,
 		ProtocolVersion: req.ProtocolVersion(),
 		Outcome:         label,
 		Resumed:         req.Params.RequestState != "",
@@ -117,9 +127,11 @@ func (s *server) audit(ctx context.Context, req *mcp.CallToolRequest, t *tool, p
 	s.emit(ctx, r)
 }
 
-// auditStepUp records a tools/call that the HTTP handler refused with 403
-// insufficient_scope before the server saw it. r's body holds the request.
-func (s *server) auditStepUp(r *http.Request, t *tool, p policy.Principal, ti *auth.TokenInfo) {
+// auditStepUp records a tools/call of the tool named name, of capability
+// identity capability ("" for a withdrawn tool), that the HTTP handler
+// refused with 403 insufficient_scope before the server saw it. r's body
+// holds the request.
+func (s *server) auditStepUp(r *http.Request, name, capability string, p policy.Principal, ti *auth.TokenInfo) {
 	if s.opts.Audit == nil {
 		return
 	}
@@ -127,8 +139,8 @@ func (s *server) auditStepUp(r *http.Request, t *tool, p policy.Principal, ti *a
 		Time:            time.Now(),
 		PrincipalID:     p.ID(),
 		PrincipalIssuer: p.Issuer(),
-		Tool:            t.name,
-		Capability:      t.plan.Identity(),
+		Tool:            name,
+		Capability:      capability,
 		ProtocolVersion: r.Header.Get("Mcp-Protocol-Version"),
 		Outcome:         labelForbidden,
 	}

@@ -212,29 +212,3 @@ func TestTaskParameterIsIgnoredOnEveryTransport(t *testing.T) {
 		t.Errorf("in-memory call with a task did not run: %s", resp.Result)
 	}
 }
-
-// An unlisted tool is in no caller's tools/list, yet answers tools/call
-// under its scopes.
-func TestUnlistedToolAnswersButIsNotListed(t *testing.T) {
-	app := agnara.New("docs", nil)
-	gone := app.Capability(func(ctx context.Context, in docIn) (string, error) { return "withdrawn " + in.ID, nil },
-		&agnara.CapabilityOptions{Name: "gone", Description: "Withdrawn."})
-	kept := app.Capability(func(ctx context.Context, in docIn) (string, error) { return in.ID, nil },
-		&agnara.CapabilityOptions{Name: "kept", Description: "Kept."})
-	exp := mcpexpose.New(app)
-	exp.Tool(gone, &mcpexpose.ToolOptions{Unlisted: true})
-	exp.Tool(kept, nil)
-	snap, err := exp.Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := inMemory(t, snap)
-	list, err := cs.ListTools(t.Context(), nil)
-	if err != nil || len(list.Tools) != 1 || list.Tools[0].Name != "docs.kept" {
-		t.Fatalf("tools/list = %+v, %v; want docs.kept alone", list, err)
-	}
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "docs.gone", Arguments: map[string]any{"id": "d1"}})
-	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "withdrawn d1") {
-		t.Fatalf("call of the unlisted tool = %+v, %v", res, err)
-	}
-}

@@ -24,12 +24,6 @@ type ToolOptions struct {
 	// '-', unique within the exposure. Default: the capability's identity,
 	// such as "users.get_user".
 	Name string
-	// Unlisted keeps the tool out of every caller's tools/list while it
-	// still answers tools/call (under the same scopes). It is for a tool a
-	// host withdraws but keeps answering, such as a gateway's imported tool
-	// whose upstream stopped offering it: its calls get a clear failure
-	// instead of "unknown tool".
-	Unlisted bool
 	// Task lets the tool run as a task of the MCP tasks extension
 	// (io.modelcontextprotocol/tasks, see docs/tasks.md): a 2026-07-28
 	// tools/call whose client declares the extension is answered with a
@@ -53,19 +47,19 @@ type ToolOptions struct {
 type Exposure struct {
 	app *agnara.App
 
-	mu       sync.Mutex
-	decls    []decl
-	features []featureDecl // resources, templates, prompts (resources.go)
-	errs     []error
-	frozen   bool
-	snap     *Snapshot
-	err      error
+	mu        sync.Mutex
+	decls     []decl
+	withdrawn []*withdrawnTool // withdrawn.go
+	features  []featureDecl    // resources, templates, prompts (resources.go)
+	errs      []error
+	frozen    bool
+	snap      *Snapshot
+	err       error
 }
 
 type decl struct {
 	cap      *agnara.Capability
 	name     string
-	unlisted bool
 	task     TaskSupport
 	askFirst bool
 	site     site.Site
@@ -82,7 +76,7 @@ func (e *Exposure) Tool(c *agnara.Capability, opts *ToolOptions) {
 	s := site.Caller(1)
 	d := decl{cap: c, site: s}
 	if opts != nil {
-		d.name, d.unlisted = opts.Name, opts.Unlisted
+		d.name = opts.Name
 		d.task, d.askFirst = opts.Task, opts.TaskAfterQuestions
 	}
 	e.mu.Lock()
@@ -143,7 +137,7 @@ func (e *Exposure) compile() (*Snapshot, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	snap := &Snapshot{app: e.app, byName: map[string]*tool{}, byURI: map[string]*resource{}, byPrompt: map[string]*prompt{}}
+	snap := &Snapshot{app: e.app, byName: map[string]*tool{}, withdrawn: map[string]*withdrawnTool{}, byURI: map[string]*resource{}, byPrompt: map[string]*prompt{}}
 	for _, d := range e.decls {
 		if !toolNamePattern.MatchString(d.name) {
 			errs = append(errs, site.Errorf(d.site, d.name, "invalid tool name %q: want 1 to 64 letters, digits, '_', '.' or '-'", d.name))
@@ -176,6 +170,7 @@ func (e *Exposure) compile() (*Snapshot, error) {
 		snap.tools = append(snap.tools, t)
 		snap.byName[t.name] = t
 	}
+	errs = append(errs, e.compileWithdrawn(snap)...)
 	errs = append(errs, e.compileFeatures(plans, snap)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

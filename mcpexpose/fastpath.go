@@ -94,8 +94,16 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, body []byte,
 			return false
 		}
 		if h.fastDecided != nil {
-			h.fastDecided()
+			h.fastDecided(ctx)
 		}
+	}
+	if ctx.Err() != nil {
+		// The caller has gone. The SDK hands no request whose context is
+		// done to the server (jsonrpc2's handleAsync answers it with the
+		// context's error, to no one), so nothing of the call runs:
+		// identity, audit, the round's state, the plan. Leaving it to the
+		// SDK path drops it exactly so.
+		return false
 	}
 	extra := &mcp.RequestExtra{TokenInfo: ti, Header: r.Header}
 	var res mcp.Result

@@ -85,6 +85,9 @@ func newDiffApp(t testing.TB) *diffApp {
 		count()
 		return "worked", nil
 	}, &agnara.CapabilityOptions{Name: "work", Description: "A task."}), &mcpexpose.ToolOptions{Name: "work", Task: mcpexpose.TaskOptional})
+	exp.Withdrawn("gone", execution.Fail(execution.Unavailable, "the upstream <no longer> offers this tool", nil).WithReason("mcp_catalog_stale"),
+		&mcpexpose.WithdrawnOptions{Scopes: []string{"ledger:write"}})
+	exp.Withdrawn("moved", execution.Fail(execution.NotFound, "moved", map[string]any{"to": "echo"}), nil)
 	snap, err := exp.Compile()
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +202,8 @@ func corpus(t testing.TB) []wireRequest {
 		"regional":      {`{"region":"eu"}`, `{"region":"eu","count":3}`},
 		"limited":       {`{}`, `{}`, `{}`},
 		"work":          {`{}`},
+		"gone":          {`{}`, `{"x":[1,"y"]}`},
+		"moved":         {`{}`},
 		"missing":       {`{}`},
 	}
 	tools := make([]string, 0, len(args))
@@ -521,7 +526,7 @@ func TestFastPathDifferential(t *testing.T) {
 				}
 			}
 			t.Logf("fast path answered %d of %d requests", n, len(reqs))
-			for _, name := range []string{"call/echo/0", "call/fail/0", "call/html/0", "call/render/0", "call/purge/0", "call/none/0", "call/limited/2", "call/missing/0", "list/meta=triple", "list/id=\"<&>\"", "call/id=123456789012345", "call/meta=noinfo", "call/meta=infoicons", "list/ws", "call/state", "call/responses"} {
+			for _, name := range []string{"call/echo/0", "call/fail/0", "call/html/0", "call/render/0", "call/purge/0", "call/none/0", "call/limited/2", "call/missing/0", "call/moved/0", "list/meta=triple", "list/id=\"<&>\"", "call/id=123456789012345", "call/meta=noinfo", "call/meta=infoicons", "list/ws", "call/state", "call/responses"} {
 				if !served[name] {
 					t.Errorf("the fast path did not answer %s", name)
 				}
@@ -697,5 +702,79 @@ func TestFastPathRetries(t *testing.T) {
 	}
 	if purged.Load() != 2 || notified.Load() != 2 {
 		t.Errorf("purged %d, notified %d times: want each twice (once per handler)", purged.Load(), notified.Load())
+	}
+}
+
+// TestFastPathIDs sends tools/list and tools/call with ids of every shape
+// near the fast path's rule — integers of 15 to 20 digits on both sides of
+// 2^53, negative ones, exponents, fractions, leading zeros, -0 — to a
+// handler with the fast path and one without, over loopback HTTP, and
+// requires equal answers. The SDK reads a numeric id into a float64 and
+// echoes it as an int64, so an integer past 2^53 comes back rounded, a
+// fraction truncated and an exponent expanded: the fast path, which
+// echoes the id's bytes, may take only the integers that survive that
+// unchanged, and it must take those of up to 15 digits.
+func TestFastPathIDs(t *testing.T) {
+	cases := []struct {
+		id   string
+		fast bool // the fast path answers it
+	}{
+		{`0`, true},
+		{`-1`, true},
+		{`123456789012345`, true}, // 15 digits: every one is exact
+		{`999999999999999`, true},
+		{`-999999999999999`, true},
+		{`1234567890123456`, false}, // 16 digits, below 2^53 (exact, yet past the rule)
+		{`9007199254740993`, false}, // 2^53+1: the SDK echoes 9007199254740992
+		{`9999999999999999`, false}, // the SDK echoes 10000000000000000
+		{`-9007199254740993`, false},
+		{`12345678901234567`, false}, // 17 digits
+		{`-12345678901234567`, false},
+		{`123456789012345678`, false}, // 18 digits
+		{`999999999999999999`, false},
+		{`1234567890123456789`, false}, // 19 digits
+		{`9223372036854775807`, false},
+		{`-9223372036854775808`, false},
+		{`9223372036854775808`, false}, // past int64
+		{`12345678901234567890`, false},
+		{`1e3`, false},
+		{`1E3`, false},
+		{`1e+3`, false},
+		{`1e-3`, false},
+		{`-1e3`, false},
+		{`1.0e2`, false},
+		{`1.5`, false},
+		{`1.0`, false},
+		{`-1.5`, false},
+		{`0.0`, false},
+		{`0.5`, false},
+		{`01`, false}, // not JSON: 400 on both paths
+		{`-01`, false},
+		{`00`, false},
+		{`-0`, false}, // echoed as 0
+	}
+	fastApp, sdkApp := newDiffApp(t), newDiffApp(t)
+	fastH, _, fastURL, sdkURL := servePair(t, fastApp.snap, sdkApp.snap, mcpexpose.HandlerOptions{})
+	client := &http.Client{}
+	for _, tc := range cases {
+		for _, r := range []wireRequest{
+			{name: "list", header: baseHeader("tools/list", ""), body: `{"jsonrpc":"2.0","id":` + tc.id + `,"method":"tools/list","params":{` + diffMeta + `}}`},
+			{name: "call", header: baseHeader("tools/call", "echo"), body: callBody(tc.id, "echo", `{"text":"hi"}`, diffMeta)},
+		} {
+			t.Run(r.name+"/"+tc.id, func(t *testing.T) {
+				before := fastH.FastPathRequests()
+				got := send(t, client, fastURL, "", r)
+				want := send(t, client, sdkURL, "", r)
+				if !got.equal(want) {
+					t.Errorf("answers differ:\nfast: %d %v\n%s\nsdk:  %d %v\n%s", got.status, got.header, got.body, want.status, want.header, want.body)
+				}
+				if served := fastH.FastPathRequests() > before; served != tc.fast {
+					t.Errorf("the fast path answered it: %v, want %v", served, tc.fast)
+				}
+			})
+		}
+	}
+	if a, b := fastApp.calls.Load(), sdkApp.calls.Load(); a != b || a == 0 {
+		t.Errorf("handlers ran %d times behind the fast path, %d times behind the SDK", a, b)
 	}
 }

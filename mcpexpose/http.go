@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,16 @@ type HandlerOptions struct {
 	// allowed besides the handler's own. A request with any other Origin
 	// header is refused with 403. Requests without Origin (non-browser
 	// clients) are not affected.
+	//
+	// Origins are compared as RFC 6454 defines them: scheme, host and port
+	// all equal, the host case-insensitively, a missing port as the
+	// scheme's default (80 for http, 443 for https). An Origin that is not
+	// exactly scheme://host[:port] (a path, even "/", userinfo, a query,
+	// "null") matches nothing. The handler's own origin is the request's
+	// Host with the scheme of the connection it came on: https over TLS,
+	// http otherwise — so behind a proxy that terminates TLS, the public
+	// https origin is not the handler's own unless it is listed here or is
+	// the origin of Resource.URL, which counts as the handler's own.
 	AllowedOrigins []string
 	// MaxBodyBytes limits request bodies; larger ones get 413. Default:
 	// DefaultMaxBodyBytes.
@@ -81,6 +92,28 @@ type HandlerOptions struct {
 	// and only MaxSessions applies. Default:
 	// DefaultMaxSessionsPerPrincipal; negative: no limit.
 	MaxSessionsPerPrincipal int
+	// MaxStreams caps the 2026-07-28 subscriptions/listen streams open on
+	// the handler at once: a listen POST past it gets 503 with Retry-After
+	// and a JSON-RPC error naming the limit, as an initialize past
+	// MaxSessions does, until a stream ends (the client goes away,
+	// StreamLifetime, the expiry of its token). Streams are counted apart
+	// from sessions, which a listen does not have; a handshake-era session
+	// hears of changes on its GET stream and may not listen (-32601).
+	// Default: DefaultMaxStreams; negative: no limit.
+	MaxStreams int
+	// MaxStreamsPerPrincipal caps the open listen streams of one principal,
+	// who is counted as for MaxSessionsPerPrincipal (without Tokens only
+	// MaxStreams applies), refused the same way. Default:
+	// DefaultMaxStreamsPerPrincipal; negative: no limit.
+	MaxStreamsPerPrincipal int
+	// StreamLifetime bounds how long one subscriptions/listen stream stays
+	// open; a stream opened with a token ends at the token's expiry when
+	// that comes first. The stream then ends cleanly, with the listen's
+	// result, and the client listens again (a 2026-07-28 server may end a
+	// listen at any time; the Go SDK client v1.8.0 does not listen again by
+	// itself, see docs/operating.md). Default: DefaultStreamLifetime;
+	// negative: no limit but the token's.
+	StreamLifetime time.Duration
 	// ReplayBytes bounds the memory kept, for all handshake-era sessions
 	// together, to replay SSE streams to clients that resume them with
 	// Last-Event-ID after a dropped connection: the messages of the most
@@ -123,7 +156,8 @@ type Handler struct {
 	stateful  http.Handler
 	events    *eventStore // the stateful handler's
 	sessions  *sessions   // the stateful handler's, counted
-	origins   []string
+	streams   *streams    // open listen streams, counted
+	origins   []origin    // allowed besides the request's own
 	maxBody   int64
 	logger    *slog.Logger
 
@@ -139,8 +173,9 @@ type Handler struct {
 	fast       bool         // the fast path is on (fastpath.go)
 	fastServed atomic.Int64 // requests it answered
 	// fastDecided, when set (by tests only), runs once the fast path has
-	// decided to answer a tools/call on its snapshot, before the call runs.
-	fastDecided func()
+	// decided to answer a tools/call on its snapshot, before the call runs,
+	// with the call's context.
+	fastDecided func(context.Context)
 }
 
 // metadataHandler serves one snapshot's protected-resource metadata.
@@ -149,9 +184,10 @@ type metadataHandler struct{ http.Handler }
 // NewHandler returns the HTTP handler for snap.
 //
 // Before the SDK sees a request, the handler refuses a foreign Origin (403),
-// a body over the limit (413) and a body that is not JSON (400, JSON-RPC
-// parse error). The SDK checks the Host header of loopback listeners (DNS
-// rebinding protection). A tools/call's task parameter is ignored, as on
+// a body over the limit (413), a body that is not JSON (400, JSON-RPC
+// parse error), and a new handshake-era session or a 2026-07-28
+// subscriptions/listen past its caps (503). The SDK checks the Host header
+// of loopback listeners (DNS rebinding protection). A tools/call's task parameter is ignored, as on
 // every transport: this server runs no tasks, and the tasks extension says
 // a tool that does not run as a task ignores it.
 func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
@@ -177,19 +213,28 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.MaxSessionsPerPrincipal == 0 {
 		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
 	}
+	if o.MaxStreams == 0 {
+		o.MaxStreams = DefaultMaxStreams
+	}
+	if o.MaxStreamsPerPrincipal == 0 {
+		o.MaxStreamsPerPrincipal = DefaultMaxStreamsPerPrincipal
+	}
+	if o.StreamLifetime == 0 {
+		o.StreamLifetime = DefaultStreamLifetime
+	}
 	if o.ReplayBytes < 0 {
 		return nil, errors.New("mcpexpose: negative ReplayBytes")
 	}
 	if o.ReplayBytes == 0 {
 		o.ReplayBytes = DefaultReplayBytes
 	}
-	origins := make([]string, 0, len(o.AllowedOrigins))
+	origins := make([]origin, 0, len(o.AllowedOrigins)+1)
 	for _, s := range o.AllowedOrigins {
-		u, err := url.Parse(s)
-		if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+		org, ok := parseOrigin(s)
+		if !ok {
 			return nil, errors.New("mcpexpose: AllowedOrigins entries must be origins such as https://app.example.com, got " + s)
 		}
-		origins = append(origins, strings.ToLower(u.Scheme+"://"+u.Host))
+		origins = append(origins, org)
 	}
 	if o.Resource != nil && o.Server.Audience == "" {
 		o.Server.Audience = o.Resource.URL
@@ -201,6 +246,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.AllowAnonymous && o.Tokens == nil {
 		return nil, errors.New("mcpexpose: AllowAnonymous needs Tokens: without tokens every caller is anonymous already")
 	}
+	srv.streamLifetime = max(o.StreamLifetime, 0)
 	get := func(*http.Request) *mcp.Server { return srv.mcp }
 	events := newEventStore(o.ReplayBytes)
 	sessions := newSessions(o.MaxSessions, o.MaxSessionsPerPrincipal, o.Tokens != nil, srv.mcp, srv.logger)
@@ -221,6 +267,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		}),
 		events:    events,
 		sessions:  sessions,
+		streams:   newStreams(o.MaxStreams, o.MaxStreamsPerPrincipal, o.Tokens != nil, srv.logger),
 		origins:   origins,
 		maxBody:   o.MaxBodyBytes,
 		logger:    srv.logger,
@@ -262,6 +309,11 @@ func (h *Handler) setResource(res Resource, snap *Snapshot) error {
 		h.metaPaths = append(h.metaPaths, wellKnown+path)
 	}
 	h.metaURL = u.Scheme + "://" + u.Host + wellKnown + path
+	if org, ok := parseOrigin(u.Scheme + "://" + u.Host); ok {
+		// The resource's public origin is the handler's own, also behind a
+		// proxy that changes the scheme or the Host.
+		h.origins = append(h.origins, org)
+	}
 	h.resource = res
 	h.resource.AuthorizationServers = slices.Clone(res.AuthorizationServers)
 	h.setMetadata(snap)
@@ -365,6 +417,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.fast && h.serveFast(w, r, msg.body, nil) {
 			return
 		}
+		if msg.opensStream(r) {
+			h.streams.serve(w, r, msg.id, nil, h.inner)
+			return
+		}
 	} else if h.tokens != nil {
 		h.authorize(w, r, nil)
 		return
@@ -384,6 +440,10 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 				return
 			}
 			if msg != nil && h.fast && h.serveFast(w, r, msg.body, nil) {
+				return
+			}
+			if msg != nil && msg.opensStream(r) {
+				h.streams.serve(w, r, msg.id, nil, http.HandlerFunc(h.route))
 				return
 			}
 			h.route(w, r)
@@ -433,10 +493,18 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 		if t, ok := e.snap.byName[msg.name]; ok && h.stepUp {
 			if p, err := mappedPrincipal(r.Context(), ti); err == nil {
 				if _, admitted := mappedOf(ti).admit(t, p); !admitted {
-					h.srv.auditStepUp(r, t, p, ti)
+					h.srv.auditStepUp(r, t.name, t.plan.Identity(), p, ti)
 					h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(t.plan.Scopes(), " "), "the token lacks a scope this tool requires")
 					return
 				}
+			}
+		} else if wt := e.snap.withdrawn[msg.name]; wt != nil && h.stepUp {
+			// Authorized as any call: a caller without the scopes learns
+			// no more of a withdrawn tool than of the tool it stands for.
+			if p, err := mappedPrincipal(r.Context(), ti); err == nil && !wt.allows(p) {
+				h.srv.auditStepUp(r, wt.name, "", p, ti)
+				h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(wt.scopes, " "), "the token lacks a scope this tool requires")
+				return
 			}
 		}
 		if modernRequest(r) && !h.paramsMatchOn(w, r, msg, e, ti) {
@@ -446,7 +514,12 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message
 	if msg != nil && h.fast && h.serveFast(w, r, msg.body, ti) {
 		return
 	}
-	h.inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
+	r = r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti))
+	if msg != nil && msg.opensStream(r) {
+		h.streams.serve(w, r, msg.id, ti, h.inner)
+		return
+	}
+	h.inner.ServeHTTP(w, r)
 }
 
 // challenge answers with a Bearer WWW-Authenticate challenge (RFC 6750,
@@ -557,15 +630,55 @@ func (h *Handler) checkParams(r *http.Request, msg *message, e *epoch, ti *auth.
 	return checkHeaderParams(r.Header, t.params, msg.args)
 }
 
-func (h *Handler) originAllowed(origin string, r *http.Request) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
+// originAllowed reports whether the Origin header value is r's own origin
+// or an allowed one (see HandlerOptions.AllowedOrigins).
+func (h *Handler) originAllowed(value string, r *http.Request) bool {
+	o, ok := parseOrigin(value)
+	if !ok {
 		return false
 	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true // same origin
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
 	}
-	return slices.Contains(h.origins, strings.ToLower(u.Scheme+"://"+u.Host))
+	if own, ok := parseOrigin(scheme + "://" + r.Host); ok && o == own {
+		return true
+	}
+	return slices.Contains(h.origins, o)
+}
+
+// origin is an RFC 6454 origin: the scheme and the host in lower case, the
+// host without the brackets of an IPv6 address, and the port always
+// written, in decimal ("" only for a scheme without a default port).
+type origin struct{ scheme, host, port string }
+
+// parseOrigin reads s, which must be an origin as browsers serialize it,
+// scheme://host[:port] and nothing more; it reports false for anything
+// else: "null", a path (even "/"), userinfo, a query or fragment, a port
+// that is not a number from 1 to 65535.
+func parseOrigin(s string) (origin, bool) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Hostname() == "" || !strings.EqualFold(s, u.Scheme+"://"+u.Host) {
+		return origin{}, false
+	}
+	o := origin{scheme: strings.ToLower(u.Scheme), host: strings.ToLower(u.Hostname()), port: u.Port()}
+	if o.port == "" && strings.HasSuffix(u.Host, ":") {
+		return origin{}, false // "http://host:" names no port
+	}
+	if o.port != "" {
+		n, err := strconv.Atoi(o.port)
+		if err != nil || n < 1 || n > 65535 {
+			return origin{}, false
+		}
+		o.port = strconv.Itoa(n)
+	}
+	switch {
+	case o.port == "" && o.scheme == "http":
+		o.port = "80"
+	case o.port == "" && o.scheme == "https":
+		o.port = "443"
+	}
+	return o, true
 }
 
 // message is what the handler reads of a POSTed JSON-RPC message before
@@ -579,7 +692,14 @@ type message struct {
 	// task: a tasks/get, tasks/update or tasks/cancel, of params.taskID.
 	task   bool
 	taskID string
+	// listen: a subscriptions/listen.
+	listen bool
 }
+
+// opensStream reports whether m, POSTed as r, opens a 2026-07-28 listen
+// stream, counted against the stream caps (streams.go). A handshake-era
+// session's listen is refused by the server.
+func (m *message) opensStream(r *http.Request) bool { return m.listen && modernRequest(r) }
 
 // parseMessage reads body once, with the decoder and the options the SDK
 // reads it with (segmentio/encoding, case-sensitive keys, escapes decoded),
@@ -604,6 +724,10 @@ func parseMessage(body []byte) (message, bool) {
 	m := message{id: json.RawMessage(top.ID)}
 	var method string
 	if segjson.Unmarshal(top.Method, &method) != nil {
+		return m, true
+	}
+	if method == methodListen {
+		m.listen = true
 		return m, true
 	}
 	if isTaskMethod(method) {

@@ -107,14 +107,7 @@ func (s *server) swap(snap *Snapshot) error {
 	changed := s.watch.changed(old.snap, snap)
 	// Register the new definitions first: a request routed on the new
 	// snapshot finds its tool in the SDK (header checks, dispatch).
-	added := false
-	for _, t := range snap.tools {
-		if r, ok := s.registered[t.name]; !ok || r.digest != t.digest {
-			s.mcp.AddTool(t.sdkTool(), s.handler(t))
-			s.registered[t.name] = t
-			added = true
-		}
-	}
+	added := s.registerTools(snap)
 	s.registerFeatures(snap) // resources and prompts, as tools above
 	s.cur.Store(next)
 	old.retired.Store(true)
@@ -139,8 +132,36 @@ func (s *server) nudge() {
 	if len(names) == 0 {
 		return
 	}
-	t := s.registered[slices.Min(names)]
-	s.mcp.AddTool(t.sdkTool(), s.handler(t))
+	s.mcp.AddTool(s.registered[slices.Min(names)].def(), s.handler(nil))
+}
+
+// registration is what the SDK server holds under a tool name: a tool's
+// definition or a withdrawn tool's, and the digest of what it stands for.
+type registration struct {
+	digest string
+	def    func() *mcp.Tool // a fresh copy of the definition
+}
+
+// registerTools gives the SDK server the definition of every tool and
+// withdrawn tool of snap it does not hold as they are, and reports whether
+// it gave one. s.swapMu is held, or s is being built.
+func (s *server) registerTools(snap *Snapshot) bool {
+	added := false
+	add := func(name string, r registration) {
+		if old, ok := s.registered[name]; ok && old.digest == r.digest {
+			return
+		}
+		s.mcp.AddTool(r.def(), s.handler(nil))
+		s.registered[name] = r
+		added = true
+	}
+	for _, t := range snap.tools {
+		add(t.name, registration{digest: t.digest, def: t.sdkTool})
+	}
+	for _, w := range snap.withdrawnList {
+		add(w.name, registration{digest: w.digest, def: w.sdkTool})
+	}
+	return added
 }
 
 // sweep forgets retired epochs no call uses and unregisters the tools no
@@ -164,17 +185,25 @@ func (s *server) sweep() bool {
 }
 
 // inUse reports whether the current epoch or a retired one still in use has
-// a tool named name.
+// a tool or withdrawn tool named name.
 func (s *server) inUse(name string) bool {
-	if _, ok := s.cur.Load().snap.byName[name]; ok {
+	if s.cur.Load().snap.answers(name) {
 		return true
 	}
 	for _, e := range s.retired {
-		if _, ok := e.snap.byName[name]; ok {
+		if e.snap.answers(name) {
 			return true
 		}
 	}
 	return false
+}
+
+// answers reports whether the snapshot answers tools/call of name: a tool
+// or a withdrawn tool.
+func (s *Snapshot) answers(name string) bool {
+	_, tool := s.byName[name]
+	_, withdrawn := s.withdrawn[name]
+	return tool || withdrawn
 }
 
 // Swap replaces the snapshot the handler serves with snap, atomically.

@@ -132,7 +132,7 @@ type server struct {
 	// What swaps need (live.go, notify.go).
 	watch      *watchers // nil unless Swappable
 	swapMu     sync.Mutex
-	registered map[string]*tool // the tools the SDK server has, by name
+	registered map[string]registration // the tools the SDK server has, by name
 	// regFeatures are the resources ("r:"+URI), templates ("t:"+template)
 	// and prompts ("p:"+name) the SDK server has, with their digests.
 	regFeatures map[string]string
@@ -144,6 +144,10 @@ type server struct {
 	// requests counts the requests limitRequest limits (ratelimit.go):
 	// ServerOptions.Limiter, or one in this process.
 	requests execution.Limiter
+
+	// streamLifetime bounds a subscriptions/listen (streams.go): set by
+	// NewHandler, 0 (none) on other transports.
+	streamLifetime time.Duration
 }
 
 // levelFloor drops records below min.
@@ -214,7 +218,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	if snap == nil {
 		return nil, errors.New("mcpexpose: no snapshot: build one with Exposure.Compile")
 	}
-	s := &server{app: snap.app, invoke: invoke, local: local, registered: map[string]*tool{}}
+	s := &server{app: snap.app, invoke: invoke, local: local, registered: map[string]registration{}}
 	s.cur.Store(newEpoch(snap))
 	if opts != nil {
 		s.opts = *opts
@@ -306,10 +310,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	s.resultPrefix = append(append([]byte(`{"_meta":`), meta...), ',')
 	s.mcp = mcp.NewServer(s.impl, sopts)
 	if invoke {
-		for _, t := range snap.tools {
-			s.mcp.AddTool(t.sdkTool(), s.handler(t))
-			s.registered[t.name] = t
-		}
+		s.registerTools(snap)
 		s.registerFeatures(snap)
 		if s.tasks != nil {
 			if err := registerTaskMethods(s.mcp); err != nil {
@@ -380,6 +381,9 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			defer s.release(e)
 			t, ok := e.snap.byName[cr.Params.Name]
 			if !ok {
+				if w := e.snap.withdrawn[cr.Params.Name]; w != nil {
+					return s.callWithdrawn(ctx, method, cr, w, next)
+				}
 				return nil, unknownTool(cr.Params.Name)
 			}
 			p, err := s.principal(ctx, req)
@@ -454,8 +458,10 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "subscriptions/listen":
 			// The 2026-07-28 way to hear of changes; only a server whose
 			// list can change, or that has resources to subscribe to,
-			// offers it.
-			if s.watch != nil || (s.invoke && s.cur.Load().snap.offers("resources/read")) {
+			// offers it. A handshake-era session hears of them on its GET
+			// stream: a listen of its own would park a handler that its
+			// client's going away does not end (streams.go).
+			if !legacySession(req) && (s.watch != nil || (s.invoke && s.cur.Load().snap.offers("resources/read"))) {
 				p, err := s.principal(ctx, req)
 				if err != nil {
 					return nil, err
@@ -468,6 +474,8 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 					s.watch.seen(ss, p)
 					defer s.watch.forget(ss)
 				}
+				ctx, cancel := s.boundListen(ctx, req)
+				defer cancel()
 				return next(ctx, method, req)
 			}
 		default:

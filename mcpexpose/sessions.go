@@ -50,16 +50,57 @@ const (
 // [sessions.closed]. No session can close before it is bound: its id is
 // first revealed by the very response that binds it.
 type sessions struct {
-	max, perPrincipal int // negative: no limit
-	anonymousCapped   bool
-	server            *mcp.Server
-	logger            *slog.Logger
-	rate              logRate
+	server *mcp.Server
+	logger *slog.Logger
+	rate   logRate
 
 	mu    sync.Mutex
-	total int            // reserved and live
-	by    map[string]int // principal key -> reserved and live
+	slots slots // reserved and live
 	live  map[string]liveSession
+}
+
+// slots counts what a handler holds open, in all and per principal key,
+// against a cap on each: the one counting rule of sessions and streams.
+// Its owner locks it.
+type slots struct {
+	max, perPrincipal int  // negative: no limit
+	anonymousCapped   bool // the key "" is capped per principal too (with Tokens)
+	total             int
+	by                map[string]int
+}
+
+// overCap names the cap a slot was refused by.
+type overCap int
+
+const (
+	withinCaps overCap = iota
+	overTotal
+	overPerPrincipal
+)
+
+// take takes a slot for key, or reports the cap that refuses it.
+func (s *slots) take(key string) overCap {
+	if s.max >= 0 && s.total >= s.max {
+		return overTotal
+	}
+	capped := s.perPrincipal >= 0 && (key != "" || s.anonymousCapped)
+	if capped && s.by[key] >= s.perPrincipal {
+		return overPerPrincipal
+	}
+	if s.by == nil {
+		s.by = make(map[string]int)
+	}
+	s.total++
+	s.by[key]++
+	return withinCaps
+}
+
+// give gives back a slot of key.
+func (s *slots) give(key string) {
+	s.total--
+	if s.by[key]--; s.by[key] <= 0 {
+		delete(s.by, key)
+	}
 }
 
 type liveSession struct {
@@ -69,14 +110,11 @@ type liveSession struct {
 
 func newSessions(max, perPrincipal int, anonymousCapped bool, server *mcp.Server, logger *slog.Logger) *sessions {
 	return &sessions{
-		max:             max,
-		perPrincipal:    perPrincipal,
-		anonymousCapped: anonymousCapped,
-		server:          server,
-		logger:          logger,
-		rate:            logRate{burst: 1, interval: time.Minute},
-		by:              make(map[string]int),
-		live:            make(map[string]liveSession),
+		slots:  slots{max: max, perPrincipal: perPrincipal, anonymousCapped: anonymousCapped},
+		server: server,
+		logger: logger,
+		rate:   logRate{burst: 1, interval: time.Minute},
+		live:   make(map[string]liveSession),
 	}
 }
 
@@ -100,15 +138,12 @@ func sessionKey(ctx context.Context, ti *auth.TokenInfo) string {
 func (s *sessions) reserve(key string) (limit string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.max >= 0 && s.total >= s.max {
+	switch s.slots.take(key) {
+	case overTotal:
 		return limitSessions, false
-	}
-	capped := s.perPrincipal >= 0 && (key != "" || s.anonymousCapped)
-	if capped && s.by[key] >= s.perPrincipal {
+	case overPerPrincipal:
 		return limitSessionsPerPrincipal, false
 	}
-	s.total++
-	s.by[key]++
 	return "", true
 }
 
@@ -116,14 +151,7 @@ func (s *sessions) reserve(key string) (limit string, ok bool) {
 func (s *sessions) release(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.uncount(key)
-}
-
-func (s *sessions) uncount(key string) {
-	s.total--
-	if s.by[key]--; s.by[key] <= 0 {
-		delete(s.by, key)
-	}
+	s.slots.give(key)
 }
 
 // bind turns a reserved slot into the live session id, to be ended at
@@ -154,7 +182,7 @@ func (s *sessions) closed(id string) {
 	if ls.expiry != nil {
 		ls.expiry.Stop()
 	}
-	s.uncount(ls.key)
+	s.slots.give(ls.key)
 }
 
 // expire closes session id because the token that opened it has expired;
@@ -176,7 +204,7 @@ func (s *sessions) expire(id string) {
 func (s *sessions) count(key string) (total, of int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.total, s.by[key]
+	return s.slots.total, s.slots.by[key]
 }
 
 // refuse answers an initialize past limit with 503, Retry-After and a

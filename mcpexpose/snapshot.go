@@ -25,6 +25,10 @@ type Snapshot struct {
 	app    *agnara.App
 	tools  []*tool
 	byName map[string]*tool
+	// withdrawn are the names answered with a fixed failure, in
+	// declaration order and by name (withdrawn.go); none is a tool.
+	withdrawnList []*withdrawnTool
+	withdrawn     map[string]*withdrawnTool
 
 	resources []*resource
 	byURI     map[string]*resource
@@ -48,8 +52,6 @@ type tool struct {
 	// name and digest are the same tool, in this process or another: a swap
 	// leaves it alone and a round begun on one completes on the other.
 	digest string
-	// unlisted: in no tools/list, still answering tools/call.
-	unlisted bool
 	// params are the header parameters of the input schema, checked by the
 	// Handler; sdkSchema is the input schema without them, which the SDK
 	// is given. Both nil for a tool without header parameters.
@@ -82,17 +84,24 @@ func (s *Snapshot) Plan(name string) (*execution.Plan, bool) {
 	return t.plan, true
 }
 
-// Scopes returns every scope some tool, resource, template or prompt
-// declares, each once, in order of first declaration (tools first): what
-// an authorization server may be asked for.
+// Scopes returns every scope some tool, resource, template, prompt or
+// withdrawn tool declares, each once, in order of first declaration (tools
+// first, withdrawn tools last): what an authorization server may be asked
+// for.
 func (s *Snapshot) Scopes() []string {
 	var out []string
-	for _, p := range s.plans() {
-		for _, sc := range p.Scopes() {
+	add := func(scopes []string) {
+		for _, sc := range scopes {
 			if !slices.Contains(out, sc) {
 				out = append(out, sc)
 			}
 		}
+	}
+	for _, p := range s.plans() {
+		add(p.Scopes())
+	}
+	for _, w := range s.withdrawnList {
+		add(w.scopes)
 	}
 	return out
 }
@@ -136,11 +145,12 @@ func (s *Snapshot) Tool(name string) (*mcp.Tool, error) {
 	return t.project(), nil
 }
 
-// visible returns the tools principal may see (and call), in order.
+// visible returns the tools principal may see (and call), in order. Every
+// tool is listed to whoever may call it: nothing runnable is hidden.
 func (s *Snapshot) visible(p policy.Principal) []*tool {
 	out := make([]*tool, 0, len(s.tools))
 	for _, t := range s.tools {
-		if !t.unlisted && t.plan.Allows(p) {
+		if t.plan.Allows(p) {
 			out = append(out, t)
 		}
 	}
@@ -158,7 +168,7 @@ func (s *Snapshot) callerDependent() bool {
 }
 
 func newTool(d decl, p *execution.Plan) (*tool, error) {
-	t := &tool{name: d.name, site: d.site, plan: p, unlisted: d.unlisted, task: d.task, askFirst: d.askFirst}
+	t := &tool{name: d.name, site: d.site, plan: p, task: d.task, askFirst: d.askFirst}
 	t.def = mcp.Tool{
 		Name:        d.name,
 		Title:       p.Title(),

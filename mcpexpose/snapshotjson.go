@@ -42,16 +42,23 @@ const SnapshotFormat = "agnara.snapshot/v1"
 //	    "timeout":     the capability's own time limit, such as "5s" (omitted when none),
 //	    "rateLimit":   {"rate": calls per second, "burst"} (omitted when none),
 //	    "task":        "optional" or "required" (omitted when the tool never runs as a task),
-//	    "unlisted":    true when the tool is in no tools/list (omitted otherwise),
 //	    "inputSchema", "outputSchema" (omitted for content tools): as published
+//	  }],
+//	  "withdrawn": [{
+//	    "name",
+//	    "scopes":  [required scopes, sorted; omitted when none],
+//	    "failure": the failure every call is answered with, as the tool result's text carries it
 //	  }],
 //	  "resources":         [{"uri", "name", "title", "description", "mimeType", "scopes", ...}],
 //	  "resourceTemplates": [{"uriTemplate", "name", ...}],
 //	  "prompts":           [{"name", "title", "description", "arguments": [{"name", "description", "required"}], "scopes", ...}]
 //	}
 //
-// Empty strings and lists are omitted; "tools", "resources",
-// "resourceTemplates" and "prompts" are always present, [] when empty.
+// Every tool is listed to the callers its scopes admit; the names of
+// "withdrawn" ([Exposure.Withdrawn]) are in no tools/list and run nothing.
+// Empty strings and lists are omitted ("withdrawn" too); "tools",
+// "resources", "resourceTemplates" and "prompts" are always present, []
+// when empty.
 // Nothing in it is secret: it is what tools/list publishes, plus the
 // governance (scopes, confirmation, limits) a reviewer should see.
 func (s *Snapshot) MarshalJSON() ([]byte, error) {
@@ -70,7 +77,6 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 			Title:       t.def.Title,
 			Description: t.def.Description,
 			governance:  governanceOf(t.plan),
-			Unlisted:    t.unlisted,
 			InputSchema: json.RawMessage(t.plan.InputSchema()),
 		}
 		if t.task != TaskNever {
@@ -80,6 +86,9 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 			d.OutputSchema = t.def.OutputSchema.(json.RawMessage)
 		}
 		doc.Tools = append(doc.Tools, d)
+	}
+	for _, w := range s.withdrawnList {
+		doc.Withdrawn = append(doc.Withdrawn, withdrawnDoc{Name: w.name, Scopes: sorted(slices.Clone(w.scopes)), Failure: json.RawMessage(w.text)})
 	}
 	for _, r := range s.resources {
 		doc.Resources = append(doc.Resources, resourceDoc{URI: r.uri, Name: r.name, Title: r.def.Title, Description: r.def.Description, MIMEType: r.def.MIMEType, governance: governanceOf(r.plan)})
@@ -95,6 +104,7 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		doc.Prompts = append(doc.Prompts, d)
 	}
 	slices.SortFunc(doc.Tools, func(a, b toolDoc) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(doc.Withdrawn, func(a, b withdrawnDoc) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(doc.Resources, func(a, b resourceDoc) int { return cmp.Compare(a.URI, b.URI) })
 	slices.SortFunc(doc.Templates, func(a, b resourceDoc) int { return cmp.Compare(a.URITemplate, b.URITemplate) })
 	slices.SortFunc(doc.Prompts, func(a, b promptDoc) int { return cmp.Compare(a.Name, b.Name) })
@@ -132,13 +142,14 @@ func (s *Snapshot) WriteJSON(w io.Writer) error {
 }
 
 type snapshotDoc struct {
-	Format    string        `json:"format"`
-	App       appDoc        `json:"app"`
-	Scopes    []string      `json:"scopes,omitempty"`
-	Tools     []toolDoc     `json:"tools"`
-	Resources []resourceDoc `json:"resources"`
-	Templates []resourceDoc `json:"resourceTemplates"`
-	Prompts   []promptDoc   `json:"prompts"`
+	Format    string         `json:"format"`
+	App       appDoc         `json:"app"`
+	Scopes    []string       `json:"scopes,omitempty"`
+	Tools     []toolDoc      `json:"tools"`
+	Withdrawn []withdrawnDoc `json:"withdrawn,omitempty"`
+	Resources []resourceDoc  `json:"resources"`
+	Templates []resourceDoc  `json:"resourceTemplates"`
+	Prompts   []promptDoc    `json:"prompts"`
 }
 
 type appDoc struct {
@@ -166,9 +177,14 @@ type toolDoc struct {
 	Description string `json:"description,omitempty"`
 	governance
 	Task         string          `json:"task,omitempty"`
-	Unlisted     bool            `json:"unlisted,omitempty"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+}
+
+type withdrawnDoc struct {
+	Name    string          `json:"name"`
+	Scopes  []string        `json:"scopes,omitempty"`
+	Failure json.RawMessage `json:"failure"`
 }
 
 type resourceDoc struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/google/go-cmp/cmp"
 )
@@ -41,14 +42,23 @@ func reviewSnapshot(t *testing.T, reversed bool) *mcpexpose.Snapshot {
 	s := app.Capability(stats, &agnara.CapabilityOptions{Name: "stats", Description: "Statistics."})
 	d := app.Capability(draft, &agnara.CapabilityOptions{Name: "draft", Description: "Draft a note.", Scopes: []string{"notes:read"}})
 	exp := mcpexpose.New(app)
+	moved := func() {
+		exp.Withdrawn("notes.moved", execution.Fail(execution.Unavailable, "moved <elsewhere> for now", nil).WithReason("notes_moved"),
+			&mcpexpose.WithdrawnOptions{Scopes: []string{"notes:write", "notes:legacy"}})
+	}
+	archived := func() { exp.Withdrawn("notes.archived", execution.Fail(execution.NotFound, "archived", nil), nil) }
 	if reversed {
 		exp.Prompt(d, nil)
 		exp.Resource(s, &mcpexpose.ResourceOptions{URI: "notes://stats"})
-		exp.Tool(a, &mcpexpose.ToolOptions{Unlisted: true})
+		archived()
+		moved()
+		exp.Tool(a, nil)
 		exp.Tool(z, nil)
 	} else {
 		exp.Tool(z, nil)
-		exp.Tool(a, &mcpexpose.ToolOptions{Unlisted: true})
+		exp.Tool(a, nil)
+		moved()
+		archived()
 		exp.Resource(s, &mcpexpose.ResourceOptions{URI: "notes://stats"})
 		exp.Prompt(d, nil)
 	}
@@ -112,10 +122,14 @@ func TestSnapshotJSONContents(t *testing.T) {
 			Confirm     string          `json:"confirm"`
 			Timeout     string          `json:"timeout"`
 			RateLimit   map[string]any  `json:"rateLimit"`
-			Unlisted    bool            `json:"unlisted"`
 			InputSchema json.RawMessage `json:"inputSchema"`
 			Output      json.RawMessage `json:"outputSchema"`
 		} `json:"tools"`
+		Withdrawn []struct {
+			Name    string          `json:"name"`
+			Scopes  []string        `json:"scopes"`
+			Failure json.RawMessage `json:"failure"`
+		} `json:"withdrawn"`
 		Resources []map[string]any `json:"resources"`
 		Templates []map[string]any `json:"resourceTemplates"`
 		Prompts   []map[string]any `json:"prompts"`
@@ -126,15 +140,35 @@ func TestSnapshotJSONContents(t *testing.T) {
 	if doc.Format != mcpexpose.SnapshotFormat {
 		t.Errorf("format %q", doc.Format)
 	}
-	if diff := cmp.Diff([]string{"notes:admin", "notes:read", "notes:write"}, doc.Scopes); diff != "" {
+	if diff := cmp.Diff([]string{"notes:admin", "notes:legacy", "notes:read", "notes:write"}, doc.Scopes); diff != "" {
 		t.Errorf("scopes (-want +got):\n%s", diff)
 	}
 	if len(doc.Tools) != 2 || doc.Tools[0].Name != "notes.alpha" || doc.Tools[1].Name != "notes.zeta" {
 		t.Fatalf("tools not sorted by name: %+v", doc.Tools)
 	}
 	a, z := doc.Tools[0], doc.Tools[1]
-	if !a.Unlisted || a.Title != "Alpha" || a.Confirm != "" || a.RateLimit != nil || z.Unlisted {
-		t.Errorf("alpha %+v, zeta unlisted %v", a, z.Unlisted)
+	if a.Title != "Alpha" || a.Confirm != "" || a.RateLimit != nil {
+		t.Errorf("alpha %+v", a)
+	}
+	if strings.Contains(out, `"unlisted"`) {
+		t.Errorf("a tool is marked unlisted:\n%s", out)
+	}
+	if len(doc.Withdrawn) != 2 || doc.Withdrawn[0].Name != "notes.archived" || doc.Withdrawn[1].Name != "notes.moved" {
+		t.Fatalf("withdrawn not sorted by name: %+v", doc.Withdrawn)
+	}
+	compact := func(b []byte) string {
+		var c bytes.Buffer
+		if err := json.Compact(&c, b); err != nil {
+			t.Fatal(err)
+		}
+		return c.String()
+	}
+	if w := doc.Withdrawn[0]; w.Scopes != nil || compact(w.Failure) != `{"code":"not_found","message":"archived"}` {
+		t.Errorf("notes.archived: scopes %v, failure %s", w.Scopes, w.Failure)
+	}
+	if w := doc.Withdrawn[1]; !cmp.Equal(w.Scopes, []string{"notes:legacy", "notes:write"}) ||
+		compact(w.Failure) != `{"code":"unavailable","message":"moved <elsewhere> for now","reason":"notes_moved"}` {
+		t.Errorf("notes.moved: scopes %v, failure %s", w.Scopes, w.Failure)
 	}
 	if diff := cmp.Diff([]string{"idempotent", "read-only"}, a.Annotations); diff != "" {
 		t.Errorf("alpha annotations (-want +got):\n%s", diff)

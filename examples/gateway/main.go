@@ -297,9 +297,10 @@ func (g *gateway) discover(ctx context.Context) (catalogs, error) {
 }
 
 // compile builds the snapshot serving c: a new application of its tools.
-// A bound tool the discovery left out is still answered, unlisted, with
-// mcp_catalog_stale, under its binding's scopes: its callers learn it is
-// gone for now, not that it never existed.
+// A bound tool the discovery left out is withdrawn: in no tools/list,
+// answered with mcp_catalog_stale under its binding's scopes, running
+// nothing; its callers learn it is gone for now, not that it never
+// existed.
 func (g *gateway) compile(c catalogs) (*mcpexpose.Snapshot, error) {
 	app := agnara.New("directory", &agnara.Options{Version: "0.1.0", Logger: g.logger})
 	exp := mcpexpose.New(app)
@@ -311,7 +312,9 @@ func (g *gateway) compile(c catalogs) (*mcpexpose.Snapshot, error) {
 			exp.Tool(capability, nil)
 		}
 		for _, a := range cat.Absent() {
-			exp.Tool(staleTool(app, a), &mcpexpose.ToolOptions{Unlisted: true})
+			// The name it has when the upstream serves it: its
+			// capability's identity.
+			exp.Withdrawn(app.Name()+"."+a.Name, staleFailure(), &mcpexpose.WithdrawnOptions{Scopes: boundScopes(a.Name)})
 		}
 	}
 	return exp.Compile()
@@ -332,19 +335,11 @@ func boundScopes(name string) []string {
 	return nil
 }
 
-// staleTool is the capability answering for a bound tool the upstream no
-// longer offers: every call is mcp_catalog_stale, nothing reaches the
-// upstream, and the arguments are not read.
-func staleTool(app *agnara.App, a mcpimport.Absence) *agnara.Capability {
-	return app.Capability(func(ctx context.Context, _ json.RawMessage) (any, error) {
-		return nil, execution.Fail(execution.Unavailable, "the upstream no longer offers this tool; it comes back when the upstream restores it", nil).
-			WithReason(mcpimport.ReasonCatalogStale)
-	}, &agnara.CapabilityOptions{
-		Name:        a.Name,
-		Description: "Withdrawn: the upstream no longer offers this tool.",
-		Scopes:      boundScopes(a.Name),
-		InputSchema: json.RawMessage(`{"type":"object"}`),
-	})
+// staleFailure answers every call of a bound tool the upstream no longer
+// offers; nothing reaches the upstream.
+func staleFailure() *execution.Failure {
+	return execution.Fail(execution.Unavailable, "the upstream no longer offers this tool; it comes back when the upstream restores it", nil).
+		WithReason(mcpimport.ReasonCatalogStale)
 }
 
 func (g *gateway) newHandler(snap *mcpexpose.Snapshot) (*mcpexpose.Handler, error) {

@@ -1,0 +1,139 @@
+package mcpexpose
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of [HandlerOptions.MaxStreams],
+// [HandlerOptions.MaxStreamsPerPrincipal] and
+// [HandlerOptions.StreamLifetime]. An open subscriptions/listen stream
+// costs about 29 KiB of live heap and 4 goroutines
+// (TestListenFloodIsBounded, go-sdk v1.8.0): the connection, the SDK's
+// session for the request and its handler, so the default cap holds a
+// handler's streams to some 30 MiB of heap.
+const (
+	DefaultMaxStreams             = 1000
+	DefaultMaxStreamsPerPrincipal = 32
+	DefaultStreamLifetime         = 30 * time.Minute
+)
+
+// methodListen opens a 2026-07-28 subscription stream (SEP-2575).
+const methodListen = "subscriptions/listen"
+
+// The limits named in a refused listen, as the options that set them.
+const (
+	limitStreams             = "MaxStreams"
+	limitStreamsPerPrincipal = "MaxStreamsPerPrincipal"
+)
+
+// streams counts the open 2026-07-28 subscriptions/listen streams of one
+// handler, in all and per principal (keyed as sessions are:
+// [sessionKey]). A listen POST takes a slot before the SDK sees it and
+// gives it back when the SDK's handler for it returns, however the stream
+// ends: the client goes away (the SDK cancels a stateless request whose
+// connection ends, and closes its session before returning), the stream's
+// lifetime or token runs out ([server.boundListen]), the server shuts
+// down, or the SDK refuses the request. It is safe for concurrent use.
+//
+// Streams are counted apart from sessions: a listen has none. The other
+// long-lived responses need no count of their own: a handshake-era
+// session's standalone GET stream is one per session (the SDK refuses a
+// second with 409) and ends with it; a handshake-era session may not
+// listen (the server answers -32601: its handler would outlive its
+// client's connection, as the stateful SDK handler does not cancel a
+// request whose connection ends); and a POST's event stream ends with its
+// call, bounded by ServerOptions.Timeout and the capability's own.
+type streams struct {
+	logger *slog.Logger
+	rate   logRate
+
+	mu    sync.Mutex
+	slots slots
+}
+
+func newStreams(max, perPrincipal int, anonymousCapped bool, logger *slog.Logger) *streams {
+	return &streams{
+		slots:  slots{max: max, perPrincipal: perPrincipal, anonymousCapped: anonymousCapped},
+		logger: logger,
+		rate:   logRate{burst: 1, interval: time.Minute},
+	}
+}
+
+// serve passes r, a POST opening a listen stream whose JSON-RPC id is id,
+// to next within the caps, or refuses it with 503. ti is the verified token
+// facts, nil without a token.
+func (st *streams) serve(w http.ResponseWriter, r *http.Request, id json.RawMessage, ti *auth.TokenInfo, next http.Handler) {
+	key := sessionKey(r.Context(), ti)
+	st.mu.Lock()
+	over := st.slots.take(key)
+	st.mu.Unlock()
+	if over != withinCaps {
+		st.refuse(w, r, id, over)
+		return
+	}
+	defer func() {
+		st.mu.Lock()
+		st.slots.give(key)
+		st.mu.Unlock()
+	}()
+	next.ServeHTTP(w, r)
+}
+
+// count reports the open streams, in all and of key.
+func (st *streams) count(key string) (total, of int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.slots.total, st.slots.by[key]
+}
+
+// refuse answers a listen past a cap as an initialize past a session cap
+// is answered: 503, Retry-After and a JSON-RPC error naming the limit, and
+// a warning within the log rate.
+func (st *streams) refuse(w http.ResponseWriter, r *http.Request, id json.RawMessage, over overCap) {
+	limit, msg := limitStreams, "too many streams are open on this server; retry later"
+	if over == overPerPrincipal {
+		limit, msg = limitStreamsPerPrincipal, "too many streams are open for this caller; close one or retry later"
+	}
+	ok, held, since := st.rate.take()
+	if held > 0 {
+		st.logger.LogAttrs(r.Context(), slog.LevelWarn, "more streams refused than logged",
+			slog.Int("count", held), slog.Time("since", since))
+	}
+	if ok {
+		st.logger.LogAttrs(r.Context(), slog.LevelWarn, "stream refused: limit reached", slog.String("limit", limit))
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter/time.Second)))
+	writeRPCResponse(w, http.StatusServiceUnavailable, id, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
+}
+
+// boundListen returns the context a subscriptions/listen handler waits on:
+// ctx, ending at the handler's StreamLifetime or at the expiry of the
+// token the listen came with, whichever is first. When it ends, the SDK's
+// handler returns the listen's result and the stream closes cleanly, as
+// the 2026-07-28 revision lets a server end it, for the client to listen
+// again (with a fresh token).
+func (s *server) boundListen(ctx context.Context, req mcp.Request) (context.Context, context.CancelFunc) {
+	var deadline time.Time
+	if s.streamLifetime > 0 {
+		deadline = time.Now().Add(s.streamLifetime)
+	}
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		if exp := extra.TokenInfo.Expiration; !exp.IsZero() && (deadline.IsZero() || exp.Before(deadline)) {
+			deadline = exp
+		}
+	}
+	if deadline.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, deadline)
+}
