@@ -136,14 +136,12 @@ func (fc *fastCall) method() string {
 
 // fastHeaders reports whether r's headers pass every check the SDK's
 // streamable handler makes before it reads the body, as the SDK makes
-// them: the Host of a loopback listener, no Last-Event-ID, a JSON body,
-// and an Accept of both JSON and event streams.
+// them: no Last-Event-ID, a JSON body, and an Accept of both JSON and
+// event streams. (The Host of a loopback listener, the SDK's first check,
+// ServeHTTP has made before anything: see rebound.)
 func fastHeaders(r *http.Request) bool {
 	if r.Header.Get("Mcp-Protocol-Version") != modernVersion {
 		return false
-	}
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) {
-		return false // DNS rebinding protection: the SDK answers 403
 	}
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
 		return false
@@ -153,6 +151,14 @@ func fastHeaders(r *http.Request) bool {
 	}
 	jsonOK, streamOK := accepts(r.Header.Values("Accept"))
 	return jsonOK && streamOK
+}
+
+// rebound reports whether r came on a connection to a loopback address
+// but names another host, which the SDK's streamable handler refuses with
+// 403 (DNS rebinding protection): ServeHTTP refuses it first, the same way.
+func rebound(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host)
 }
 
 // isLoopback is the SDK's test of a loopback address or host.

@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -105,6 +108,41 @@ func TestHostCheckOnLoopback(t *testing.T) {
 	req = mcptest.Request(t, srv.URL+"/mcp", "tools/call", params, "")
 	if resp, _, _ := mcptest.Do(t, req); resp.StatusCode != http.StatusOK || f.calls.Load() != 1 {
 		t.Errorf("loopback Host: status %d, calls %d", resp.StatusCode, f.calls.Load())
+	}
+}
+
+// TestHostCheckComesFirst: a request on a loopback listener naming
+// another host (a DNS-rebound page) is refused as the SDK refuses it,
+// before its token is verified or its identity mapped, on every method.
+func TestHostCheckComesFirst(t *testing.T) {
+	f := newFixture(t)
+	var verified, mapped atomic.Int64
+	srv := serve(t, f, &mcpexpose.HandlerOptions{
+		Tokens: func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+			verified.Add(1)
+			return tokens(ctx, token, r)
+		},
+		Server: mcpexpose.ServerOptions{Identity: func(ctx context.Context, id mcpexpose.Identity) (policy.Principal, error) {
+			mapped.Add(1)
+			return mcpexpose.SubjectPrincipal(ctx, id)
+		}},
+	})
+	params := map[string]any{"name": "fx.echo", "arguments": map[string]any{"text": "x"}, "_meta": mcptest.Meta(nil)}
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		req := mcptest.Request(t, srv.URL+"/mcp", "tools/call", params, "writer")
+		req.Method = method
+		req.Host = "evil.example.com"
+		resp, body, _ := mcptest.Do(t, req)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), `invalid Host header "evil.example.com"`) {
+			t.Errorf("%s as evil.example.com: %d %q, want 403 as the SDK words it", method, resp.StatusCode, body)
+		}
+	}
+	if verified.Load() != 0 || mapped.Load() != 0 || f.calls.Load() != 0 {
+		t.Errorf("rebound requests: %d tokens verified, %d identities mapped, %d calls; want none", verified.Load(), mapped.Load(), f.calls.Load())
+	}
+	req := mcptest.Request(t, srv.URL+"/mcp", "tools/call", params, "writer")
+	if resp, _, _ := mcptest.Do(t, req); resp.StatusCode != http.StatusOK || verified.Load() != 1 || f.calls.Load() != 1 {
+		t.Errorf("loopback Host: status %d, %d verified, %d calls", resp.StatusCode, verified.Load(), f.calls.Load())
 	}
 }
 

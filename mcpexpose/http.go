@@ -377,6 +377,13 @@ func verified(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, er
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rebound(r) {
+		// The SDK's DNS rebinding protection, worded as the SDK words it,
+		// but before anything else: a rebound page's request reads no
+		// body, verifies no token and maps no identity.
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
 	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin, r) {
 		writeRPCError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
 		return
