@@ -246,7 +246,7 @@ func mustInputRequired(t *testing.T, out execution.Outcome, err error) *executio
 	if !ok || len(ir.Requests) == 0 {
 		t.Fatalf("outcome = %#v, want input required with questions", out)
 	}
-	if got := execution.Label(out); got != "input_required" {
+	if got := execution.LabelOf(out); got != "input_required" {
 		t.Errorf("Label = %q, want input_required", got)
 	}
 	return ir

@@ -16,7 +16,7 @@ func (p *Plan) logFinished(ctx context.Context, principal policy.Principal, out 
 	if !p.logger.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	outcome := Label(out)
+	outcome := LabelOf(out)
 	if out == nil && errors.Is(err, context.DeadlineExceeded) {
 		outcome = "deadline_exceeded"
 	}

@@ -89,13 +89,13 @@ func TestLabelNamesEveryOutcome(t *testing.T) {
 		{&execution.InputRequired{}, agnara.LabelInputRequired},
 		{nil, agnara.LabelCanceled},
 	} {
-		if got := execution.Label(tt.out); got != tt.want {
-			t.Errorf("Label(%T) = %q, want %q", tt.out, got, tt.want)
+		if got := execution.LabelOf(tt.out); got != tt.want {
+			t.Errorf("LabelOf(%T) = %q, want %q", tt.out, got, tt.want)
 		}
 	}
 	seen := map[agnara.Label]bool{agnara.LabelOK: true, agnara.LabelInputRequired: true, agnara.LabelCanceled: true, agnara.LabelError: true}
 	for c := execution.Code(0); c == 0 || c.String() != execution.InternalFailure.String(); c++ {
-		l := execution.Label(&execution.Failure{Code: c})
+		l := execution.LabelOf(&execution.Failure{Code: c})
 		if l != agnara.Label(c.String()) || !l.Failed() || seen[l] {
 			t.Errorf("Label of %s = %q (failed %t, seen %t): want its own failed label", c, l, l.Failed(), seen[l])
 		}

@@ -80,7 +80,7 @@ const internalMessage = "internal failure"
 
 // Outcome is the result of one invocation: a [Success], an
 // [*InputRequired] or a [*Failure]. The set is closed; switch on the type,
-// or read [Label] for a name to log or measure.
+// or read [LabelOf] for a name to log or measure.
 type Outcome interface {
 	isOutcome()
 }
@@ -104,11 +104,11 @@ type InputRequired struct {
 
 func (*InputRequired) isOutcome() {}
 
-// Label names an outcome for logs, traces and metrics:
+// LabelOf names an outcome for logs, traces and metrics:
 // [agnara.LabelOK] for a success, [agnara.LabelInputRequired], or the
 // failure's code (such as "invalid_input"). A nil outcome is
 // [agnara.LabelCanceled]: the caller went away before there was one.
-func Label(out Outcome) agnara.Label {
+func LabelOf(out Outcome) agnara.Label {
 	switch o := out.(type) {
 	case Success:
 		return agnara.LabelOK

@@ -268,7 +268,7 @@ func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *
 	for round := 0; err == nil && res.InputRequests != nil && req.Session != nil; round++ {
 		if round == maxLegacyRounds {
 			f := execution.Fail(execution.InteractionRequired, "too many rounds of questions", nil)
-			return failureResult(f), execution.Label(f), nil
+			return failureResult(f), execution.LabelOf(f), nil
 		}
 		responses := make(mcp.InputResponseMap, len(res.InputRequests))
 		for key, ir := range res.InputRequests {

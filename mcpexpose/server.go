@@ -606,7 +606,7 @@ func (s *server) handler(*tool) mcp.ToolHandler {
 
 // call runs one round of a tools/call: the plan invoked as p with the
 // answers the round's sealed state vouches for. It returns the result and
-// the outcome's label ([execution.Label]); an error means a protocol error
+// the outcome's label ([execution.LabelOf]); an error means a protocol error
 // (bad state) or that the caller went away.
 //
 // adm is p's admission to t when p holds t's scopes; otherwise (only with
@@ -625,11 +625,11 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 	}
 	out, err := t.plan.Invoke(ctx, inv)
 	if err != nil {
-		return nil, execution.Label(nil), err // the caller went away: no result to send
+		return nil, execution.LabelOf(nil), err // the caller went away: no result to send
 	}
 	if ir, ok := out.(*execution.InputRequired); ok {
 		res, err := s.interact(ctx, req, t, round, ir.Requests)
-		return res, execution.Label(out), err
+		return res, execution.LabelOf(out), err
 	}
 	return s.result(ctx, t, out)
 }
@@ -642,9 +642,9 @@ func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) (*m
 	if err != nil {
 		s.logger.LogAttrs(ctx, slog.LevelError, "tool result cannot be projected", slog.String("tool", t.name), slog.Any("error", err))
 		internal := execution.Fail(execution.InternalFailure, "", nil)
-		return failureResult(internal), execution.Label(internal), nil
+		return failureResult(internal), execution.LabelOf(internal), nil
 	}
-	return res, execution.Label(out), nil
+	return res, execution.LabelOf(out), nil
 }
 
 // project turns an outcome into the tool's result.

@@ -352,7 +352,7 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 	tr := s.tasks
 	slot, refused := tr.reserve(ctx, p)
 	if refused != nil {
-		return nil, failureResult(refused), execution.Label(refused), nil
+		return nil, failureResult(refused), execution.LabelOf(refused), nil
 	}
 	started := false // the slot passes to the task's run
 	defer func() {
@@ -401,11 +401,11 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 		default:
 			cancel(nil)
 			if r.err != nil {
-				return nil, nil, execution.Label(nil), r.err
+				return nil, nil, execution.LabelOf(nil), r.err
 			}
 			if ir, ok := r.out.(*execution.InputRequired); ok {
 				res, err := s.interact(ctx, req, t, round, ir.Requests)
-				return nil, res, execution.Label(r.out), err
+				return nil, res, execution.LabelOf(r.out), err
 			}
 			res, label, err := s.result(ctx, t, r.out)
 			return nil, res, label, err
@@ -414,7 +414,7 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 	case <-ctx.Done():
 		cancel(context.Cause(ctx))
 		<-done // the handler's cleanup has run
-		return nil, nil, execution.Label(nil), ctx.Err()
+		return nil, nil, execution.LabelOf(nil), ctx.Err()
 	}
 	if derr != nil {
 		if first == nil {
@@ -424,7 +424,7 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 			s.logger.LogAttrs(ctx, slog.LevelError, "task store unavailable", slog.Any("error", derr))
 			return nil, nil, agnara.LabelError, errTaskStore
 		}
-		return nil, nil, execution.Label(nil), derr
+		return nil, nil, execution.LabelOf(nil), derr
 	}
 	started = true
 	go tr.run(taskCtx, cancel, slot, rec, t, inv, caps, run, done, first)

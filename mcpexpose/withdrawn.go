@@ -67,7 +67,7 @@ func (e *Exposure) Withdrawn(name string, failure *execution.Failure, opts *With
 		}
 		res := failureResult(failure)
 		w.text = res.Content[0].(*mcp.TextContent).Text
-		w.label = execution.Label(failure)
+		w.label = execution.LabelOf(failure)
 	}
 	for _, sc := range w.scopes {
 		if !scopeToken.MatchString(sc) {
