@@ -159,3 +159,25 @@ func TestFailureReasonLeavesTheWireAlone(t *testing.T) {
 		t.Errorf("Reason %q, FailureReason %q, Error %q", f.Reason, f.FailureReason(), f.Error())
 	}
 }
+
+// BenchmarkReasonOf reads the reason of a failure wrapped twice, as a
+// host's error handling does, against AsFailure on the same error.
+func BenchmarkReasonOf(b *testing.B) {
+	err := fmt.Errorf("host: %w", fmt.Errorf("step: %w", execution.Fail(execution.Conflict, "busy", nil).WithReason("approval_in_progress")))
+	b.Run("ReasonOf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if execution.ReasonOf(err) == "" {
+				b.Fatal("no reason")
+			}
+		}
+	})
+	b.Run("AsFailure", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := execution.AsFailure(err); !ok {
+				b.Fatal("no failure")
+			}
+		}
+	})
+}
