@@ -246,7 +246,7 @@ func (f *Failure) FailureReason() Reason {
 // and these do:
 //   - a [*Failure]: its Reason, or its Code's wire name when it has none
 //     ([Failure.FailureReason]);
-//   - a discovery error of package mcpimport: its code, such as
+//   - a discovery error of package mcpimport: its reason, such as
 //     "mcp_schema_unsupported" or "mcp_protocol_unsupported";
 //   - an error of an approval store (package approval): each of its
 //     sentinel errors answers its own reason, such as "approval_not_found",
