@@ -16,8 +16,10 @@ import (
 
 // ErrFrozen is reported for a capability registered after the application was
 // compiled. Compilation freezes an application: what was compiled is what is
-// served, and later registrations change nothing.
-var ErrFrozen = errors.New("agnara: application is frozen: capability registered after compile")
+// served, and later registrations change nothing. It is [di.ErrFrozen], the
+// one frozen error for every late definition (a provider, a capability, a
+// tool): errors.Is holds against any of the three packages' names for it.
+var ErrFrozen = di.ErrFrozen
 
 // namePattern is the shape of application and capability names: they form the
 // identity "<app>.<capability>", which must itself be a valid MCP tool name.

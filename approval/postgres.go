@@ -62,7 +62,17 @@ var postgresDialect = &dialect{
 // never quote the DSN's password.
 //
 // ctx bounds the connection and the checks, not the store's life.
+//
+// An error answers [execution.ReasonOf] with [ReasonInvalid] for a refused
+// DSN or options, and [ReasonUnavailable] for anything else that kept the
+// store from opening (the server does not answer, the schema is missing or
+// another version, commits are not durable).
 func OpenPostgres(ctx context.Context, dsn string, opts *Options) (*PostgresStore, error) {
+	s, err := openPostgres(ctx, dsn, opts)
+	return s, unavailable(err)
+}
+
+func openPostgres(ctx context.Context, dsn string, opts *Options) (*PostgresStore, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -155,8 +165,13 @@ const migrateLock int64 = 0x61676e617261_01 // "agnara", 1
 // several hosts may run it at once (they take turns on an advisory lock,
 // and the later ones find nothing to do). It creates the tables approvals,
 // events and approval_schema in the connection's current schema
-// (search_path). Errors never quote the DSN's password.
+// (search_path). Errors never quote the DSN's password; they answer
+// [execution.ReasonOf] as [OpenPostgres]'s do.
 func MigratePostgres(ctx context.Context, dsn string) error {
+	return unavailable(migratePostgres(ctx, dsn))
+}
+
+func migratePostgres(ctx context.Context, dsn string) error {
 	db, where, err := connectPostgres(ctx, dsn)
 	if err != nil {
 		return err

@@ -47,8 +47,16 @@ var sqliteDialect = &dialect{
 // file-system path, and brings its schema up to date. It refuses an
 // in-memory or temporary database (":memory:", "", any "file:" URI): an
 // approval that does not survive the process is no approval. It refuses a
-// database whose schema is newer than this build's [SchemaVersion].
+// database whose schema is newer than this build's [SchemaVersion]. An
+// error answers [execution.ReasonOf] with [ReasonInvalid] for a refused
+// path or options, and [ReasonUnavailable] for anything else that kept the
+// database from opening.
 func OpenSQLite(path string, opts *Options) (*SQLiteStore, error) {
+	s, err := openSQLite(path, opts)
+	return s, unavailable(err)
+}
+
+func openSQLite(path string, opts *Options) (*SQLiteStore, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err

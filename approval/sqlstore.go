@@ -63,6 +63,10 @@ type storageError struct {
 func (e *storageError) Error() string { return "approval: " + e.op + ": " + e.err.Error() }
 func (e *storageError) Unwrap() error { return e.err }
 
+// FailureReason returns [ReasonUnavailable]: the database failed, or the
+// store is closed (see [execution.ReasonOf]).
+func (e *storageError) FailureReason() execution.Reason { return ReasonUnavailable }
+
 func (s *sqlStore) fail(op string, err error) error {
 	if s.closed.Load() || errors.Is(err, sql.ErrConnDone) {
 		err = ErrClosed

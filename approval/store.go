@@ -2,7 +2,6 @@ package approval
 
 import (
 	"context"
-	"errors"
 
 	"github.com/agnara-go/agnara/policy"
 )
@@ -79,19 +78,22 @@ type Store interface {
 }
 
 // Errors returned by stores, wrapped with context; test them with
-// errors.Is.
+// errors.Is. Each also answers its reason to [execution.ReasonOf], through
+// any wrapping: ErrNotFound is [ReasonNotFound], ErrSelfApproval
+// [ReasonSelfDecision], and so on (see the reasons' documentation; ErrClosed
+// is [ReasonUnavailable]).
 var (
-	ErrNotFound         = errors.New("approval: not found")
-	ErrInvalid          = errors.New("approval: invalid request")
-	ErrConflict         = errors.New("approval: conflict")
-	ErrSelfApproval     = errors.New("approval: a requester cannot decide their own approval")
-	ErrNotAuthorized    = errors.New("approval: not authorized")
-	ErrNotPending       = errors.New("approval: not pending")
-	ErrNotApproved      = errors.New("approval: not approved")
-	ErrExpired          = errors.New("approval: expired")
-	ErrBindingChanged   = errors.New("approval: binding changed since approval")
-	ErrAlreadyClaimed   = errors.New("approval: already claimed")
-	ErrNotClaimed       = errors.New("approval: not claimed")
-	ErrEvidenceRequired = errors.New("approval: evidence required")
-	ErrClosed           = errors.New("approval: store closed")
+	ErrNotFound         error = &sentinel{"approval: not found", ReasonNotFound}
+	ErrInvalid          error = &sentinel{"approval: invalid request", ReasonInvalid}
+	ErrConflict         error = &sentinel{"approval: conflict", ReasonConflict}
+	ErrSelfApproval     error = &sentinel{"approval: a requester cannot decide their own approval", ReasonSelfDecision}
+	ErrNotAuthorized    error = &sentinel{"approval: not authorized", ReasonNotAuthorized}
+	ErrNotPending       error = &sentinel{"approval: not pending", ReasonNotPending}
+	ErrNotApproved      error = &sentinel{"approval: not approved", ReasonNotApproved}
+	ErrExpired          error = &sentinel{"approval: expired", ReasonExpired}
+	ErrBindingChanged   error = &sentinel{"approval: binding changed since approval", ReasonBindingChanged}
+	ErrAlreadyClaimed   error = &sentinel{"approval: already claimed", ReasonAlreadyClaimed}
+	ErrNotClaimed       error = &sentinel{"approval: not claimed", ReasonNotClaimed}
+	ErrEvidenceRequired error = &sentinel{"approval: evidence required", ReasonEvidenceRequired}
+	ErrClosed           error = &sentinel{"approval: store closed", ReasonUnavailable}
 )

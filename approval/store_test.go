@@ -184,6 +184,7 @@ var behaviours = []struct {
 	{"DecideExactlyOnce", testDecideExactlyOnce},
 	{"PrepareExactlyOnce", testPrepareExactlyOnce},
 	{"ClosedStore", testClosedStore},
+	{"Reasons", testReasons},
 }
 
 func TestStore(t *testing.T) {

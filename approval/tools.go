@@ -174,7 +174,7 @@ func (t *tools) reject(ec *execution.Context, in DecisionInput) (View, error) {
 func toolFailure(err error) error {
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return execution.Fail(execution.NotFound, "no approval with this id", nil)
+		return execution.Fail(execution.NotFound, "no approval with this id", nil).WithReason(ReasonNotFound)
 	case errors.Is(err, ErrSelfApproval):
 		return execution.Fail(execution.Forbidden, "a requester cannot decide their own approval", nil).WithReason(ReasonSelfDecision)
 	case errors.As(err, new(*IdentityError)):

@@ -102,7 +102,7 @@ func TestApprovalTools(t *testing.T) {
 	if text, isErr := callText(t, cs, "host.approvals_reject", map[string]any{"id": a.ID}); !isErr || !strings.Contains(text, `"code":"conflict"`) || !strings.Contains(text, `"reason":"approval_not_pending"`) {
 		t.Errorf("reject after approval: %s", text)
 	}
-	if text, isErr := callText(t, cs, "host.approvals_show", map[string]any{"id": "apv_nosuch"}); !isErr || !strings.Contains(text, `"code":"not_found"`) {
+	if text, isErr := callText(t, cs, "host.approvals_show", map[string]any{"id": "apv_nosuch"}); !isErr || !strings.Contains(text, `"code":"not_found"`) || !strings.Contains(text, `"reason":"approval_not_found"`) {
 		t.Errorf("unknown id: %s", text)
 	}
 }

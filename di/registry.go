@@ -32,9 +32,15 @@ func (l Lifetime) String() string {
 	return "singleton"
 }
 
-// ErrFrozen is reported when a provider is added to a registry that a
-// [Container] was already built from.
-var ErrFrozen = errors.New("di: registry is frozen: a container was already built from it")
+// ErrFrozen is reported for a definition made after what it belongs to was
+// compiled: here, a provider added to a registry that a [Container] was
+// already built from (building a container compiles its registry). It is
+// the one frozen error of agnara-go: agnara.ErrFrozen (a capability
+// registered after its application was compiled) and mcpexpose.ErrFrozen (a
+// tool, resource or prompt declared after its exposure was compiled) are
+// this same value, so errors.Is(err, ErrFrozen) holds for any late
+// definition, whichever of the three packages it names.
+var ErrFrozen = errors.New("agnara: frozen: declared after compile")
 
 var (
 	contextType = reflect.TypeFor[context.Context]()

@@ -15,6 +15,15 @@
 // any other error, and any panic, becomes an [InternalFailure] whose cause is
 // logged and never shown to the caller.
 //
+// # Failure reasons
+//
+// [ReasonOf] is the one accessor for why something failed, whichever
+// package made the error: it answers a [Reason] for a [*Failure] (its
+// finer reason, or its code's name), for the discovery errors of package
+// mcpimport and for the store errors of package approval, through any
+// wrapping. Those packages define their reasons as constants; the
+// "Failure reasons" section of docs/capabilities.md lists them all.
+//
 // # Schemas
 //
 // Input schemas are generated from the input struct with

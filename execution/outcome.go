@@ -133,20 +133,30 @@ type Success struct {
 
 func (Success) isOutcome() {}
 
-// Reason names a finer condition within a failure [Code]: why an imported
-// tool's call failed ("mcp_timeout", "mcp_catalog_stale",
+// Reason names what went wrong, as a stable snake_case name: the one
+// vocabulary of failures a host program, a gateway or an operator branches
+// on, whichever package made the error. [ReasonOf] reads it from any error.
+//
+// On a [Failure], a Reason names a finer condition within the [Code]: why an
+// imported tool's call failed ("mcp_timeout", "mcp_catalog_stale",
 // "mcp_connection_closed", ...; see package mcpimport), or which state an
 // approval is in ("approval_pending", "approval_in_progress", ...; see
 // package approval). The Code says what a caller can do (retry, fix the
 // input, ask for an approval); the Reason says precisely what happened, for
 // callers and operators who branch on it. It travels on the wire beside the
-// code (mcpexpose projects it as "reason").
+// code (mcpexpose projects it as "reason"). Errors that are no Failure
+// answer a Reason too: the discovery errors of package mcpimport
+// ("mcp_schema_unsupported", ...) and the store errors of package approval
+// ("approval_not_found", ...).
 //
-// A Reason is a stable snake_case name, prefixed by its domain ("mcp_",
-// "approval_"), defined as a constant by the package that produces it; each
-// such package documents its set and the Code each reason comes with. The
-// zero Reason means none: the Code says all there is. A Reason is a name,
-// never a message: nothing a remote party said belongs in it.
+// A Reason is either one of the eight code names (what [ReasonOf] answers
+// for a failure without a finer reason) or a name prefixed by its domain
+// ("mcp_", "approval_", "gateway_"), defined as a constant by the package
+// that produces it; each such package documents its set and the Code each
+// reason comes with. The two kinds never collide. The zero Reason means
+// none: on a Failure the Code says all there is; from [ReasonOf], the error
+// is no failure of this vocabulary. A Reason is a name, never a message:
+// nothing a remote party said belongs in it.
 type Reason string
 
 // Failure is a canonical failure: a code from the closed set, an optional
@@ -214,11 +224,44 @@ func AsFailure(err error) (*Failure, bool) {
 	return nil, false
 }
 
-// ReasonOf returns the reason of the canonical failure err is or wraps, or
-// "" when it is none or has none.
-func ReasonOf(err error) Reason {
-	if f, ok := AsFailure(err); ok {
+// FailureReason returns f's Reason or, when it has none, its Code's wire
+// name ("not_found", "internal_failure"): the Code then says all there is.
+// It is what [ReasonOf] answers for a failure; f.Reason itself stays "" on
+// the wire.
+func (f *Failure) FailureReason() Reason {
+	if f.Reason != "" {
 		return f.Reason
+	}
+	return Reason(f.Code.String())
+}
+
+// ReasonOf returns the [Reason] of the failure err is or wraps: one
+// accessor for every failure a host program or a gateway sees, whichever
+// package made it. It answers for the first error in err's chain (as
+// [errors.As] walks it, through fmt.Errorf's %w and [errors.Join]) that has
+// the method
+//
+//	FailureReason() Reason
+//
+// and these do:
+//   - a [*Failure]: its Reason, or its Code's wire name when it has none
+//     ([Failure.FailureReason]);
+//   - a discovery error of package mcpimport: its reason, such as
+//     "mcp_schema_unsupported" or "mcp_protocol_unsupported";
+//   - an error of an approval store (package approval): each of its
+//     sentinel errors answers its own reason, such as "approval_not_found",
+//     "approval_not_pending" or "approval_self_decision", and a failure of
+//     the database "approval_unavailable".
+//
+// ReasonOf returns "" for nil and for an error no package classified: a
+// context's error, an I/O error from opening a file. It reads; it replaces
+// nothing: errors.Is and errors.As work on the same errors as before. An
+// error that joins several (discovery reports every problem at once)
+// answers the reason of the first; walk the others with errors.As.
+func ReasonOf(err error) Reason {
+	var r interface{ FailureReason() Reason }
+	if errors.As(err, &r) {
+		return r.FailureReason()
 	}
 	return ""
 }

@@ -69,9 +69,16 @@ type UpstreamStatus struct {
 	// Tools are the local names served from it; Absent the bound tools it
 	// does not offer now, with why.
 	Tools, Absent []string
-	// Error is why it is down (caller-safe: codes and the transport's
+	// Error is why it is down (caller-safe: reasons and the transport's
 	// words, never a secret); empty when up.
 	Error string
+	// Reason is why it is down, as a stable name: the reason
+	// [execution.ReasonOf] reads from the error that took it down, such as
+	// [mcpimport.ConnectFailed], [mcpimport.ProtocolUnsupported],
+	// [mcpimport.DiscoveryFailed] or [mcpimport.ReasonConnectionClosed]
+	// (its session ended), or [ReasonUpstreamUnavailable] when that error
+	// names none. Empty when up or starting.
+	Reason execution.Reason
 	// Connections counts the sessions made (for stdio, the processes
 	// started); Swaps the catalogs of it served after the first.
 	Connections, Swaps int
@@ -335,7 +342,7 @@ func (g *Gateway) publish(u *upstream, s served) {
 		// and the other upstreams keep serving.
 		g.logger.Error("gateway: the upstream's catalog cannot be served; its tools are unavailable until it changes",
 			slog.String("upstream", u.cfg.Name), slog.String("error", err.Error()))
-		u.served = served{state: StateDown, err: "its catalog cannot be served: " + err.Error()}
+		u.served = served{state: StateDown, err: "its catalog cannot be served: " + err.Error(), reason: ReasonUpstreamUnavailable}
 		snap, err = g.compile()
 	}
 	if err == nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agnara-go/agnara/gateway"
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -242,6 +243,10 @@ func TestStdioUpstreamRestartsAfterExit(t *testing.T) {
 	if !strings.Contains(log.String(), "the process exited (exit status 3)") {
 		t.Errorf("the log does not say the process exited with its status:\n%s", log)
 	}
+	// Logged before the retry that brought the second process up.
+	if want := "reason=" + string(mcpimport.ReasonConnectionClosed); !strings.Contains(log.String(), want) {
+		t.Errorf("the log does not name the reason the upstream went down (%s):\n%s", want, log)
+	}
 }
 
 func TestStdioUpstreamOutputIsBounded(t *testing.T) {
@@ -266,8 +271,8 @@ func TestOneUpstreamFailingKeepsTheOthers(t *testing.T) {
 	broken := selfUpstream(t, "broken", readTool("pid"))
 	broken.Stdio.Command = "/nonexistent/agnara-no-such-server"
 	g, url, _ := started(t, gateway.Config{Upstreams: []gateway.Upstream{broken, selfUpstream(t, "self", readTool("pid"))}}, nil)
-	if s := state(g, "broken"); s.State != gateway.StateDown || !strings.Contains(s.Error, "no such file") {
-		t.Fatalf("broken upstream: %+v", s)
+	if s := state(g, "broken"); s.State != gateway.StateDown || !strings.Contains(s.Error, "no such file") || s.Reason != mcpimport.ConnectFailed {
+		t.Fatalf("broken upstream: %+v, want down with reason %s and the transport's words", s, mcpimport.ConnectFailed)
 	}
 	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(protocol, func(t *testing.T) {

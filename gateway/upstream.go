@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +51,25 @@ type served struct {
 	state         State
 	reads, writes *mcpimport.Catalog // when up; each nil without bindings of its kind
 	err           string             // when down
+	reason        execution.Reason   // when down
+}
+
+// endedError is why a session with an upstream ended: the gateway's words,
+// answering [mcpimport.ReasonConnectionClosed] to [execution.ReasonOf].
+type endedError struct{ msg string }
+
+func (e *endedError) Error() string { return e.msg }
+
+// FailureReason returns [mcpimport.ReasonConnectionClosed].
+func (e *endedError) FailureReason() execution.Reason { return mcpimport.ReasonConnectionClosed }
+
+// downReason is the reason an upstream is down because of err:
+// err's own, or [ReasonUpstreamUnavailable] when it names none.
+func downReason(err error) execution.Reason {
+	if r := execution.ReasonOf(err); r != "" {
+		return r
+	}
+	return ReasonUpstreamUnavailable
 }
 
 func newUpstream(g *Gateway, cfg *Upstream) *upstream {
@@ -120,8 +140,8 @@ func (u *upstream) scopes(name string) []string {
 }
 
 func (u *upstream) status() UpstreamStatus {
-	s := UpstreamStatus{Name: u.cfg.Name, State: u.served.state, Error: u.served.err, Connections: u.connections, Swaps: u.swaps,
-		Tools: []string{}, Absent: []string{}}
+	s := UpstreamStatus{Name: u.cfg.Name, State: u.served.state, Error: u.served.err, Reason: u.served.reason,
+		Connections: u.connections, Swaps: u.swaps, Tools: []string{}, Absent: []string{}}
 	for _, cat := range []*mcpimport.Catalog{u.served.reads, u.served.writes} {
 		if cat == nil {
 			continue
@@ -130,7 +150,7 @@ func (u *upstream) status() UpstreamStatus {
 			s.Tools = append(s.Tools, e.Name)
 		}
 		for _, a := range cat.Absent() {
-			s.Absent = append(s.Absent, a.Name+" ("+string(a.Code)+")")
+			s.Absent = append(s.Absent, a.Name+" ("+string(a.Reason)+")")
 		}
 	}
 	return s
@@ -149,10 +169,11 @@ func (u *upstream) run(ctx context.Context) {
 		if wasUp {
 			attempt = 0 // a session that worked starts the backoff over
 		}
-		u.g.publish(u, served{state: StateDown, err: err.Error()})
+		reason := downReason(err)
+		u.g.publish(u, served{state: StateDown, err: err.Error(), reason: reason})
 		u.markTried()
 		wait := u.cfg.Restart.Delay(attempt)
-		u.logger.Warn("upstream down; retrying", slog.String("code", string(mcpimport.CodeOf(err))),
+		u.logger.Warn("upstream down; retrying", slog.String("reason", string(reason)),
 			slog.String("error", err.Error()), slog.Int("attempt", attempt+1), slog.Duration("retry_in", wait))
 		t := time.NewTimer(wait)
 		select {
@@ -206,12 +227,19 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 		SessionOptions: &mcp.ClientSessionOptions{ProtocolVersion: protocol},
 	})
 	if err != nil {
+		// mcpimport keeps the transport's words out of its message (they
+		// may quote the upstream); the operator needs them: "connection
+		// refused", "no such file or directory".
+		cause := ""
+		if c := errors.Unwrap(err); c != nil {
+			cause = " (" + c.Error() + ")"
+		}
 		if stdio != nil {
 			if status, exited := stdio.exit(); exited {
-				return false, fmt.Errorf("connecting: %w (the process exited: %s)", err, status)
+				return false, fmt.Errorf("connecting: %w%s (the process exited: %s)", err, cause, status)
 			}
 		}
-		return false, fmt.Errorf("connecting: %w", err)
+		return false, fmt.Errorf("connecting: %w%s", err, cause)
 	}
 	defer sess.Close()
 	ended := make(chan error, 1)
@@ -239,7 +267,7 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 			if err != nil {
 				msg += ": " + err.Error()
 			}
-			return true, errors.New(msg)
+			return true, &endedError{msg: msg}
 		case <-cur.stale():
 		}
 		next, err := func() (served, error) {

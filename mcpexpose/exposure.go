@@ -12,8 +12,10 @@ import (
 )
 
 // ErrFrozen is reported for a tool, resource or prompt declared after its
-// exposure was compiled.
-var ErrFrozen = errors.New("mcpexpose: exposure is frozen: declared after compile")
+// exposure was compiled. It is [agnara.ErrFrozen] (and so di.ErrFrozen),
+// the one frozen error for every late definition: errors.Is holds against
+// any of the three packages' names for it.
+var ErrFrozen = agnara.ErrFrozen
 
 // toolNamePattern is the shape of a tool's wire name.
 var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)

@@ -62,8 +62,8 @@ type Binding struct {
 // ScopeValidator decides whether caller may call a tool with args (the
 // arguments as sent, already valid against the tool's input schema). It
 // returns nil to allow the call or an error to deny it. The caller sees a
-// fixed message with code [ScopeDenied]; the error's text is logged at debug
-// level only.
+// fixed message with reason [ReasonScopeDenied]; the error's text is logged
+// at debug level only.
 //
 // A ScopeValidator must be safe for concurrent use and should return
 // promptly: it runs within the call's deadline.

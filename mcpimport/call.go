@@ -52,7 +52,7 @@ func envelopeSchema(remote json.RawMessage, anyStructured bool) json.RawMessage 
 }
 
 // call is the handler of an imported tool. Failures are canonical failures
-// carrying their code; cancellation by the caller is returned as the
+// carrying their reason; cancellation by the caller is returned as the
 // context's error, so that it propagates.
 func (t *tool) call(ec *execution.Context, args json.RawMessage) (json.RawMessage, error) {
 	c := t.cat

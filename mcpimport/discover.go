@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/canonjson"
 	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +23,7 @@ import (
 type Options struct {
 	// Limits bound what the remote server may send. Default: [DefaultLimits]().
 	Limits Limits
-	// Logger receives debug records about failed calls (codes and causes,
+	// Logger receives debug records about failed calls (reasons and causes,
 	// never arguments or remote messages above debug level). Default: a
 	// logger that discards everything.
 	Logger *slog.Logger
@@ -80,7 +81,7 @@ type tool struct {
 // only tools/list requests.
 //
 // Discover returns every problem it finds, joined, each an [*Error] with its
-// code (see [CodeOf]), and no catalog: a binding that names a tool the server
+// reason (see [execution.ReasonOf]), and no catalog: a binding that names a tool the server
 // does not list, a selected schema outside the profile (see the package
 // documentation), a catalog past the limits. With [Options.AllowAbsent], the
 // first three leave that tool alone out of the catalog instead (see
@@ -197,7 +198,7 @@ func discover(ctx context.Context, sess *Session, sels []selection, o Options, v
 		switch {
 		case len(terrs) > 0 && o.AllowAbsent:
 			err := errors.Join(terrs...)
-			c.absent = append(c.absent, Absence{Name: s.entry.Name, RemoteName: s.remote, Code: CodeOf(err), Err: err})
+			c.absent = append(c.absent, Absence{Name: s.entry.Name, RemoteName: s.remote, Reason: execution.ReasonOf(err), Err: err})
 		case len(terrs) > 0:
 			errs = append(errs, terrs...)
 		default:
@@ -236,7 +237,7 @@ func list(ctx context.Context, session *mcp.ClientSession, limits Limits) (map[s
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, &Error{Code: DiscoveryFailed, msg: "tools/list failed", cause: err}
+			return nil, &Error{Reason: DiscoveryFailed, msg: "tools/list failed", cause: err}
 		}
 		for _, t := range res.Tools {
 			count++
@@ -245,7 +246,7 @@ func list(ctx context.Context, session *mcp.ClientSession, limits Limits) (map[s
 			}
 			b, err := json.Marshal(t)
 			if err != nil {
-				return nil, &Error{Code: DiscoveryFailed, Tool: t.Name, msg: "the tool definition cannot be encoded", cause: err}
+				return nil, &Error{Reason: DiscoveryFailed, Tool: t.Name, msg: "the tool definition cannot be encoded", cause: err}
 			}
 			bytes += len(b)
 			if bytes > limits.CatalogBytes {

@@ -1,7 +1,6 @@
 package mcpimport
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -10,15 +9,11 @@ import (
 	"github.com/agnara-go/agnara/execution"
 )
 
-// Code is a discovery error code: a closed set of stable, caller-safe names
-// carried by an [*Error] (see [CodeOf]). A failed call of an imported tool is
-// no [*Error] but a canonical [execution.Failure] whose [execution.Reason]
-// names what went wrong (the Reason constants below).
-type Code string
-
-// Discovery error codes. Discovery either returns a complete catalog or
-// fails with one or more of these; it never returns part of a catalog,
-// except that with [Options.AllowAbsent] a bound tool with [ToolMissing],
+// Discovery reasons: the [execution.Reason] of an [*Error], which
+// [execution.ReasonOf] reads (as it reads every other failure's reason).
+// Connecting or discovery either succeeds completely or fails with one or
+// more of these; discovery never returns part of a catalog, except that
+// with [Options.AllowAbsent] a bound tool with [ToolMissing],
 // [SchemaUnsupported] or [DescriptionTooLarge] is left out alone (see
 // [Catalog.Absent]).
 const (
@@ -26,26 +21,30 @@ const (
 	// (no local name, no title, neither or both of a scope validator and
 	// NoScopeValidator, a duplicated local name), or the limits are out of
 	// range.
-	BindingInvalid Code = "mcp_binding_invalid"
+	BindingInvalid execution.Reason = "mcp_binding_invalid"
+	// ConnectFailed: [Connect]'s handshake failed: the transport could not
+	// reach the remote server, or the server refused or did not answer
+	// initialize. The transport's error is the [*Error]'s cause.
+	ConnectFailed execution.Reason = "mcp_connect_failed"
 	// ProtocolUnsupported: the monitor has not accepted a supported protocol
 	// version, disagrees with the session's negotiated version, or is
 	// closed.
-	ProtocolUnsupported Code = "mcp_protocol_unsupported"
+	ProtocolUnsupported execution.Reason = "mcp_protocol_unsupported"
 	// DiscoveryFailed: a tools/list request failed.
-	DiscoveryFailed Code = "mcp_discovery_failed"
+	DiscoveryFailed execution.Reason = "mcp_discovery_failed"
 	// CatalogTooLarge: the remote catalog needs more pages, holds more
 	// tools or more bytes than the limits allow.
-	CatalogTooLarge Code = "mcp_catalog_too_large"
+	CatalogTooLarge execution.Reason = "mcp_catalog_too_large"
 	// ToolMissing: a bound tool is not in the remote catalog.
-	ToolMissing Code = "mcp_tool_missing"
+	ToolMissing execution.Reason = "mcp_tool_missing"
 	// ToolDuplicate: the remote catalog lists a tool name twice.
-	ToolDuplicate Code = "mcp_tool_duplicate"
+	ToolDuplicate execution.Reason = "mcp_tool_duplicate"
 	// SchemaUnsupported: a selected tool's input or output schema is
 	// outside the schema profile or larger than the schema limit.
-	SchemaUnsupported Code = "mcp_schema_unsupported"
+	SchemaUnsupported execution.Reason = "mcp_schema_unsupported"
 	// DescriptionTooLarge: a selected tool's description is larger than the
 	// description limit.
-	DescriptionTooLarge Code = "mcp_description_too_large"
+	DescriptionTooLarge execution.Reason = "mcp_description_too_large"
 )
 
 // Call failure reasons: the [execution.Reason] of the canonical failure a
@@ -149,13 +148,15 @@ func failure(r execution.Reason) *execution.Failure {
 	return execution.Fail(f.canonical, f.message, nil).WithReason(r)
 }
 
-// Error is a discovery error. Its message is built from this package's own
-// words plus the remote tool's name (quoted and truncated); the underlying
-// cause, when there is one (a transport error, say), is available through
-// errors.Unwrap for the host's own logs and is not part of the message.
+// Error is a connection or discovery error. Its message is built from this
+// package's own words plus the remote tool's name (quoted and truncated);
+// the underlying cause, when there is one (a transport error, say), is
+// available through errors.Unwrap for the host's own logs and is not part
+// of the message: it may quote the remote server.
 type Error struct {
-	// Code is the error's code.
-	Code Code
+	// Reason is one of the discovery reasons, such as [SchemaUnsupported];
+	// [execution.ReasonOf] reads it through any wrapping.
+	Reason execution.Reason
 	// Tool names the remote tool concerned, or is empty.
 	Tool string
 
@@ -163,11 +164,11 @@ type Error struct {
 	cause error
 }
 
-// Error returns "mcpimport: <code>: [tool "<name>": ]<message>".
+// Error returns "mcpimport: <reason>: [tool "<name>": ]<message>".
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("mcpimport: ")
-	b.WriteString(string(e.Code))
+	b.WriteString(string(e.Reason))
 	if e.Tool != "" {
 		fmt.Fprintf(&b, ": tool %s", quote(e.Tool))
 	}
@@ -181,18 +182,11 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause, if any.
 func (e *Error) Unwrap() error { return e.cause }
 
-// CodeOf returns the code of the first [*Error] err is or wraps, or "". The
-// reason of a failed call is [execution.ReasonOf].
-func CodeOf(err error) Code {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ""
-}
+// FailureReason returns e.Reason, for [execution.ReasonOf].
+func (e *Error) FailureReason() execution.Reason { return e.Reason }
 
-func newError(code Code, tool string, format string, args ...any) *Error {
-	return &Error{Code: code, Tool: tool, msg: fmt.Sprintf(format, args...)}
+func newError(reason execution.Reason, tool string, format string, args ...any) *Error {
+	return &Error{Reason: reason, Tool: tool, msg: fmt.Sprintf(format, args...)}
 }
 
 // quote quotes a string that came from the remote server for a message,

@@ -404,7 +404,7 @@ func TestMonitor(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || execution.ReasonOf(err) != mcpimport.ProtocolUnsupported {
 				t.Fatalf("err = %v, want %s containing %q", err, mcpimport.ProtocolUnsupported, tc.wantErr)
 			}
 		})
@@ -423,20 +423,20 @@ func TestDiscoverNeedsTheNegotiatedVersion(t *testing.T) {
 
 	fresh := mcpimport.NewMonitor()
 	_, err = mcpimport.Discover(context.Background(), newSession(t, cs, fresh, "docs"), readBindings(), nil)
-	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
+	if execution.ReasonOf(err) != mcpimport.ProtocolUnsupported {
 		t.Errorf("monitor without a version: %v", err)
 	}
 	guess := mcpimport.NewMonitor()
 	guess.AcceptProtocolVersion("2026-07-28") // a configured guess, not what was negotiated
 	_, err = mcpimport.Discover(context.Background(), newSession(t, cs, guess, "docs"), readBindings(), nil)
-	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
+	if execution.ReasonOf(err) != mcpimport.ProtocolUnsupported {
 		t.Errorf("monitor with another version: %v", err)
 	}
 	closed := mcpimport.NewMonitor()
 	closed.AcceptProtocolVersion("2025-11-25")
 	closed.Close()
 	_, err = mcpimport.Discover(context.Background(), newSession(t, cs, closed, "docs"), readBindings(), nil)
-	if mcpimport.CodeOf(err) != mcpimport.ProtocolUnsupported {
+	if execution.ReasonOf(err) != mcpimport.ProtocolUnsupported {
 		t.Errorf("closed monitor: %v", err)
 	}
 }
@@ -450,7 +450,7 @@ func TestBindings(t *testing.T) {
 		serverID string
 		bindings map[string]mcpimport.Binding
 		limits   mcpimport.Limits
-		code     mcpimport.Code
+		code     execution.Reason
 		want     string
 	}{
 		{"none", "docs", nil, mcpimport.Limits{}, mcpimport.BindingInvalid, "no bindings"},
@@ -469,7 +469,7 @@ func TestBindings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cat, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, tc.serverID), tc.bindings, &mcpimport.Options{Limits: tc.limits})
-			if cat != nil || mcpimport.CodeOf(err) != tc.code || !strings.Contains(err.Error(), tc.want) {
+			if cat != nil || execution.ReasonOf(err) != tc.code || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %s containing %q", err, tc.code, tc.want)
 			}
 		})
@@ -547,6 +547,17 @@ func TestCloseMakesCatalogStale(t *testing.T) {
 // TestDuplicateToolNameRefused: a catalog that lists a tool name twice is
 // refused, whichever definition would have won.
 func TestDuplicateToolNameRefused(t *testing.T) {
+	d := listingSearchTwice()
+	cs, mon := connect(t, d.server, "2025-11-25")
+	cat, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), readBindings(), nil)
+	if cat != nil || execution.ReasonOf(err) != mcpimport.ToolDuplicate {
+		t.Fatalf("err = %v, want %s", err, mcpimport.ToolDuplicate)
+	}
+}
+
+// listingSearchTwice is the fixture server with a tools/list that lists
+// "search" twice, the second with another description.
+func listingSearchTwice() *docs {
 	d := newDocs(nil)
 	d.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -564,11 +575,7 @@ func TestDuplicateToolNameRefused(t *testing.T) {
 			return res, err
 		}
 	})
-	cs, mon := connect(t, d.server, "2025-11-25")
-	cat, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), readBindings(), nil)
-	if cat != nil || mcpimport.CodeOf(err) != mcpimport.ToolDuplicate {
-		t.Fatalf("err = %v, want %s", err, mcpimport.ToolDuplicate)
-	}
+	return d
 }
 
 // TestRemoteInvalidParams: a JSON-RPC -32602 answer is mcp_invalid_arguments

@@ -48,7 +48,7 @@ func TestDiscoveryLimits(t *testing.T) {
 		name       string
 		docs       *docsOptions
 		at, past   mcpimport.Limits
-		pastCode   mcpimport.Code
+		pastCode   execution.Reason
 		pastReason string
 	}{
 		{"pages", &docsOptions{pageSize: 1}, mcpimport.Limits{Pages: 3}, mcpimport.Limits{Pages: 2}, mcpimport.CatalogTooLarge, "more than 2 pages"},
@@ -62,7 +62,7 @@ func TestDiscoveryLimits(t *testing.T) {
 				t.Fatalf("at the limit: %v", err)
 			}
 			err := discoverWith(t, newDocs(tc.docs), tc.past)
-			if mcpimport.CodeOf(err) != tc.pastCode || !strings.Contains(err.Error(), tc.pastReason) {
+			if execution.ReasonOf(err) != tc.pastCode || !strings.Contains(err.Error(), tc.pastReason) {
 				t.Fatalf("past the limit: %v, want %s (%s)", err, tc.pastCode, tc.pastReason)
 			}
 		})
@@ -129,7 +129,7 @@ func TestDefaultLimits(t *testing.T) {
 		{DescriptionBytes: 8<<10 + 1}, {ObjectBytes: 64<<10 + 1}, {ContentBlocks: 129},
 	} {
 		err := discoverWith(t, newDocs(nil), raise)
-		if mcpimport.CodeOf(err) != mcpimport.BindingInvalid {
+		if execution.ReasonOf(err) != mcpimport.BindingInvalid {
 			t.Errorf("%v: err = %v, want %s", raise, err, mcpimport.BindingInvalid)
 		}
 	}

@@ -48,9 +48,10 @@ type ConnectOptions struct {
 // bytes without control characters; it is recorded in every snapshot) over
 // transport. It creates the session's [Monitor], routes the session's
 // tools/list_changed notifications to it, and has it accept the protocol
-// version the handshake actually negotiated. A version agnara does not
-// support is an error with code [ProtocolUnsupported], and the session is
-// closed again.
+// version the handshake actually negotiated. A failed handshake is an
+// [*Error] with reason [ConnectFailed] (the transport's error is its
+// cause, for the host's logs); a version agnara does not support is one
+// with reason [ProtocolUnsupported], and the session is closed again.
 //
 // The host owns the returned session: it closes it with [Session.Close].
 func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts *ConnectOptions) (*Session, error) {
@@ -90,7 +91,7 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 	cs, err := client.Connect(ctx, transport, o.SessionOptions)
 	if err != nil {
 		mon.Close()
-		return nil, err
+		return nil, &Error{Reason: ConnectFailed, msg: "the handshake with the remote server failed", cause: err}
 	}
 	if err := mon.AcceptProtocolVersion(cs.InitializeResult().ProtocolVersion); err != nil {
 		mon.Close()

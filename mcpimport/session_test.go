@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,16 +33,16 @@ func TestSessionServerID(t *testing.T) {
 				}
 				return
 			}
-			if mcpimport.CodeOf(err) != mcpimport.BindingInvalid || !strings.Contains(err.Error(), "server id") {
+			if execution.ReasonOf(err) != mcpimport.BindingInvalid || !strings.Contains(err.Error(), "server id") {
 				t.Fatalf("NewSession err = %v, want %s naming the server id", err, mcpimport.BindingInvalid)
 			}
 			ct, _ := mcp.NewInMemoryTransports()
-			if _, err := mcpimport.Connect(context.Background(), tc.id, ct, nil); mcpimport.CodeOf(err) != mcpimport.BindingInvalid {
+			if _, err := mcpimport.Connect(context.Background(), tc.id, ct, nil); execution.ReasonOf(err) != mcpimport.BindingInvalid {
 				t.Fatalf("Connect err = %v, want %s", err, mcpimport.BindingInvalid)
 			}
 		})
 	}
-	if _, err := mcpimport.NewSession("docs", nil, mon); mcpimport.CodeOf(err) != mcpimport.BindingInvalid {
+	if _, err := mcpimport.NewSession("docs", nil, mon); execution.ReasonOf(err) != mcpimport.BindingInvalid {
 		t.Errorf("NewSession without a client session: %v", err)
 	}
 }

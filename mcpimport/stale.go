@@ -1,5 +1,7 @@
 package mcpimport
 
+import "github.com/agnara-go/agnara/execution"
+
 // validity is the monitor generation a catalog is known to be current at,
 // and the channel that closes when that generation passes.
 type validity struct {
@@ -15,9 +17,9 @@ type Absence struct {
 	Name string
 	// RemoteName is the bound remote tool's name.
 	RemoteName string
-	// Code is the first problem's code: [ToolMissing], [SchemaUnsupported]
-	// or [DescriptionTooLarge].
-	Code Code
+	// Reason is the first problem's reason: [ToolMissing],
+	// [SchemaUnsupported] or [DescriptionTooLarge].
+	Reason execution.Reason
 	// Err holds every problem found with the tool, each an [*Error].
 	Err error
 }

@@ -46,8 +46,8 @@ func TestAllowAbsent(t *testing.T) {
 		remove  string
 		want    []string // imported local names
 		absent  string   // local name of the absent tool
-		code    mcpimport.Code
-		strictC mcpimport.Code
+		code    execution.Reason
+		strictC execution.Reason
 	}{
 		{"complete", nil, "", []string{"echo_text", "search_docs"}, "", "", ""},
 		{"missing", nil, "search", []string{"echo_text"}, "search_docs", mcpimport.ToolMissing, mcpimport.ToolMissing},
@@ -63,7 +63,7 @@ func TestAllowAbsent(t *testing.T) {
 			sess := newSession(t, cs, mon, "docs")
 
 			_, err := mcpimport.Discover(context.Background(), sess, readBindings(), nil)
-			if got := mcpimport.CodeOf(err); got != tc.strictC {
+			if got := execution.ReasonOf(err); got != tc.strictC {
 				t.Errorf("without AllowAbsent: %v, want code %q", err, tc.strictC)
 			}
 
@@ -82,7 +82,7 @@ func TestAllowAbsent(t *testing.T) {
 			switch {
 			case tc.absent == "" && len(abs) != 0:
 				t.Errorf("absent %+v, want none", abs)
-			case tc.absent != "" && (len(abs) != 1 || abs[0].Name != tc.absent || abs[0].RemoteName != "search" || abs[0].Code != tc.code || mcpimport.CodeOf(abs[0].Err) != tc.code):
+			case tc.absent != "" && (len(abs) != 1 || abs[0].Name != tc.absent || abs[0].RemoteName != "search" || abs[0].Reason != tc.code || execution.ReasonOf(abs[0].Err) != tc.code):
 				t.Errorf("absent %+v, want %s (%s)", abs, tc.absent, tc.code)
 			}
 			plans := compiled(t, cat)
@@ -103,7 +103,7 @@ func TestAllowAbsent(t *testing.T) {
 		cs, mon := connect(t, d.server, "2025-11-25")
 		_, err := mcpimport.Discover(context.Background(), newSession(t, cs, mon, "docs"), readBindings(),
 			&mcpimport.Options{AllowAbsent: true, Limits: mcpimport.Limits{Tools: 2}})
-		if mcpimport.CodeOf(err) != mcpimport.CatalogTooLarge {
+		if execution.ReasonOf(err) != mcpimport.CatalogTooLarge {
 			t.Errorf("err = %v, want %s", err, mcpimport.CatalogTooLarge)
 		}
 	})

@@ -98,7 +98,7 @@ func TestStandardProfileDiscovery(t *testing.T) {
 	b := strict["list_files"]
 	b.Profile = mcpimport.ProfileStrict
 	strict["list_files"] = b
-	if _, err := discoverFiles(t, f, strict); mcpimport.CodeOf(err) != mcpimport.SchemaUnsupported {
+	if _, err := discoverFiles(t, f, strict); execution.ReasonOf(err) != mcpimport.SchemaUnsupported {
 		t.Fatalf("strict profile: got %v, want %s", err, mcpimport.SchemaUnsupported)
 	}
 
@@ -134,7 +134,7 @@ func TestStandardProfileRefusedAtDiscovery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := discoverFiles(t, newFiles(tc.input, tc.output), standardBinding())
-			if mcpimport.CodeOf(err) != mcpimport.SchemaUnsupported || !strings.Contains(err.Error(), tc.want) {
+			if execution.ReasonOf(err) != mcpimport.SchemaUnsupported || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %s with %q", err, mcpimport.SchemaUnsupported, tc.want)
 			}
 		})
@@ -146,7 +146,7 @@ func TestProfileMustBeKnown(t *testing.T) {
 	b := bs["list_files"]
 	b.Profile = "loose"
 	bs["list_files"] = b
-	if _, err := discoverFiles(t, newFiles(filesInput, ""), bs); mcpimport.CodeOf(err) != mcpimport.BindingInvalid {
+	if _, err := discoverFiles(t, newFiles(filesInput, ""), bs); execution.ReasonOf(err) != mcpimport.BindingInvalid {
 		t.Fatalf("got %v, want %s", err, mcpimport.BindingInvalid)
 	}
 }
@@ -340,7 +340,7 @@ func TestStandardProfileWrites(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 	cs, mon := connect(t, f.server, "2025-11-25")
 	sess := newSession(t, cs, mon, "files")
-	if _, err := mcpimport.DiscoverWrites(context.Background(), sess, bindings(mcpimport.ProfileStrict), &mcpimport.WriteOptions{Approvals: store}); mcpimport.CodeOf(err) != mcpimport.SchemaUnsupported {
+	if _, err := mcpimport.DiscoverWrites(context.Background(), sess, bindings(mcpimport.ProfileStrict), &mcpimport.WriteOptions{Approvals: store}); execution.ReasonOf(err) != mcpimport.SchemaUnsupported {
 		t.Fatalf("strict profile: got %v, want %s", err, mcpimport.SchemaUnsupported)
 	}
 	cat, err := mcpimport.DiscoverWrites(context.Background(), sess, bindings(mcpimport.ProfileStandard), &mcpimport.WriteOptions{Approvals: store})

@@ -392,7 +392,7 @@ func TestRemoteTaskBindings(t *testing.T) {
 			_, err := mcpimport.Discover(ctx, tc.sess, map[string]mcpimport.Binding{
 				"job": {Name: "run_job", Title: "Run a job", NoScopeValidator: true, Task: &tc.opts},
 			}, nil)
-			if mcpimport.CodeOf(err) != mcpimport.BindingInvalid {
+			if execution.ReasonOf(err) != mcpimport.BindingInvalid {
 				t.Errorf("err = %v, want %s", err, mcpimport.BindingInvalid)
 			}
 		})

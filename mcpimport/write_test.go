@@ -417,7 +417,7 @@ func TestWriteBindingsAreChecked(t *testing.T) {
 				opts.Approvals = tc.store
 			}
 			_, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), tc.bindings, opts)
-			if mcpimport.CodeOf(err) != mcpimport.BindingInvalid || !strings.Contains(err.Error(), tc.want) {
+			if execution.ReasonOf(err) != mcpimport.BindingInvalid || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %s mentioning %q", err, mcpimport.BindingInvalid, tc.want)
 			}
 		})

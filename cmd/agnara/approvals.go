@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -96,16 +97,17 @@ func (c *cli) run(args []string) int {
 	}
 }
 
-// hintFor says what to do about err, when there is something to say.
+// hintFor says what to do about err, when there is something to say: it
+// reads the error's reason, as any host program would.
 func hintFor(err error) string {
-	switch {
-	case errors.Is(err, approval.ErrNotFound):
+	switch execution.ReasonOf(err) {
+	case approval.ReasonNotFound:
 		return "Run 'agnara approvals list' to see the approvals in this database."
-	case errors.Is(err, approval.ErrSelfApproval):
+	case approval.ReasonSelfDecision:
 		return "Another person must decide it: run the command with -as set to a different approver."
-	case errors.Is(err, approval.ErrNotPending), errors.Is(err, approval.ErrExpired):
+	case approval.ReasonNotPending, approval.ReasonExpired:
 		return "Run 'agnara approvals show ID' to see its current state."
-	case errors.Is(err, approval.ErrEvidenceRequired):
+	case approval.ReasonEvidenceRequired:
 		return "Pass -evidence with how you established the effect, e.g. a read-back of the remote record."
 	}
 	return ""

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agnara-go/agnara/execution"
 	agw "github.com/agnara-go/agnara/gateway"
-	"github.com/agnara-go/agnara/mcpimport"
 )
 
 // catalogSwaps counts the snapshots the gateway handed its handler because
@@ -41,7 +41,7 @@ func (b backoff) retry(ctx context.Context, logger *slog.Logger, what string, f 
 			return errors.Join(ctx.Err(), err)
 		}
 		wait := b.delay(n)
-		logger.Warn(what+" failed; retrying", slog.String("code", string(mcpimport.CodeOf(err))),
+		logger.Warn(what+" failed; retrying", slog.String("reason", string(execution.ReasonOf(err))),
 			slog.String("error", err.Error()), slog.Int("attempt", n+1), slog.Duration("retry_in", wait))
 		t := time.NewTimer(wait)
 		select {

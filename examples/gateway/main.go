@@ -493,7 +493,7 @@ func absentNames(c catalogs) []string {
 	for _, cat := range []*mcpimport.Catalog{c.reads, c.writes} {
 		if cat != nil {
 			for _, a := range cat.Absent() {
-				out = append(out, a.Name+" ("+string(a.Code)+")")
+				out = append(out, a.Name+" ("+string(a.Reason)+")")
 			}
 		}
 	}
