@@ -71,7 +71,7 @@ lint:
 unit:
 	$(GO) test -race -count=1 ./...
 
-# The official MCP conformance suite, both protocol revisions, against one
+# The official MCP conformance suite, at each protocol revision served, against one
 # fixture server process (conformance/run.sh, conformance/baseline.yml).
 conformance: deps
 	./conformance/run.sh
