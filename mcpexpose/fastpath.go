@@ -2,7 +2,6 @@ package mcpexpose
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
@@ -47,6 +45,11 @@ type fastCall struct {
 	// A retry's inputResponses object as sent, and its requestState.
 	responses []byte
 	state     string
+
+	// What the decision (answers) decoded: the _meta the SDK would read,
+	// and the retry's answers.
+	metaMap mcp.Meta
+	answers mcp.InputResponseMap
 }
 
 // Accepted SDK header values and wire constants.
@@ -57,19 +60,19 @@ const (
 	metaCapsKey    = "io.modelcontextprotocol/clientCapabilities"
 )
 
-// serveFast answers r, a 2026-07-28 POST whose body is body, on the fast
-// path and reports true, or reports false having written nothing, for the
-// SDK to answer. ti is the verified token facts (nil without a token).
-func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, body []byte, ti *auth.TokenInfo) bool {
-	if !fastHeaders(r) {
+// answers is the edge's one decision: whether it answers rec itself, on
+// the fast path, or hands it to the SDK. It answers a single 2026-07-28
+// tools/call or tools/list that the strict scanner read whole, whose
+// headers pass every check the SDK makes (as the SDK makes them), whose
+// _meta the SDK would read as the fast path does, of a tool that runs no
+// task, from a caller still there.
+func (h *Handler) answers(r *http.Request, rec *record) bool {
+	fc := rec.fast
+	if !h.fast || fc == nil || !fastHeaders(r) {
 		return false
 	}
-	if ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
+	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
 		return false // the SDK's bearer middleware splits it so, and refuses it
-	}
-	var fc fastCall
-	if !fc.parse(body) {
-		return false
 	}
 	if r.Header.Get("Mcp-Method") != fc.method() || (!fc.list && r.Header.Get("Mcp-Name") != fc.name) {
 		return false // the SDK words the mismatch
@@ -78,53 +81,49 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, body []byte,
 	if !ok {
 		return false
 	}
-	s := h.srv
-	ctx := r.Context()
+	fc.metaMap = meta
+	if fc.responses != nil {
+		// Decoded by the SDK's own type, with the SDK's decoder and
+		// options: the answers read as they read on the SDK path.
+		if _, err := segjson.Parse(fc.responses, &fc.answers, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			return false // the SDK words the refusal
+		}
+	}
 	if !fc.list {
 		// Tasks answer with their own result; the SDK path serves them.
-		// The call runs on the snapshot this is decided on: the one the
-		// step-up check pinned, or one pinned here.
-		e := mappedOf(ti).pinned()
-		if e == nil {
-			e = s.acquire()
-			defer s.release(e)
-			ctx = context.WithValue(ctx, pinnedKey{}, e)
-		}
-		if t, ok := e.snap.byName[fc.name]; ok && t.task != TaskNever {
+		// The call runs on the snapshot this is decided on, rec's.
+		if rec.tool != nil && rec.tool.task != TaskNever {
 			return false
 		}
 		if h.fastDecided != nil {
-			h.fastDecided(ctx)
+			h.fastDecided(r.Context())
 		}
 	}
-	if ctx.Err() != nil {
-		// The caller has gone. The SDK hands no request whose context is
-		// done to the server (jsonrpc2's handleAsync answers it with the
-		// context's error, to no one), so nothing of the call runs:
-		// identity, audit, the round's state, the plan. Leaving it to the
-		// SDK path drops it exactly so.
-		return false
-	}
-	extra := &mcp.RequestExtra{TokenInfo: ti, Header: r.Header}
+	// The caller has gone: the SDK hands no request whose context is done
+	// to the server (jsonrpc2's handleAsync answers it with the context's
+	// error, to no one), so nothing of the call runs — identity, audit,
+	// the round's state, the plan. Leaving it to the SDK drops it so.
+	return r.Context().Err() == nil
+}
+
+// answer answers rec, which the edge decided to answer itself (answers),
+// with the bytes the SDK would send: the same list or call, framed as
+// the SDK frames a 2026-07-28 answer.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, rec *record) {
+	fc := rec.fast
+	s := h.srv
+	extra := &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}
 	var res mcp.Result
 	var err error
 	if fc.list {
-		res, err = s.middleware(nil)(ctx, "tools/list", &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{Meta: meta}, Extra: extra})
+		res, err = s.listToolsOf(r.Context(), rec, &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{Meta: fc.metaMap}, Extra: extra})
 	} else {
-		params := &mcp.CallToolParamsRaw{Meta: meta, Name: fc.name, Arguments: json.RawMessage(fc.args), RequestState: fc.state}
-		if fc.responses != nil {
-			// Decoded by the SDK's own type, with the SDK's decoder and
-			// options: the answers read as they read on the SDK path.
-			if _, err := segjson.Parse(fc.responses, &params.InputResponses, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-				return false // the SDK words the refusal
-			}
-		}
-		req := &mcp.CallToolRequest{Params: params, Extra: extra}
-		res, err = s.middleware(s.finishCall)(ctx, "tools/call", req)
+		params := &mcp.CallToolParamsRaw{Meta: fc.metaMap, Name: fc.name, Arguments: json.RawMessage(fc.args), RequestState: fc.state, InputResponses: fc.answers}
+		res, err = s.callTool(r.Context(), rec, &mcp.CallToolRequest{Params: params, Extra: extra})
+		res = finished(res)
 	}
-	h.writeFast(w, &fc, res, err)
+	h.writeFast(w, fc, res, err)
 	h.fastServed.Add(1)
-	return true
 }
 
 func (fc *fastCall) method() string {
@@ -440,28 +439,17 @@ func noNumbersOrNulls(b []byte) bool {
 	return true
 }
 
-// finishCall does what the SDK does with a tool handler's result before it
-// leaves the server (Server.callTool, handleMultiRoundTripResult): a
-// result may not hold both content and input requests, and a complete
-// result's null content is an empty list.
-func (s *server) finishCall(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
-	res, ok := ctx.Value(answerKey{}).(*mcp.CallToolResult)
-	if !ok {
-		return nil, errUnrouted
+// finished does to a tool result what the SDK does before it leaves the
+// server (Server.callTool): a complete result's null content is an empty
+// list. (The check that a result holds content or input requests, never
+// both, callTool makes on either route.)
+func finished(res mcp.Result) mcp.Result {
+	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.Content == nil && r.InputRequests == nil {
+		cp := *r
+		cp.Content = []mcp.Content{}
+		return &cp
 	}
-	if res == nil {
-		return nil, nil
-	}
-	if res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
-		s.sdkLogger.Warn("handler returned both content and inputRequests")
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
-	}
-	if res.Content == nil && res.InputRequests == nil {
-		res2 := *res
-		res2.Content = []mcp.Content{}
-		res = &res2
-	}
-	return res, nil
+	return res
 }
 
 var (

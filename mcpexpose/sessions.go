@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -118,21 +117,6 @@ func newSessions(max, perPrincipal int, anonymousCapped bool, server *mcp.Server
 	}
 }
 
-// sessionKey is who a new session counts against: the mapped principal
-// (issuer and id) of ti; anonymous and development callers, who have no
-// token, share the key "". A caller the identity mapper refuses counts under
-// its token's subject, so that it cannot take the slots of others.
-func sessionKey(ctx context.Context, ti *auth.TokenInfo) string {
-	if ti == nil {
-		return ""
-	}
-	p, err := mappedPrincipal(ctx, ti)
-	if err != nil {
-		return "unmapped\x00" + ti.UserID
-	}
-	return "principal\x00" + p.Issuer() + "\x00" + p.ID()
-}
-
 // reserve takes a slot for a session key may open, or names the limit that
 // refuses it.
 func (s *sessions) reserve(key string) (limit string, ok bool) {
@@ -232,10 +216,12 @@ func (s *sessions) refuse(w http.ResponseWriter, r *http.Request, limit string) 
 const codeSessionLimit = -32000
 
 // serveNew serves, on the stateful handler, a POST without Mcp-Session-Id,
-// for which the SDK creates a session: within the limits, or refused.
-func (s *sessions) serveNew(stateful http.Handler, w http.ResponseWriter, r *http.Request) {
-	ti := auth.TokenInfoFromContext(r.Context())
-	key := sessionKey(r.Context(), ti)
+// for which the SDK creates a session: within the limits, or refused. rec
+// is its record: who it counts against (record.key), and the expiry of
+// its token, at which the session ends.
+func (s *sessions) serveNew(stateful http.Handler, w http.ResponseWriter, r *http.Request, rec *record) {
+	ti := rec.ti
+	key := rec.key()
 	limit, ok := s.reserve(key)
 	if !ok {
 		s.refuse(w, r, limit)
