@@ -71,6 +71,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.refuse(w, r, rec) {
 		return
 	}
+	if ls := h.session(r, rec); ls != nil {
+		defer h.sessions.end(ls)
+		ctx, cancel, ok, done := h.answersSession(w, r, rec, ls)
+		switch {
+		case done:
+			return
+		case ok:
+			h.answerSession(ctx, cancel, w, r, rec, ls)
+			return
+		}
+		h.forwardOnSession(w, r, rec, ti, ls)
+		return
+	}
 	if h.answers(r, rec) {
 		h.answer(w, r, rec)
 		return
@@ -94,12 +107,13 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
 		writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body")
 		return nil, false
 	}
-	rec, ok := readRecord(body)
+	modern := modernRequest(r)
+	rec, ok := readRecord(body, modern)
 	if !ok {
 		writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "the request body is not valid JSON")
 		return nil, false
 	}
-	rec.modern = modernRequest(r)
+	rec.modern = modern
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	if isTaskMethod(rec.method) && rec.modern && r.Header.Get("Mcp-Name") != rec.taskID {
@@ -111,15 +125,16 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
 	return rec, true
 }
 
-// readRecord begins the record of a POSTed body: read by the fast path's
-// strict scanner when it can read the whole request, else by the general
-// parser. It reports false when body is not valid JSON.
-func readRecord(body []byte) (*record, bool) {
+// readRecord begins the record of a POSTed body, of a 2026-07-28 request
+// when modern: read by the strict scanner when it can read the whole
+// request, else by the general parser. It reports false when body is not
+// valid JSON.
+func readRecord(body []byte, modern bool) (*record, bool) {
 	if !segjson.Valid(body) {
 		return nil, false
 	}
 	var fc fastCall
-	if fc.parse(body) {
+	if fc.parse(body, modern) {
 		rec := &record{method: fc.method(), id: fc.id, name: fc.name, args: fc.args, fast: &fc}
 		return rec, true
 	}
@@ -156,6 +171,13 @@ func parseMessage(body []byte) *record {
 		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
 			_ = segjson.Unmarshal(params.TaskID, &rec.taskID)
 		}
+	case rec.method == "notifications/cancelled":
+		var params struct {
+			RequestID segjson.RawMessage `json:"requestId"`
+		}
+		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
+			rec.cancels = plainID(params.RequestID)
+		}
 	case rec.method == "tools/call":
 		var params struct {
 			Name      segjson.RawMessage `json:"name"`
@@ -167,6 +189,19 @@ func parseMessage(body []byte) *record {
 		}
 	}
 	return rec
+}
+
+// plainID returns id when it is one the fast path's scanner takes (a plain
+// string, an integer of at most 15 digits), so that it compares byte for
+// byte with the ids of the edge's calls; nil otherwise.
+func plainID(id []byte) json.RawMessage {
+	p := scanner{b: id}
+	p.ws()
+	got := p.id()
+	if got == nil || !p.end() {
+		return nil
+	}
+	return json.RawMessage(got)
 }
 
 // verify verifies r's bearer token and returns its facts, nil for a
@@ -305,6 +340,23 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, rec *record, t
 	default:
 		next.ServeHTTP(w, r)
 	}
+}
+
+// forwardOnSession forwards rec, a POST to the live session ls, to the SDK
+// (forward), keeping what the edge must know of it: a call's id in flight,
+// so that the edge leaves a duplicate of it to the SDK too; and a
+// notifications/cancelled naming one of the edge's calls, which it cancels
+// (the SDK, which does not know the call, ignores the notification).
+func (h *Handler) forwardOnSession(w http.ResponseWriter, r *http.Request, rec *record, ti *auth.TokenInfo, ls *liveSession) {
+	if rec.method == "notifications/cancelled" && rec.cancels != nil {
+		h.sessions.cancelCall(ls, string(rec.cancels))
+	}
+	if rec.id != nil && rec.method != "" {
+		if ok, _ := h.sessions.claim(ls, string(rec.id), nil); ok {
+			defer h.sessions.unclaim(ls, string(rec.id))
+		}
+	}
+	h.forward(w, r, rec, ti)
 }
 
 // route sends 2026-07-28 requests to the stateless handler and handshake-era

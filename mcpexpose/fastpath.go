@@ -19,7 +19,7 @@ import (
 // The fast path answers the commonest 2026-07-28 requests — a single
 // tools/call or tools/list POSTed without a session — without the SDK's
 // per-request session, goroutines and decoders, with the bytes the SDK
-// path would send (ADR 8). It takes a request only when every rule the
+// path would send (ADR 35). It takes a request only when every rule the
 // SDK would check is known to pass; any request it is not sure of
 // (another method, a notification, a batch, a progress token, a task, an
 // unusual header, id or _meta, an escape in a string it reads) goes to the
@@ -214,13 +214,15 @@ func asciiFold(s, lower string) bool {
 	return true
 }
 
-// parse reads body as a single JSON-RPC request the fast path answers:
-// an object of exactly "jsonrpc": "2.0", an "id", a "method" of
-// tools/call or tools/list, and "params", each once; params of a "name",
-// optionally an "arguments" object, a retry's "inputResponses" object and
-// "requestState" string, and a "_meta" object (tools/call), or of a
-// "_meta" object alone (tools/list). Anything else reports false.
-func (fc *fastCall) parse(body []byte) bool {
+// parse reads body as a single JSON-RPC request the edge answers: an
+// object of exactly "jsonrpc": "2.0", an "id", a "method" of tools/call or
+// tools/list, and "params", each once; params of a "name", optionally an
+// "arguments" object, and a "_meta" object (tools/call), or of a "_meta"
+// object alone (tools/list). At 2026-07-28 (modern) the _meta is required,
+// and a retry's "inputResponses" object and "requestState" string may
+// follow; in the handshake era the _meta is optional, and a tools/list may
+// come without params. Anything else reports false.
+func (fc *fastCall) parse(body []byte, modern bool) bool {
 	var p scanner
 	p.b = body
 	var version, method string
@@ -254,7 +256,7 @@ func (fc *fastCall) parse(body []byte) bool {
 		seen[i] = true
 		return !p.bad
 	})
-	if !ok || !p.end() || !seen[1] || !seen[3] || version != "2.0" || p.depthMax > fastMaxDepth {
+	if !ok || !p.end() || !seen[1] || version != "2.0" || p.depthMax > fastMaxDepth {
 		return false
 	}
 	switch method {
@@ -263,6 +265,9 @@ func (fc *fastCall) parse(body []byte) bool {
 	case "tools/call":
 	default:
 		return false
+	}
+	if !seen[3] {
+		return fc.list && !modern // a handshake-era tools/list may have no params
 	}
 	var q scanner
 	q.b = params
@@ -289,13 +294,13 @@ func (fc *fastCall) parse(body []byte) bool {
 			fc.args = q.rawObject()
 			return fc.args != nil
 		case "inputResponses":
-			if fc.list || fc.responses != nil {
+			if fc.list || !modern || fc.responses != nil {
 				return false
 			}
 			fc.responses = q.rawObject()
 			return fc.responses != nil
 		case "requestState":
-			if fc.list || stated {
+			if fc.list || !modern || stated {
 				return false
 			}
 			stated = true
@@ -304,7 +309,7 @@ func (fc *fastCall) parse(body []byte) bool {
 		}
 		return false // cursor, task, anything else: the SDK's
 	})
-	if !ok || !q.end() || fc.meta == nil {
+	if !ok || !q.end() || (modern && fc.meta == nil) {
 		return false
 	}
 	return fc.list || named
@@ -460,24 +465,27 @@ var (
 // fastBuf is a pooled response buffer.
 var fastBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// writeFast writes the SDK's answer to fc: res, or err as the SDK's
-// JSON-RPC layer words it, in an event stream, or, for the errors the
-// revision maps to an HTTP status, as a plain JSON body with that status.
-func (h *Handler) writeFast(w http.ResponseWriter, fc *fastCall, res mcp.Result, err error) {
-	buf := fastBufs.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= 64<<10 {
-			buf.Reset()
-			fastBufs.Put(buf)
-		}
-	}()
+// putBuf returns a response buffer to the pool, unless it grew large.
+func putBuf(buf *bytes.Buffer) {
+	if buf.Cap() <= 64<<10 {
+		buf.Reset()
+		fastBufs.Put(buf)
+	}
+}
+
+// encodeResponse writes the JSON-RPC response to fc as the SDK's JSON-RPC
+// layer writes it: res, or err as that layer words it; with the
+// annotations of a 2026-07-28 result when modern. It returns the HTTP
+// status the revision gives the error, or 0 for an answer sent in the
+// stream (always, in the handshake era).
+func (s *server) encodeResponse(buf *bytes.Buffer, fc *fastCall, res mcp.Result, err error, modern bool) int {
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(fc.id)
 	if err == nil {
 		buf.WriteString(`,"result":`)
 		if res == nil {
 			err = errNilResult
-		} else if err = h.srv.encodeResult(buf, res); err != nil {
+		} else if err = s.encodeResult(buf, res, modern); err != nil {
 			buf.Reset()
 			buf.WriteString(`{"jsonrpc":"2.0","id":`)
 			buf.Write(fc.id)
@@ -488,11 +496,23 @@ func (h *Handler) writeFast(w http.ResponseWriter, fc *fastCall, res mcp.Result,
 		if errors.Is(err, errMethodNotFound) {
 			err = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + strconv.Quote(fc.method())}
 		}
-		status = errorStatus(err)
+		if modern {
+			status = errorStatus(err)
+		}
 		buf.WriteString(`,"error":`)
 		writeWireError(buf, err)
 	}
 	buf.WriteByte('}')
+	return status
+}
+
+// writeFast writes the SDK's answer to fc, a 2026-07-28 request: in an
+// event stream, or, for the errors the revision maps to an HTTP status, as
+// a plain JSON body with that status.
+func (h *Handler) writeFast(w http.ResponseWriter, fc *fastCall, res mcp.Result, err error) {
+	buf := fastBufs.Get().(*bytes.Buffer)
+	defer putBuf(buf)
+	status := h.srv.encodeResponse(buf, fc, res, err, true)
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-cache, no-transform")
 	hd.Set("Connection", "keep-alive")
@@ -545,16 +565,19 @@ func writeWireError(buf *bytes.Buffer, err error) {
 	buf.Truncate(buf.Len() - 1) // Encode's newline
 }
 
-// encodeResult writes res as the SDK's server writes a 2026-07-28 result:
-// with the server's identity in _meta (unless the result names one), a
-// list result marked complete, a tool result marked complete or
-// input_required.
-func (s *server) encodeResult(buf *bytes.Buffer, res mcp.Result) error {
+// encodeResult writes res as the SDK's server writes a result. A
+// 2026-07-28 (modern) one it annotates: the server's identity in _meta
+// (unless the result names one), a list result marked complete, a tool
+// result marked complete or input_required. A handshake-era one it writes
+// as it is.
+func (s *server) encodeResult(buf *bytes.Buffer, res mcp.Result, modern bool) error {
 	switch r := res.(type) {
 	case *mcp.ListToolsResult:
 		cp := *r
-		cp.ResultType = "complete"
-		cp.Meta = s.withServerInfo(r.Meta)
+		if modern {
+			cp.ResultType = "complete"
+			cp.Meta = s.withServerInfo(r.Meta)
+		}
 		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(&cp); err != nil {
@@ -563,8 +586,13 @@ func (s *server) encodeResult(buf *bytes.Buffer, res mcp.Result) error {
 		buf.Truncate(buf.Len() - 1)
 		return nil
 	case *mcp.CallToolResult:
-		if s.encodeTextResult(buf, r) {
+		if s.encodeTextResult(buf, r, modern) {
 			return nil
+		}
+		if !modern {
+			b, err := json.Marshal(r) // no result type: the SDK sets none
+			buf.Write(b)
+			return err
 		}
 		return s.encodeCallResult(buf, r)
 	}
@@ -607,7 +635,7 @@ func (s *server) encodeCallResult(buf *bytes.Buffer, r *mcp.CallToolResult) erro
 // the result struct and each block through their MarshalJSON methods,
 // and reports whether it did. TestEncodeTextResult holds it to the
 // general encoding, and to the SDK's fields.
-func (s *server) encodeTextResult(buf *bytes.Buffer, r *mcp.CallToolResult) bool {
+func (s *server) encodeTextResult(buf *bytes.Buffer, r *mcp.CallToolResult, modern bool) bool {
 	if len(r.Meta) != 0 || r.InputRequests != nil || r.RequestState != "" {
 		return false
 	}
@@ -631,7 +659,11 @@ func (s *server) encodeTextResult(buf *bytes.Buffer, r *mcp.CallToolResult) bool
 		return false
 	}
 	start := buf.Len()
-	buf.Write(s.resultPrefix)
+	if modern {
+		buf.Write(s.resultPrefix)
+	} else {
+		buf.WriteByte('{')
+	}
 	buf.WriteString(`"content":[`)
 	for i, c := range r.Content {
 		if i > 0 {
@@ -654,7 +686,10 @@ func (s *server) encodeTextResult(buf *bytes.Buffer, r *mcp.CallToolResult) bool
 	if r.IsError {
 		buf.WriteString(`,"isError":true`)
 	}
-	buf.WriteString(`,"resultType":"complete"}`)
+	if modern {
+		buf.WriteString(`,"resultType":"complete"`)
+	}
+	buf.WriteByte('}')
 	return true
 }
 
@@ -809,12 +844,48 @@ func (p *scanner) id() []byte {
 	return p.b[start:j:j]
 }
 
+// skipValue skips any value, which the body's validity guarantees is
+// well formed.
+func (p *scanner) skipValue() bool {
+	p.ws()
+	if p.i >= len(p.b) {
+		return false
+	}
+	switch p.b[p.i] {
+	case '{', '[':
+		return p.rawComposite() != nil
+	case '"':
+		p.i++
+		for p.i < len(p.b) && p.b[p.i] != '"' {
+			if p.b[p.i] == '\\' {
+				p.i++
+			}
+			p.i++
+		}
+		p.i++
+		return p.i <= len(p.b)
+	}
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return true
+		}
+		p.i++
+	}
+	return true
+}
+
 // rawObject skips an object and returns its bytes, or nil when the value
 // is not an object.
 func (p *scanner) rawObject() []byte {
 	if p.i >= len(p.b) || p.b[p.i] != '{' {
 		return nil
 	}
+	return p.rawComposite()
+}
+
+// rawComposite skips the object or array at p.i and returns its bytes.
+func (p *scanner) rawComposite() []byte {
 	start := p.i
 	depth := 0
 	for p.i < len(p.b) {

@@ -123,7 +123,7 @@ type HandlerOptions struct {
 	// HTTP handler. By default a single 2026-07-28 tools/call or
 	// tools/list POST that passes every check the SDK makes is answered
 	// by the handler itself, with the same bytes and about a third of the
-	// CPU (docs/PERFORMANCE.md, ADR 8); everything else always goes to
+	// CPU (docs/PERFORMANCE.md, ADR 35); everything else always goes to
 	// the SDK. Turn it off to rule it out when chasing a wire problem.
 	DisableFastPath bool
 }
@@ -246,7 +246,13 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	srv.streamLifetime = max(o.StreamLifetime, 0)
 	get := func(*http.Request) *mcp.Server { return srv.mcp }
 	events := newEventStore(o.ReplayBytes)
-	sessions := newSessions(o.MaxSessions, o.MaxSessionsPerPrincipal, o.Tokens != nil, srv.mcp, srv.logger)
+	// With the fast path on, the edge answers sessions' ordinary calls and
+	// so keeps their idle timers (handshake.go); otherwise the SDK does.
+	var edgeIdle, sdkIdle time.Duration = o.SessionTimeout, 0
+	if o.DisableFastPath {
+		edgeIdle, sdkIdle = 0, o.SessionTimeout
+	}
+	sessions := newSessions(o.MaxSessions, o.MaxSessionsPerPrincipal, o.Tokens != nil, edgeIdle, srv.mcp, srv.logger)
 	h := &Handler{
 		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                    true,
@@ -260,7 +266,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 			EventStore:          countingStore{events, sessions},
 			Logger:              srv.sdkLogger,
 			MaxRequestBodyBytes: o.MaxBodyBytes,
-			SessionTimeout:      o.SessionTimeout,
+			SessionTimeout:      sdkIdle,
 		}),
 		events:    events,
 		sessions:  sessions,

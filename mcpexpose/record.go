@@ -26,6 +26,9 @@ type record struct {
 	name   string
 	args   json.RawMessage
 	taskID string
+	// cancels is the id a notifications/cancelled names, when the edge's
+	// scanner would take it (plainID).
+	cancels json.RawMessage
 
 	// fast is the strict scanner's reading of the whole request (a
 	// single tools/call or tools/list), nil when it declined the body.
