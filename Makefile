@@ -144,6 +144,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME) ./mcpexpose/requeststate/
 	$(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime $(FUZZTIME) ./mcpexpose/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastPath$$' -fuzztime $(FUZZTIME) ./mcpexpose/
+	$(GO) test -run '^$$' -fuzz '^FuzzSessionEdge$$' -fuzztime $(FUZZTIME) ./mcpexpose/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime $(FUZZTIME) ./mcpexpose/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./internal/canonjson/
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaProfile$$' -fuzztime $(FUZZTIME) ./mcpimport/

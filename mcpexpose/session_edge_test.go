@@ -1,8 +1,10 @@
 package mcpexpose_test
 
 import (
+	"bytes"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -290,4 +292,66 @@ func TestSessionEdgeDifferential(t *testing.T) {
 			})
 		}
 	}
+}
+
+// FuzzSessionEdge sends the same POST on a live session of a handler whose
+// edge answers sessions' ordinary calls and on one of a handler without,
+// and requires equal answers, stream ids masked; its seeds are the
+// differential test's corpus at both handshake-era revisions.
+func FuzzSessionEdge(f *testing.F) {
+	for _, rev := range []string{"2025-11-25", "2025-06-18"} {
+		for _, r := range sessionCorpus(rev) {
+			f.Add([]byte(r.body), r.header.Get("Mcp-Protocol-Version"), r.header.Get("Authorization"))
+		}
+	}
+	edgeApp, sdkApp := newDiffApp(f), newDiffApp(f)
+	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: mcpexpose.ServerOptions{Identity: mapper}}
+	edgeH, err := mcpexpose.NewHandler(edgeApp.snap, &opts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	opts.DisableFastPath = true
+	sdkH, err := mcpexpose.NewHandler(sdkApp.snap, &opts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	post := func(h http.Handler, sid, rev, authz string, body []byte) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", "http://127.0.0.1/mcp", bytes.NewReader(body))
+		req.Header = sessionHeader(rev)
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		if authz != "" {
+			req.Header.Set("Authorization", authz)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	open := func(h http.Handler) string {
+		rec := post(h, "", "", "", []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}`))
+		sid := rec.Header().Get("Mcp-Session-Id")
+		if sid == "" {
+			f.Fatalf("initialize: %d %s", rec.Code, rec.Body)
+		}
+		post(h, sid, "2025-11-25", "", []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		return sid
+	}
+	edgeSID, sdkSID := open(edgeH), open(sdkH)
+	f.Fuzz(func(t *testing.T, body []byte, rev, authz string) {
+		for k, v := range map[string]string{"Mcp-Protocol-Version": rev, "Authorization": authz} {
+			if v != "" && !validHeader(k, []string{v}) {
+				return
+			}
+		}
+		do := func(h http.Handler, sid string) exchange {
+			rec := post(h, sid, rev, authz, body)
+			b := maskStream.ReplaceAllString(maskSession.ReplaceAllString(rec.Body.String(), `"sessionId":"…"`), "id: …_")
+			return exchange{status: rec.Code, header: rec.Header(), body: mask(b, rec.Header())}
+		}
+		got, want := do(edgeH, edgeSID), do(sdkH, sdkSID)
+		if !got.equal(want) {
+			t.Fatalf("edge: %d %v\n%s\nsdk:  %d %v\n%s", got.status, got.header, got.body, want.status, want.header, want.body)
+		}
+	})
 }
