@@ -252,6 +252,17 @@ func (c *Context) Confirm(key, message string) (bool, error) {
 	return v.Confirm, nil
 }
 
+// mayAsk refuses a question of a plan that does not ask ([Plan.Asks]):
+// its function took context.Context and reached the execution context
+// through FromContext. The invocation ends with internal_failure, its
+// cause logged, on every transport alike.
+func (c *Context) mayAsk() error {
+	if c.plan.Asks() {
+		return nil
+	}
+	return fmt.Errorf("execution: %s asks its caller, but its function takes context.Context: take *execution.Context to ask", c.plan.identity)
+}
+
 // errReservedKey refuses handler questions under the key of the declared
 // confirmation, whose answer is evidence for the confirmation verifier.
 var errReservedKey = fmt.Errorf("execution: the question key %q is reserved for CapabilityOptions.Confirm", ConfirmKey)
@@ -261,6 +272,9 @@ var errReservedKey = fmt.Errorf("execution: the question key %q is reserved for 
 func (c *Context) askForm(key, message string, f *formSchema, confirmation bool, dst any) error {
 	if key == ConfirmKey {
 		return errReservedKey
+	}
+	if err := c.mayAsk(); err != nil {
+		return err
 	}
 	if a, ok := c.inter.answer(key, Elicitation, confirmation); ok {
 		switch a.Action {
@@ -282,6 +296,9 @@ func (c *Context) askForm(key, message string, f *formSchema, confirmation bool,
 
 // Sample asks the client's model for a completion under key.
 func (c *Context) Sample(key string, r SamplingRequest) (SamplingResult, error) {
+	if err := c.mayAsk(); err != nil {
+		return SamplingResult{}, err
+	}
 	if a, ok := c.inter.answer(key, Sampling, false); ok && a.Sampling != nil {
 		return *a.Sampling, nil
 	}
@@ -291,6 +308,9 @@ func (c *Context) Sample(key string, r SamplingRequest) (SamplingResult, error) 
 
 // Roots asks the client for its filesystem roots under key.
 func (c *Context) Roots(key string) ([]Root, error) {
+	if err := c.mayAsk(); err != nil {
+		return nil, err
+	}
 	if a, ok := c.inter.answer(key, Roots, false); ok && a.Roots != nil {
 		return slices.Clone(a.Roots), nil
 	}

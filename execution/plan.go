@@ -87,6 +87,17 @@ func (p *Plan) Annotations() agnara.Annotations { return p.annotations }
 // not require confirmation.
 func (p *Plan) Confirm() string { return p.confirm }
 
+// Asks reports whether an invocation of the plan may ask its caller for
+// input ([InputRequired]): it declares a confirmation
+// (CapabilityOptions.Confirm), or its function takes *execution.Context,
+// through which a handler asks ([Context.Confirm], [Ask], [Context.Sample],
+// [Context.Roots]). A function that takes context.Context, or none, cannot:
+// the execution context it can reach with [FromContext] refuses to ask
+// for it. An adapter may so serve such a plan where no question could
+// reach the caller (mcpexpose answers a handshake-era session's call of one
+// at its own edge).
+func (p *Plan) Asks() bool { return p.confirm != "" || p.sig.ctx == execContext }
+
 // Timeout returns the capability's own time limit, or 0 for none.
 func (p *Plan) Timeout() time.Duration { return p.timeout }
 

@@ -2,7 +2,6 @@ package mcpexpose
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
@@ -21,7 +19,7 @@ import (
 // The fast path answers the commonest 2026-07-28 requests — a single
 // tools/call or tools/list POSTed without a session — without the SDK's
 // per-request session, goroutines and decoders, with the bytes the SDK
-// path would send (ADR 8). It takes a request only when every rule the
+// path would send (ADR 35). It takes a request only when every rule the
 // SDK would check is known to pass; any request it is not sure of
 // (another method, a notification, a batch, a progress token, a task, an
 // unusual header, id or _meta, an escape in a string it reads) goes to the
@@ -47,6 +45,11 @@ type fastCall struct {
 	// A retry's inputResponses object as sent, and its requestState.
 	responses []byte
 	state     string
+
+	// What the decision (answers) decoded: the _meta the SDK would read,
+	// and the retry's answers.
+	metaMap mcp.Meta
+	answers mcp.InputResponseMap
 }
 
 // Accepted SDK header values and wire constants.
@@ -57,19 +60,19 @@ const (
 	metaCapsKey    = "io.modelcontextprotocol/clientCapabilities"
 )
 
-// serveFast answers r, a 2026-07-28 POST whose body is body, on the fast
-// path and reports true, or reports false having written nothing, for the
-// SDK to answer. ti is the verified token facts (nil without a token).
-func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, body []byte, ti *auth.TokenInfo) bool {
-	if !fastHeaders(r) {
+// answers is the edge's one decision: whether it answers rec itself, on
+// the fast path, or hands it to the SDK. It answers a single 2026-07-28
+// tools/call or tools/list that the strict scanner read whole, whose
+// headers pass every check the SDK makes (as the SDK makes them), whose
+// _meta the SDK would read as the fast path does, of a tool that runs no
+// task, from a caller still there.
+func (h *Handler) answers(r *http.Request, rec *record) bool {
+	fc := rec.fast
+	if !h.fast || fc == nil || !fastHeaders(r) {
 		return false
 	}
-	if ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
+	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
 		return false // the SDK's bearer middleware splits it so, and refuses it
-	}
-	var fc fastCall
-	if !fc.parse(body) {
-		return false
 	}
 	if r.Header.Get("Mcp-Method") != fc.method() || (!fc.list && r.Header.Get("Mcp-Name") != fc.name) {
 		return false // the SDK words the mismatch
@@ -78,53 +81,49 @@ func (h *Handler) serveFast(w http.ResponseWriter, r *http.Request, body []byte,
 	if !ok {
 		return false
 	}
-	s := h.srv
-	ctx := r.Context()
+	fc.metaMap = meta
+	if fc.responses != nil {
+		// Decoded by the SDK's own type, with the SDK's decoder and
+		// options: the answers read as they read on the SDK path.
+		if _, err := segjson.Parse(fc.responses, &fc.answers, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			return false // the SDK words the refusal
+		}
+	}
 	if !fc.list {
 		// Tasks answer with their own result; the SDK path serves them.
-		// The call runs on the snapshot this is decided on: the one the
-		// step-up check pinned, or one pinned here.
-		e := mappedOf(ti).pinned()
-		if e == nil {
-			e = s.acquire()
-			defer s.release(e)
-			ctx = context.WithValue(ctx, pinnedKey{}, e)
-		}
-		if t, ok := e.snap.byName[fc.name]; ok && t.task != TaskNever {
+		// The call runs on the snapshot this is decided on, rec's.
+		if rec.tool != nil && rec.tool.task != TaskNever {
 			return false
 		}
 		if h.fastDecided != nil {
-			h.fastDecided(ctx)
+			h.fastDecided(r.Context())
 		}
 	}
-	if ctx.Err() != nil {
-		// The caller has gone. The SDK hands no request whose context is
-		// done to the server (jsonrpc2's handleAsync answers it with the
-		// context's error, to no one), so nothing of the call runs:
-		// identity, audit, the round's state, the plan. Leaving it to the
-		// SDK path drops it exactly so.
-		return false
-	}
-	extra := &mcp.RequestExtra{TokenInfo: ti, Header: r.Header}
+	// The caller has gone: the SDK hands no request whose context is done
+	// to the server (jsonrpc2's handleAsync answers it with the context's
+	// error, to no one), so nothing of the call runs — identity, audit,
+	// the round's state, the plan. Leaving it to the SDK drops it so.
+	return r.Context().Err() == nil
+}
+
+// answer answers rec, which the edge decided to answer itself (answers),
+// with the bytes the SDK would send: the same list or call, framed as
+// the SDK frames a 2026-07-28 answer.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, rec *record) {
+	fc := rec.fast
+	s := h.srv
+	extra := &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}
 	var res mcp.Result
 	var err error
 	if fc.list {
-		res, err = s.middleware(nil)(ctx, "tools/list", &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{Meta: meta}, Extra: extra})
+		res, err = s.listToolsOf(r.Context(), rec, &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{Meta: fc.metaMap}, Extra: extra})
 	} else {
-		params := &mcp.CallToolParamsRaw{Meta: meta, Name: fc.name, Arguments: json.RawMessage(fc.args), RequestState: fc.state}
-		if fc.responses != nil {
-			// Decoded by the SDK's own type, with the SDK's decoder and
-			// options: the answers read as they read on the SDK path.
-			if _, err := segjson.Parse(fc.responses, &params.InputResponses, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-				return false // the SDK words the refusal
-			}
-		}
-		req := &mcp.CallToolRequest{Params: params, Extra: extra}
-		res, err = s.middleware(s.finishCall)(ctx, "tools/call", req)
+		params := &mcp.CallToolParamsRaw{Meta: fc.metaMap, Name: fc.name, Arguments: json.RawMessage(fc.args), RequestState: fc.state, InputResponses: fc.answers}
+		res, err = s.callTool(r.Context(), rec, &mcp.CallToolRequest{Params: params, Extra: extra})
+		res = finished(res)
 	}
-	h.writeFast(w, &fc, res, err)
+	h.writeFast(w, fc, res, err)
 	h.fastServed.Add(1)
-	return true
 }
 
 func (fc *fastCall) method() string {
@@ -215,13 +214,15 @@ func asciiFold(s, lower string) bool {
 	return true
 }
 
-// parse reads body as a single JSON-RPC request the fast path answers:
-// an object of exactly "jsonrpc": "2.0", an "id", a "method" of
-// tools/call or tools/list, and "params", each once; params of a "name",
-// optionally an "arguments" object, a retry's "inputResponses" object and
-// "requestState" string, and a "_meta" object (tools/call), or of a
-// "_meta" object alone (tools/list). Anything else reports false.
-func (fc *fastCall) parse(body []byte) bool {
+// parse reads body as a single JSON-RPC request the edge answers: an
+// object of exactly "jsonrpc": "2.0", an "id", a "method" of tools/call or
+// tools/list, and "params", each once; params of a "name", optionally an
+// "arguments" object, and a "_meta" object (tools/call), or of a "_meta"
+// object alone (tools/list). At 2026-07-28 (modern) the _meta is required,
+// and a retry's "inputResponses" object and "requestState" string may
+// follow; in the handshake era the _meta is optional, and a tools/list may
+// come without params. Anything else reports false.
+func (fc *fastCall) parse(body []byte, modern bool) bool {
 	var p scanner
 	p.b = body
 	var version, method string
@@ -255,7 +256,7 @@ func (fc *fastCall) parse(body []byte) bool {
 		seen[i] = true
 		return !p.bad
 	})
-	if !ok || !p.end() || !seen[1] || !seen[3] || version != "2.0" || p.depthMax > fastMaxDepth {
+	if !ok || !p.end() || !seen[1] || version != "2.0" || p.depthMax > fastMaxDepth {
 		return false
 	}
 	switch method {
@@ -264,6 +265,9 @@ func (fc *fastCall) parse(body []byte) bool {
 	case "tools/call":
 	default:
 		return false
+	}
+	if !seen[3] {
+		return fc.list && !modern // a handshake-era tools/list may have no params
 	}
 	var q scanner
 	q.b = params
@@ -290,13 +294,13 @@ func (fc *fastCall) parse(body []byte) bool {
 			fc.args = q.rawObject()
 			return fc.args != nil
 		case "inputResponses":
-			if fc.list || fc.responses != nil {
+			if fc.list || !modern || fc.responses != nil {
 				return false
 			}
 			fc.responses = q.rawObject()
 			return fc.responses != nil
 		case "requestState":
-			if fc.list || stated {
+			if fc.list || !modern || stated {
 				return false
 			}
 			stated = true
@@ -305,7 +309,7 @@ func (fc *fastCall) parse(body []byte) bool {
 		}
 		return false // cursor, task, anything else: the SDK's
 	})
-	if !ok || !q.end() || fc.meta == nil {
+	if !ok || !q.end() || (modern && fc.meta == nil) {
 		return false
 	}
 	return fc.list || named
@@ -440,28 +444,17 @@ func noNumbersOrNulls(b []byte) bool {
 	return true
 }
 
-// finishCall does what the SDK does with a tool handler's result before it
-// leaves the server (Server.callTool, handleMultiRoundTripResult): a
-// result may not hold both content and input requests, and a complete
-// result's null content is an empty list.
-func (s *server) finishCall(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
-	res, ok := ctx.Value(answerKey{}).(*mcp.CallToolResult)
-	if !ok {
-		return nil, errUnrouted
+// finished does to a tool result what the SDK does before it leaves the
+// server (Server.callTool): a complete result's null content is an empty
+// list. (The check that a result holds content or input requests, never
+// both, callTool makes on either route.)
+func finished(res mcp.Result) mcp.Result {
+	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.Content == nil && r.InputRequests == nil {
+		cp := *r
+		cp.Content = []mcp.Content{}
+		return &cp
 	}
-	if res == nil {
-		return nil, nil
-	}
-	if res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
-		s.sdkLogger.Warn("handler returned both content and inputRequests")
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
-	}
-	if res.Content == nil && res.InputRequests == nil {
-		res2 := *res
-		res2.Content = []mcp.Content{}
-		res = &res2
-	}
-	return res, nil
+	return res
 }
 
 var (
@@ -472,24 +465,27 @@ var (
 // fastBuf is a pooled response buffer.
 var fastBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// writeFast writes the SDK's answer to fc: res, or err as the SDK's
-// JSON-RPC layer words it, in an event stream, or, for the errors the
-// revision maps to an HTTP status, as a plain JSON body with that status.
-func (h *Handler) writeFast(w http.ResponseWriter, fc *fastCall, res mcp.Result, err error) {
-	buf := fastBufs.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= 64<<10 {
-			buf.Reset()
-			fastBufs.Put(buf)
-		}
-	}()
+// putBuf returns a response buffer to the pool, unless it grew large.
+func putBuf(buf *bytes.Buffer) {
+	if buf.Cap() <= 64<<10 {
+		buf.Reset()
+		fastBufs.Put(buf)
+	}
+}
+
+// encodeResponse writes the JSON-RPC response to fc as the SDK's JSON-RPC
+// layer writes it: res, or err as that layer words it; with the
+// annotations of a 2026-07-28 result when modern. It returns the HTTP
+// status the revision gives the error, or 0 for an answer sent in the
+// stream (always, in the handshake era).
+func (s *server) encodeResponse(buf *bytes.Buffer, fc *fastCall, res mcp.Result, err error, modern bool) int {
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(fc.id)
 	if err == nil {
 		buf.WriteString(`,"result":`)
 		if res == nil {
 			err = errNilResult
-		} else if err = h.srv.encodeResult(buf, res); err != nil {
+		} else if err = s.encodeResult(buf, res, modern); err != nil {
 			buf.Reset()
 			buf.WriteString(`{"jsonrpc":"2.0","id":`)
 			buf.Write(fc.id)
@@ -500,11 +496,23 @@ func (h *Handler) writeFast(w http.ResponseWriter, fc *fastCall, res mcp.Result,
 		if errors.Is(err, errMethodNotFound) {
 			err = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + strconv.Quote(fc.method())}
 		}
-		status = errorStatus(err)
+		if modern {
+			status = errorStatus(err)
+		}
 		buf.WriteString(`,"error":`)
 		writeWireError(buf, err)
 	}
 	buf.WriteByte('}')
+	return status
+}
+
+// writeFast writes the SDK's answer to fc, a 2026-07-28 request: in an
+// event stream, or, for the errors the revision maps to an HTTP status, as
+// a plain JSON body with that status.
+func (h *Handler) writeFast(w http.ResponseWriter, fc *fastCall, res mcp.Result, err error) {
+	buf := fastBufs.Get().(*bytes.Buffer)
+	defer putBuf(buf)
+	status := h.srv.encodeResponse(buf, fc, res, err, true)
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-cache, no-transform")
 	hd.Set("Connection", "keep-alive")
@@ -557,16 +565,19 @@ func writeWireError(buf *bytes.Buffer, err error) {
 	buf.Truncate(buf.Len() - 1) // Encode's newline
 }
 
-// encodeResult writes res as the SDK's server writes a 2026-07-28 result:
-// with the server's identity in _meta (unless the result names one), a
-// list result marked complete, a tool result marked complete or
-// input_required.
-func (s *server) encodeResult(buf *bytes.Buffer, res mcp.Result) error {
+// encodeResult writes res as the SDK's server writes a result. A
+// 2026-07-28 (modern) one it annotates: the server's identity in _meta
+// (unless the result names one), a list result marked complete, a tool
+// result marked complete or input_required. A handshake-era one it writes
+// as it is.
+func (s *server) encodeResult(buf *bytes.Buffer, res mcp.Result, modern bool) error {
 	switch r := res.(type) {
 	case *mcp.ListToolsResult:
 		cp := *r
-		cp.ResultType = "complete"
-		cp.Meta = s.withServerInfo(r.Meta)
+		if modern {
+			cp.ResultType = "complete"
+			cp.Meta = s.withServerInfo(r.Meta)
+		}
 		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(&cp); err != nil {
@@ -575,8 +586,13 @@ func (s *server) encodeResult(buf *bytes.Buffer, res mcp.Result) error {
 		buf.Truncate(buf.Len() - 1)
 		return nil
 	case *mcp.CallToolResult:
-		if s.encodeTextResult(buf, r) {
+		if s.encodeTextResult(buf, r, modern) {
 			return nil
+		}
+		if !modern {
+			b, err := json.Marshal(r) // no result type: the SDK sets none
+			buf.Write(b)
+			return err
 		}
 		return s.encodeCallResult(buf, r)
 	}
@@ -619,7 +635,7 @@ func (s *server) encodeCallResult(buf *bytes.Buffer, r *mcp.CallToolResult) erro
 // the result struct and each block through their MarshalJSON methods,
 // and reports whether it did. TestEncodeTextResult holds it to the
 // general encoding, and to the SDK's fields.
-func (s *server) encodeTextResult(buf *bytes.Buffer, r *mcp.CallToolResult) bool {
+func (s *server) encodeTextResult(buf *bytes.Buffer, r *mcp.CallToolResult, modern bool) bool {
 	if len(r.Meta) != 0 || r.InputRequests != nil || r.RequestState != "" {
 		return false
 	}
@@ -643,7 +659,11 @@ func (s *server) encodeTextResult(buf *bytes.Buffer, r *mcp.CallToolResult) bool
 		return false
 	}
 	start := buf.Len()
-	buf.Write(s.resultPrefix)
+	if modern {
+		buf.Write(s.resultPrefix)
+	} else {
+		buf.WriteByte('{')
+	}
 	buf.WriteString(`"content":[`)
 	for i, c := range r.Content {
 		if i > 0 {
@@ -666,7 +686,10 @@ func (s *server) encodeTextResult(buf *bytes.Buffer, r *mcp.CallToolResult) bool
 	if r.IsError {
 		buf.WriteString(`,"isError":true`)
 	}
-	buf.WriteString(`,"resultType":"complete"}`)
+	if modern {
+		buf.WriteString(`,"resultType":"complete"`)
+	}
+	buf.WriteByte('}')
 	return true
 }
 
@@ -821,12 +844,48 @@ func (p *scanner) id() []byte {
 	return p.b[start:j:j]
 }
 
+// skipValue skips any value, which the body's validity guarantees is
+// well formed.
+func (p *scanner) skipValue() bool {
+	p.ws()
+	if p.i >= len(p.b) {
+		return false
+	}
+	switch p.b[p.i] {
+	case '{', '[':
+		return p.rawComposite() != nil
+	case '"':
+		p.i++
+		for p.i < len(p.b) && p.b[p.i] != '"' {
+			if p.b[p.i] == '\\' {
+				p.i++
+			}
+			p.i++
+		}
+		p.i++
+		return p.i <= len(p.b)
+	}
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return true
+		}
+		p.i++
+	}
+	return true
+}
+
 // rawObject skips an object and returns its bytes, or nil when the value
 // is not an object.
 func (p *scanner) rawObject() []byte {
 	if p.i >= len(p.b) || p.b[p.i] != '{' {
 		return nil
 	}
+	return p.rawComposite()
+}
+
+// rawComposite skips the object or array at p.i and returns its bytes.
+func (p *scanner) rawComposite() []byte {
 	start := p.i
 	depth := 0
 	for p.i < len(p.b) {

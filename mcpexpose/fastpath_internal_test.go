@@ -72,7 +72,7 @@ func TestEncodeTextResult(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var direct, general bytes.Buffer
-		ok := s.encodeTextResult(&direct, tc.res)
+		ok := s.encodeTextResult(&direct, tc.res, true)
 		if ok != tc.direct {
 			t.Errorf("%s: encoded directly: %v, want %v", tc.name, ok, tc.direct)
 			continue
@@ -82,6 +82,20 @@ func TestEncodeTextResult(t *testing.T) {
 		}
 		if ok && direct.String() != general.String() {
 			t.Errorf("%s:\ndirect  %s\ngeneral %s", tc.name, direct.String(), general.String())
+		}
+		// In the handshake era the SDK sends the result as its own
+		// encoding writes it, without the 2026-07-28 annotations.
+		var legacy bytes.Buffer
+		if s.encodeTextResult(&legacy, tc.res, false) != tc.direct {
+			t.Errorf("%s: encoded directly at the handshake era: %v, want %v", tc.name, !tc.direct, tc.direct)
+			continue
+		}
+		sdk, err := json.Marshal(tc.res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.direct && legacy.String() != string(sdk) {
+			t.Errorf("%s, handshake era:\ndirect %s\nsdk    %s", tc.name, legacy.String(), sdk)
 		}
 	}
 }

@@ -23,12 +23,18 @@ func (s *server) serveFeature(ctx context.Context, method string, req mcp.Reques
 	if !s.invoke {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: method + " is not served here: this server is for discovery only"}
 	}
-	p, err := s.principal(ctx, req)
+	rec, release := s.recordOf(ctx, method, req)
+	defer release()
+	p, err := rec.principal()
 	if err != nil {
 		return nil, err
 	}
 	e := s.acquire()
 	defer s.release(e)
+	// The read or the prompt runs in the SDK's handler of the resource or
+	// prompt (readHandler, promptHandler), on this snapshot, as p.
+	onSnapshot := *rec
+	onSnapshot.e = e
 	if !e.snap.offers(method) && !s.opts.Swappable {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method \"" + method + "\" is not offered by this server"}
 	}
@@ -37,14 +43,15 @@ func (s *server) serveFeature(ctx context.Context, method string, req mcp.Reques
 		info := agnara.RequestInfo{Method: method, Tool: featureTarget(req), PrincipalID: p.ID()}
 		ctx, end = obs.Request(ctx, info)
 	}
-	res, err := s.dispatchFeature(policy.WithPrincipal(ctx, p), method, req, e, p, next)
+	res, err := s.dispatchFeature(policy.WithPrincipal(ctx, p), method, req, &onSnapshot, next)
 	if end != nil {
 		end(labelOf(err), err)
 	}
 	return res, err
 }
 
-func (s *server) dispatchFeature(ctx context.Context, method string, req mcp.Request, e *epoch, p policy.Principal, next mcp.MethodHandler) (mcp.Result, error) {
+func (s *server) dispatchFeature(ctx context.Context, method string, req mcp.Request, rec *record, next mcp.MethodHandler) (mcp.Result, error) {
+	e, p := rec.e, rec.caller
 	switch method {
 	case "resources/list":
 		return s.listResources(e, req, p)
@@ -63,21 +70,13 @@ func (s *server) dispatchFeature(ctx context.Context, method string, req mcp.Req
 		if r == nil || r.Params == nil {
 			return nil, errMissingParams
 		}
-		res, err := s.readResource(ctx, e, r, p)
-		if err != nil {
-			return nil, err
-		}
-		return next(context.WithValue(ctx, answerKey{}, res), method, req)
+		return next(withRecord(ctx, rec), method, req)
 	case "prompts/get":
 		r, _ := req.(*mcp.GetPromptRequest)
 		if r == nil || r.Params == nil {
 			return nil, errMissingParams
 		}
-		res, err := s.getPrompt(ctx, e, r, p)
-		if err != nil {
-			return nil, err
-		}
-		return next(context.WithValue(ctx, answerKey{}, res), method, req)
+		return next(withRecord(ctx, rec), method, req)
 	case "resources/subscribe":
 		r, _ := req.(*mcp.SubscribeRequest)
 		if r == nil || r.Params == nil {
@@ -161,20 +160,20 @@ func (s *server) registerFeatures(snap *Snapshot) (resChanged, promptsChanged bo
 	for _, r := range snap.resources {
 		if key := "r:" + r.uri; s.regFeatures[key] != r.digest {
 			def := r.def
-			s.mcp.AddResource(&def, readHandler)
+			s.mcp.AddResource(&def, s.readHandler)
 			s.regFeatures[key], resChanged = r.digest, true
 		}
 	}
 	for _, t := range snap.templates {
 		if key := "t:" + t.def.URITemplate; s.regFeatures[key] != t.digest {
 			def := t.def
-			s.mcp.AddResourceTemplate(&def, readHandler)
+			s.mcp.AddResourceTemplate(&def, s.readHandler)
 			s.regFeatures[key], resChanged = t.digest, true
 		}
 	}
 	for _, pr := range snap.prompts {
 		if key := "p:" + pr.name; s.regFeatures[key] != pr.digest {
-			s.mcp.AddPrompt(pr.project(), promptHandler)
+			s.mcp.AddPrompt(pr.project(), s.promptHandler)
 			s.regFeatures[key], promptsChanged = pr.digest, true
 		}
 	}
@@ -230,17 +229,23 @@ func (s *Snapshot) hasFeature(kind, name string) bool {
 	return false
 }
 
-// readHandler and promptHandler return what serveFeature computed.
-func readHandler(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	if res, ok := ctx.Value(answerKey{}).(*mcp.ReadResourceResult); ok {
-		return res, nil
+// readHandler is the SDK handler of every resource and template: it reads
+// the resource on the snapshot and as the caller the middleware handed it
+// (serveFeature).
+func (s *server) readHandler(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	rec := recordIn(ctx, "resources/read")
+	if rec == nil {
+		return nil, errUnrouted
 	}
-	return nil, errUnrouted
+	return s.readResource(ctx, rec.e, req, rec.caller)
 }
 
-func promptHandler(ctx context.Context, _ *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	if res, ok := ctx.Value(answerKey{}).(*mcp.GetPromptResult); ok {
-		return res, nil
+// promptHandler is the SDK handler of every prompt, as readHandler is of
+// resources.
+func (s *server) promptHandler(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	rec := recordIn(ctx, "prompts/get")
+	if rec == nil {
+		return nil, errUnrouted
 	}
-	return nil, errUnrouted
+	return s.getPrompt(ctx, rec.e, req, rec.caller)
 }

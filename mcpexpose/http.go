@@ -1,12 +1,10 @@
 package mcpexpose
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -21,7 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // DefaultMaxBodyBytes is the default limit on the size of a request body.
@@ -126,7 +123,7 @@ type HandlerOptions struct {
 	// HTTP handler. By default a single 2026-07-28 tools/call or
 	// tools/list POST that passes every check the SDK makes is answered
 	// by the handler itself, with the same bytes and about a third of the
-	// CPU (docs/PERFORMANCE.md, ADR 8); everything else always goes to
+	// CPU (docs/PERFORMANCE.md, ADR 35); everything else always goes to
 	// the SDK. Turn it off to rule it out when chasing a wire problem.
 	DisableFastPath bool
 }
@@ -249,7 +246,13 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	srv.streamLifetime = max(o.StreamLifetime, 0)
 	get := func(*http.Request) *mcp.Server { return srv.mcp }
 	events := newEventStore(o.ReplayBytes)
-	sessions := newSessions(o.MaxSessions, o.MaxSessionsPerPrincipal, o.Tokens != nil, srv.mcp, srv.logger)
+	// With the fast path on, the edge answers sessions' ordinary calls and
+	// so keeps their idle timers (handshake.go); otherwise the SDK does.
+	var edgeIdle, sdkIdle time.Duration = o.SessionTimeout, 0
+	if o.DisableFastPath {
+		edgeIdle, sdkIdle = 0, o.SessionTimeout
+	}
+	sessions := newSessions(o.MaxSessions, o.MaxSessionsPerPrincipal, o.Tokens != nil, edgeIdle, srv.mcp, srv.logger)
 	h := &Handler{
 		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                    true,
@@ -263,7 +266,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 			EventStore:          countingStore{events, sessions},
 			Logger:              srv.sdkLogger,
 			MaxRequestBodyBytes: o.MaxBodyBytes,
-			SessionTimeout:      o.SessionTimeout,
+			SessionTimeout:      sdkIdle,
 		}),
 		events:    events,
 		sessions:  sessions,
@@ -365,170 +368,6 @@ func (h *Handler) Mount(r Router, path string) {
 	}
 }
 
-type verifiedKey struct{}
-
-// verified hands the SDK's bearer middleware the facts ServeHTTP verified.
-func verified(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-	if ti, ok := r.Context().Value(verifiedKey{}).(*auth.TokenInfo); ok {
-		return ti, nil
-	}
-	return nil, auth.ErrInvalidToken
-}
-
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if rebound(r) {
-		// The SDK's DNS rebinding protection, worded as the SDK words it,
-		// but before anything else: a rebound page's request reads no
-		// body, verifies no token and maps no identity.
-		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
-		return
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin, r) {
-		writeRPCError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
-		return
-	}
-	if r.Method == http.MethodPost {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
-		r.Body.Close()
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, "request body too large")
-				return
-			}
-			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body")
-			return
-		}
-		msg, ok := parseMessage(body)
-		if !ok {
-			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "the request body is not valid JSON")
-			return
-		}
-		msg.body = body
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		if msg.task && modernRequest(r) && r.Header.Get("Mcp-Name") != msg.taskID {
-			// SEP-2663 routes tasks by Mcp-Name: it must name the task
-			// the body does (SEP-2243 HeaderMismatch otherwise).
-			writeRPCResponse(w, http.StatusBadRequest, msg.id, mcp.CodeHeaderMismatch, "the Mcp-Name header must be the request's params.taskId")
-			return
-		}
-		if h.tokens != nil {
-			h.authorize(w, r, &msg)
-			return
-		}
-		if msg.call && modernRequest(r) && !h.paramsMatch(w, r, &msg, nil) {
-			return
-		}
-		if h.fast && h.serveFast(w, r, msg.body, nil) {
-			return
-		}
-		if msg.opensStream(r) {
-			h.streams.serve(w, r, msg.id, nil, h.inner)
-			return
-		}
-	} else if h.tokens != nil {
-		h.authorize(w, r, nil)
-		return
-	}
-	h.inner.ServeHTTP(w, r)
-}
-
-// authorize verifies the bearer token, answers the OAuth challenges, maps
-// the caller's identity (once, for the whole request), and passes the
-// request on with the verified facts and the principal. msg is the POSTed
-// message, nil for other methods.
-func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, msg *message) {
-	authz := r.Header.Get("Authorization")
-	if authz == "" {
-		if h.anonymous {
-			if msg != nil && msg.call && modernRequest(r) && !h.paramsMatch(w, r, msg, nil) {
-				return
-			}
-			if msg != nil && h.fast && h.serveFast(w, r, msg.body, nil) {
-				return
-			}
-			if msg != nil && msg.opensStream(r) {
-				h.streams.serve(w, r, msg.id, nil, http.HandlerFunc(h.route))
-				return
-			}
-			h.route(w, r)
-			return
-		}
-		h.challenge(w, http.StatusUnauthorized, "", "", "a bearer token is required")
-		return
-	}
-	scheme, token, ok := strings.Cut(authz, " ")
-	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
-		h.challenge(w, http.StatusBadRequest, "invalid_request", "", "the Authorization header must be \"Bearer <token>\"")
-		return
-	}
-	ti, err := h.tokens(r.Context(), token, r)
-	switch {
-	case err == nil && ti == nil:
-		err = errors.New("token verifier returned no token info")
-		fallthrough
-	case err != nil && !errors.Is(err, auth.ErrInvalidToken):
-		if errors.Is(err, auth.ErrOAuth) {
-			h.challenge(w, http.StatusBadRequest, "invalid_request", "", "bad token request")
-			return
-		}
-		h.logger.LogAttrs(r.Context(), slog.LevelError, "token verification failed", slog.Any("error", err))
-		writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, "token verification failed")
-		return
-	case err != nil:
-		h.srv.refusals.refused(r.Context(), h.logger, err)
-		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token is not valid")
-		return
-	case ti.Expiration.IsZero():
-		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token has no expiry")
-		return
-	case ti.Expiration.Add(maxClockSkew).Before(time.Now()):
-		// Expiry is the verifier's to check, with its own leeway; this
-		// catches a verifier that does not check it at all.
-		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token has expired")
-		return
-	}
-	ti = h.srv.withPrincipal(ti)
-	if msg != nil && msg.call {
-		// The call runs on the snapshot its scopes are checked against.
-		e := h.srv.acquire()
-		defer h.srv.release(e)
-		mappedOf(ti).epoch = e
-		if t, ok := e.snap.byName[msg.name]; ok && h.stepUp {
-			if p, err := mappedPrincipal(r.Context(), ti); err == nil {
-				if _, admitted := mappedOf(ti).admit(t, p); !admitted {
-					h.srv.auditStepUp(r, t.name, t.plan.Identity(), p, ti)
-					h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(t.plan.Scopes(), " "), "the token lacks a scope this tool requires")
-					return
-				}
-			}
-		} else if wt := e.snap.withdrawn[msg.name]; wt != nil && h.stepUp {
-			// Authorized as any call: a caller without the scopes learns
-			// no more of a withdrawn tool than of the tool it stands for.
-			if p, err := mappedPrincipal(r.Context(), ti); err == nil && !wt.allows(p) {
-				h.srv.auditStepUp(r, wt.name, "", p, ti)
-				h.challengeID(w, msg.id, http.StatusForbidden, "insufficient_scope", strings.Join(wt.scopes, " "), "the token lacks a scope this tool requires")
-				return
-			}
-		}
-		if modernRequest(r) && !h.paramsMatchOn(w, r, msg, e, ti) {
-			return
-		}
-	}
-	if msg != nil && h.fast && h.serveFast(w, r, msg.body, ti) {
-		return
-	}
-	r = r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti))
-	if msg != nil && msg.opensStream(r) {
-		h.streams.serve(w, r, msg.id, ti, h.inner)
-		return
-	}
-	h.inner.ServeHTTP(w, r)
-}
-
 // challenge answers with a Bearer WWW-Authenticate challenge (RFC 6750,
 // RFC 9728) and a JSON-RPC error body.
 func (h *Handler) challenge(w http.ResponseWriter, status int, errCode, scope, msg string) {
@@ -552,89 +391,6 @@ func (h *Handler) challengeID(w http.ResponseWriter, id json.RawMessage, status 
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
 	writeRPCResponse(w, status, id, jsonrpc.CodeInvalidRequest, msg)
-}
-
-// route sends 2026-07-28 requests to the stateless handler and handshake-era
-// requests (no version header, as on initialize, or a legacy version) to the
-// stateful one. A stateful POST without Mcp-Session-Id, for which the SDK
-// creates a session, is counted against the session limits.
-func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
-	if modernRequest(r) {
-		h.stateless.ServeHTTP(w, r)
-		return
-	}
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-		h.sessions.serveNew(h.stateful, w, r)
-		return
-	}
-	h.stateful.ServeHTTP(w, r)
-}
-
-// modernRequest reports whether r is a 2026-07-28 request, served by the
-// stateless handler: its version header is not a legacy version.
-func modernRequest(r *http.Request) bool {
-	v := r.Header.Get("Mcp-Protocol-Version")
-	return v != "" && v >= modernVersion
-}
-
-// paramsMatch checks the header parameters of msg, a 2026-07-28 tools/call
-// of a caller without a token (ti nil), on the current snapshot; when they
-// do not match it answers 400 with JSON-RPC -32020 and reports false.
-func (h *Handler) paramsMatch(w http.ResponseWriter, r *http.Request, msg *message, ti *auth.TokenInfo) bool {
-	e := h.srv.acquire()
-	defer h.srv.release(e)
-	return h.paramsMatchOn(w, r, msg, e, ti)
-}
-
-// paramsMatchOn is paramsMatch on snapshot e.
-func (h *Handler) paramsMatchOn(w http.ResponseWriter, r *http.Request, msg *message, e *epoch, ti *auth.TokenInfo) bool {
-	if err := h.checkParams(r, msg, e, ti); err != nil {
-		writeRPCResponse(w, http.StatusBadRequest, msg.id, mcp.CodeHeaderMismatch, err.Error())
-		return false
-	}
-	return true
-}
-
-// checkParams says why the header parameters of msg, a 2026-07-28
-// tools/call, do not match its arguments, or returns nil: when they match,
-// and whenever the caller may not call the tool (it does not exist, or ti's
-// principal may not see it), so that the SDK answers the call exactly as it
-// answers the call of an unknown tool. e is the snapshot the call runs on;
-// ti the verified token facts, nil without tokens.
-//
-// Only a request whose Mcp-Method and Mcp-Name headers match its body is
-// checked: the SDK refuses the others itself, first, as SEP-2243 orders
-// the checks.
-func (h *Handler) checkParams(r *http.Request, msg *message, e *epoch, ti *auth.TokenInfo) error {
-	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != msg.name {
-		return nil
-	}
-	t, ok := e.snap.byName[msg.name]
-	if !ok || t.params == nil {
-		return nil
-	}
-	if !h.srv.opts.ForbiddenResult {
-		// With ForbiddenResult every tool answers its callers; otherwise
-		// only the ones they may call do.
-		var admitted bool
-		if ti != nil {
-			p, err := mappedPrincipal(r.Context(), ti)
-			if err != nil {
-				return nil // refused later, as for every tool
-			}
-			_, admitted = mappedOf(ti).admit(t, p)
-		} else {
-			p, err := h.srv.principalOf(r.Context(), nil)
-			if err != nil {
-				return nil
-			}
-			_, admitted = t.plan.Admit(p)
-		}
-		if !admitted {
-			return nil
-		}
-	}
-	return checkHeaderParams(r.Header, t.params, msg.args)
 }
 
 // originAllowed reports whether the Origin header value is r's own origin
@@ -686,80 +442,6 @@ func parseOrigin(s string) (origin, bool) {
 		o.port = "443"
 	}
 	return o, true
-}
-
-// message is what the handler reads of a POSTed JSON-RPC message before
-// the SDK sees it, read once.
-type message struct {
-	body []byte             // the whole body
-	id   json.RawMessage    // the request id, nil for none
-	call bool               // a tools/call
-	name string             // its params.name
-	args segjson.RawMessage // its params.arguments, as sent
-	// task: a tasks/get, tasks/update or tasks/cancel, of params.taskID.
-	task   bool
-	taskID string
-	// listen: a subscriptions/listen.
-	listen bool
-}
-
-// opensStream reports whether m, POSTed as r, opens a 2026-07-28 listen
-// stream, counted against the stream caps (streams.go). A handshake-era
-// session's listen is refused by the server.
-func (m *message) opensStream(r *http.Request) bool { return m.listen && modernRequest(r) }
-
-// parseMessage reads body once, with the decoder and the options the SDK
-// reads it with (segmentio/encoding, case-sensitive keys, escapes decoded),
-// so that no spelling of a key, a method or a name — "tools\/call",
-// "Method", "ledger.\u0061ppend" — reads one way here and another way
-// there. It reports
-// false when body is not valid JSON. A body that is valid JSON but not a
-// request object (a batch, a number, fields of the wrong types) is left to
-// the SDK to refuse.
-func parseMessage(body []byte) (message, bool) {
-	var top struct {
-		ID     segjson.RawMessage `json:"id"`
-		Method segjson.RawMessage `json:"method"`
-		Params segjson.RawMessage `json:"params"`
-	}
-	rest, err := segjson.Parse(body, &top, segjson.DontMatchCaseInsensitiveStructFields)
-	if err != nil || len(rest) != 0 {
-		// Not a request object (a batch, a number, fields of the wrong
-		// types) may still be valid JSON, for the SDK to refuse.
-		return message{}, err != nil && segjson.Valid(body)
-	}
-	m := message{id: json.RawMessage(top.ID)}
-	var method string
-	if segjson.Unmarshal(top.Method, &method) != nil {
-		return m, true
-	}
-	if method == methodListen {
-		m.listen = true
-		return m, true
-	}
-	if isTaskMethod(method) {
-		m.task = true
-		var params struct {
-			TaskID segjson.RawMessage `json:"taskId"`
-		}
-		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
-			_ = segjson.Unmarshal(params.TaskID, &m.taskID)
-		}
-		return m, true
-	}
-	if method != "tools/call" {
-		return m, true
-	}
-	m.call = true
-	var params struct {
-		Name      segjson.RawMessage `json:"name"`
-		Arguments segjson.RawMessage `json:"arguments"`
-	}
-	if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
-		_ = segjson.Unmarshal(params.Name, &m.name)
-		m.args = params.Arguments
-	}
-	return m, true
 }
 
 func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {

@@ -132,7 +132,7 @@ func (s *server) nudge() {
 	if len(names) == 0 {
 		return
 	}
-	s.mcp.AddTool(s.registered[slices.Min(names)].def(), s.handler(nil))
+	s.mcp.AddTool(s.registered[slices.Min(names)].def(), s.handler)
 }
 
 // registration is what the SDK server holds under a tool name: a tool's
@@ -151,7 +151,7 @@ func (s *server) registerTools(snap *Snapshot) bool {
 		if old, ok := s.registered[name]; ok && old.digest == r.digest {
 			return
 		}
-		s.mcp.AddTool(r.def(), s.handler(nil))
+		s.mcp.AddTool(r.def(), s.handler)
 		s.registered[name] = r
 		added = true
 	}

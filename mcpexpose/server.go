@@ -138,6 +138,10 @@ type server struct {
 	regFeatures map[string]string
 	retired     []*epoch // epochs with calls still running
 
+	// lent holds, by the verified token facts handed to the SDK, the
+	// records of handshake-era requests the SDK is serving (recordOf).
+	lent sync.Map
+
 	// tasks serves the tasks extension (task.go); nil when the snapshot
 	// the server was built with has no task tool.
 	tasks *taskRunner
@@ -352,23 +356,9 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			p, err := s.principal(ctx, req)
-			if err != nil {
-				return nil, err
-			}
-			if s.watch != nil && legacySession(req) {
-				ss, _ := req.GetSession().(*mcp.ServerSession)
-				s.watch.seen(ss, p)
-			}
-			e := s.cur.Load()
-			obs := s.app.Observer()
-			if obs == nil {
-				return s.listTools(e, req, p)
-			}
-			_, end := obs.Request(ctx, s.requestInfo(method, "", req, p))
-			res, err := s.listTools(e, req, p)
-			end(labelOf(err), err)
-			return res, err
+			rec, release := s.recordOf(ctx, method, req)
+			defer release()
+			return s.listToolsOf(ctx, rec, req)
 		case "tools/call":
 			if !s.invoke {
 				return nil, errNoCall
@@ -377,64 +367,17 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if cr == nil || cr.Params == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params"}
 			}
-			e := s.epochOf(ctx, req)
-			defer s.release(e)
-			t, ok := e.snap.byName[cr.Params.Name]
-			if !ok {
-				if w := e.snap.withdrawn[cr.Params.Name]; w != nil {
-					return s.callWithdrawn(ctx, method, cr, w, next)
-				}
-				return nil, unknownTool(cr.Params.Name)
+			rec, release := s.recordOf(ctx, method, req)
+			defer release()
+			// The SDK runs the tool's handler (handler), which runs the
+			// call, and finishes its result; a call that became a task
+			// comes back as the one answer a tool handler cannot return.
+			res, err := next(withRecord(ctx, rec), method, req)
+			var tc *taskCreated
+			if errors.As(err, &tc) {
+				return tc.result, nil
 			}
-			p, err := s.principal(ctx, req)
-			if err != nil {
-				return nil, err
-			}
-			adm, admitted := s.admit(req, t, p)
-			if !admitted && !s.opts.ForbiddenResult {
-				// A tool the caller may not see is answered exactly like
-				// one that does not exist, and audited as refused.
-				s.audit(ctx, cr, t, p, labelForbidden, nil)
-				return nil, unknownTool(cr.Params.Name)
-			}
-			ctx = policy.WithPrincipal(ctx, p)
-			var end func(agnara.Label, error)
-			if obs := s.app.Observer(); obs != nil {
-				ctx, end = obs.Request(ctx, s.requestInfo(method, cr.Params.Name, req, p))
-			}
-			var res *mcp.CallToolResult
-			var label agnara.Label
-			var created mcp.Result // a CreateTaskResult
-			switch {
-			case t.task != TaskNever && s.tasks != nil && cr.ProtocolVersion() >= modernVersion && declaresTasks(cr.ClientCapabilities()):
-				created, res, label, err = s.callTask(ctx, cr, t, p, adm)
-			case t.task == TaskRequired:
-				label, err = agnara.LabelError, errTasksNotDeclared("this tool")
-			case cr.ProtocolVersion() < modernVersion:
-				res, label, err = s.legacyRounds(ctx, cr, t, p, adm)
-			default:
-				res, label, err = s.call(ctx, cr, t, p, adm)
-			}
-			var out mcp.Result
-			if err == nil && created != nil {
-				out = created
-			} else if err == nil {
-				// The SDK finishes the result (its resultType, an empty
-				// content list for null) through the tool's handler.
-				out, err = next(context.WithValue(ctx, answerKey{}, res), method, req)
-			}
-			if err != nil && label != agnara.LabelCanceled {
-				s.audit(ctx, cr, t, p, agnara.LabelError, nil)
-			} else {
-				s.audit(ctx, cr, t, p, label, res)
-			}
-			if end != nil {
-				if err != nil {
-					label = labelOf(err)
-				}
-				end(label, err)
-			}
-			return out, err
+			return res, err
 		case "resources/list", "resources/templates/list", "resources/read",
 			"resources/subscribe", "resources/unsubscribe",
 			"prompts/list", "prompts/get", "completion/complete":
@@ -449,7 +392,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case "initialize":
 			if s.watch != nil {
-				if p, err := s.principal(ctx, req); err == nil {
+				if p, err := s.callerOf(ctx, method, req); err == nil {
 					ss, _ := req.GetSession().(*mcp.ServerSession)
 					s.watch.seen(ss, p)
 				}
@@ -462,7 +405,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// stream: a listen of its own would park a handler that its
 			// client's going away does not end (streams.go).
 			if !legacySession(req) && (s.watch != nil || (s.invoke && s.cur.Load().snap.offers("resources/read"))) {
-				p, err := s.principal(ctx, req)
+				p, err := s.callerOf(ctx, method, req)
 				if err != nil {
 					return nil, err
 				}
@@ -519,22 +462,6 @@ func labelOf(err error) agnara.Label {
 	return agnara.LabelOK
 }
 
-// principal returns the request's caller: the one the HTTP handler mapped
-// from its verified token facts, or, over other transports, the facts
-// mapped now.
-func (s *server) principal(ctx context.Context, req mcp.Request) (policy.Principal, error) {
-	var ti *auth.TokenInfo
-	if extra := req.GetExtra(); extra != nil {
-		ti = extra.TokenInfo
-	}
-	if ti != nil {
-		if p, err := mappedPrincipal(ctx, ti); err != errNotMapped {
-			return p, err
-		}
-	}
-	return s.principalOf(ctx, ti)
-}
-
 // principalOf maps verified token facts; nil means anonymous.
 func (s *server) principalOf(ctx context.Context, ti *auth.TokenInfo) (policy.Principal, error) {
 	if ti == nil {
@@ -582,26 +509,6 @@ func (s *server) listTools(e *epoch, req mcp.Request, p policy.Principal) (mcp.R
 		res.CacheScope = "private"
 	}
 	return res, nil
-}
-
-// answerKey carries the result the middleware computed for a tools/call to
-// the tool's SDK handler, which returns it for the SDK to finish.
-type answerKey struct{}
-
-// errUnrouted answers a tools/call that reached a tool handler without
-// passing the middleware; it cannot happen while the middleware is
-// installed.
-var errUnrouted = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call was not routed"}
-
-// handler is a tool's SDK handler: it returns the result the middleware
-// computed.
-func (s *server) handler(*tool) mcp.ToolHandler {
-	return func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if res, ok := ctx.Value(answerKey{}).(*mcp.CallToolResult); ok {
-			return res, nil
-		}
-		return nil, errUnrouted
-	}
 }
 
 // call runs one round of a tools/call: the plan invoked as p with the
@@ -730,124 +637,6 @@ func (b boundHandler) WithAttrs(as []slog.Attr) slog.Handler {
 func (b boundHandler) WithGroup(name string) slog.Handler {
 	return boundHandler{h: b.h.WithGroup(name), ctx: b.ctx}
 }
-
-// principalKey is where withPrincipal records the caller in the verified
-// token facts the SDK hands to the server: a key no token can carry,
-// because the facts are built here, after verification.
-const principalKey = "\x00agnara/principal"
-
-// mapped is what one request knows of its caller, each part computed on
-// first use and then kept: the identity mapper's answer, and the caller's
-// admission to the tool it calls (the scope predicate, evaluated once for
-// the step-up check and the server).
-type mapped struct {
-	once sync.Once
-	s    *server
-	ti   *auth.TokenInfo // the verifier's facts, as verified
-	p    policy.Principal
-	err  error
-
-	mu       sync.Mutex
-	tool     *tool
-	adm      execution.Admission
-	admitted bool
-
-	// epoch is the snapshot a tools/call runs on, pinned by the HTTP
-	// handler for the step-up check; nil for other requests.
-	epoch *epoch
-}
-
-func (m *mapped) get(ctx context.Context) (policy.Principal, error) {
-	m.once.Do(func() { m.p, m.err = m.s.principalOf(ctx, m.ti) })
-	return m.p, m.err
-}
-
-// admit returns p's admission to t, evaluated once per request.
-func (m *mapped) admit(t *tool, p policy.Principal) (execution.Admission, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.tool != t {
-		m.tool = t
-		m.adm, m.admitted = t.plan.Admit(p)
-	}
-	return m.adm, m.admitted
-}
-
-// pinned returns the epoch the HTTP handler pinned for the request, or nil
-// (also for a nil m).
-func (m *mapped) pinned() *epoch {
-	if m == nil {
-		return nil
-	}
-	return m.epoch
-}
-
-// mappedOf returns the request record withPrincipal put in ti, or nil.
-func mappedOf(ti *auth.TokenInfo) *mapped {
-	if ti == nil {
-		return nil
-	}
-	m, _ := ti.Extra[principalKey].(*mapped)
-	return m
-}
-
-// pinnedKey carries the epoch the fast path chose a tools/call's route on.
-type pinnedKey struct{}
-
-// epochOf returns the epoch a tools/call runs on, in use until release:
-// the one the HTTP handler pinned for its step-up check or its fast path,
-// so that the request sees one snapshot from end to end, or the current
-// one.
-func (s *server) epochOf(ctx context.Context, req mcp.Request) *epoch {
-	if e, ok := ctx.Value(pinnedKey{}).(*epoch); ok {
-		e.pin() // the fast path's, for the same reason
-		return e
-	}
-	if extra := req.GetExtra(); extra != nil {
-		if m := mappedOf(extra.TokenInfo); m != nil && m.epoch != nil {
-			m.epoch.pin()
-			return m.epoch
-		}
-	}
-	return s.acquire()
-}
-
-// admit returns p's admission to t: over HTTP from the request's record
-// (so the step-up check and the server evaluate the scopes once), else
-// evaluated now.
-func (s *server) admit(req mcp.Request, t *tool, p policy.Principal) (execution.Admission, bool) {
-	if extra := req.GetExtra(); extra != nil {
-		if m := mappedOf(extra.TokenInfo); m != nil {
-			return m.admit(t, p)
-		}
-	}
-	return t.plan.Admit(p)
-}
-
-// withPrincipal returns a copy of ti that maps its caller at most once for
-// the whole request, the first time a stage needs it (the step-up check or
-// the server), however many stages need it after. Requests that need no
-// caller (ping, an unknown tool) never call it; initialize does, to count its session.
-func (s *server) withPrincipal(ti *auth.TokenInfo) *auth.TokenInfo {
-	cp := *ti
-	cp.Extra = make(map[string]any, len(ti.Extra)+1)
-	for k, v := range ti.Extra {
-		cp.Extra[k] = v
-	}
-	cp.Extra[principalKey] = &mapped{s: s, ti: ti}
-	return &cp
-}
-
-// mappedPrincipal returns the caller of ti, mapped once per request, or
-// errNotMapped when ti did not come through withPrincipal.
-func mappedPrincipal(ctx context.Context, ti *auth.TokenInfo) (policy.Principal, error) {
-	if m := mappedOf(ti); m != nil {
-		return m.get(ctx)
-	}
-	return policy.Principal{}, errNotMapped
-}
-
-var errNotMapped = errors.New("mcpexpose: the caller was not mapped")
 
 // invocation is what every tools/call path (a direct call, a task) gives
 // the plan: the caller, the arguments, the round's answers and the server's

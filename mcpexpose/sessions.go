@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -49,14 +48,20 @@ const (
 // store's SessionClosed, which [countingStore] forwards to
 // [sessions.closed]. No session can close before it is bound: its id is
 // first revealed by the very response that binds it.
+//
+// It is also what the edge knows of each live session, to answer the
+// session's ordinary calls itself (handshake.go): its SDK session, who
+// opened it, the calls the edge answers for it, and — when the edge owns
+// it, idle > 0 — its idle timer.
 type sessions struct {
 	server *mcp.Server
 	logger *slog.Logger
 	rate   logRate
+	idle   time.Duration // the idle timeout the edge keeps; 0: the SDK keeps it
 
 	mu    sync.Mutex
 	slots slots // reserved and live
-	live  map[string]liveSession
+	live  map[string]*liveSession
 }
 
 // slots counts what a handler holds open, in all and per principal key,
@@ -103,34 +108,30 @@ func (s *slots) give(key string) {
 	}
 }
 
+// liveSession is one live handshake-era session. Its fields after ss are
+// guarded by sessions.mu.
 type liveSession struct {
+	id     string
 	key    string
 	expiry *time.Timer // nil for a token without expiry or no token
+	ss     *mcp.ServerSession
+	user   string // the UserID of the token that opened it, "" for none
+
+	posts  int                           // POSTs in flight, which pause the idle timer
+	idle   *time.Timer                   // nil while a POST is in flight, or when the SDK keeps it
+	calls  map[string]context.CancelFunc // calls in flight by id: the edge's (with their cancel) and the SDK's (nil)
+	closed bool
 }
 
-func newSessions(max, perPrincipal int, anonymousCapped bool, server *mcp.Server, logger *slog.Logger) *sessions {
+func newSessions(max, perPrincipal int, anonymousCapped bool, idle time.Duration, server *mcp.Server, logger *slog.Logger) *sessions {
 	return &sessions{
 		slots:  slots{max: max, perPrincipal: perPrincipal, anonymousCapped: anonymousCapped},
 		server: server,
 		logger: logger,
 		rate:   logRate{burst: 1, interval: time.Minute},
-		live:   make(map[string]liveSession),
+		idle:   idle,
+		live:   make(map[string]*liveSession),
 	}
-}
-
-// sessionKey is who a new session counts against: the mapped principal
-// (issuer and id) of ti; anonymous and development callers, who have no
-// token, share the key "". A caller the identity mapper refuses counts under
-// its token's subject, so that it cannot take the slots of others.
-func sessionKey(ctx context.Context, ti *auth.TokenInfo) string {
-	if ti == nil {
-		return ""
-	}
-	p, err := mappedPrincipal(ctx, ti)
-	if err != nil {
-		return "unmapped\x00" + ti.UserID
-	}
-	return "principal\x00" + p.Issuer() + "\x00" + p.ID()
 }
 
 // reserve takes a slot for a session key may open, or names the limit that
@@ -154,12 +155,20 @@ func (s *sessions) release(key string) {
 	s.slots.give(key)
 }
 
-// bind turns a reserved slot into the live session id, to be ended at
-// expiry when that is not zero.
-func (s *sessions) bind(id, key string, expiry time.Time) {
+// bind turns a reserved slot into the live session id, opened by the
+// token of user ("" for none), to be ended at expiry when that is not zero.
+// The POST that opened it is still in flight (see begin).
+func (s *sessions) bind(id, key, user string, expiry time.Time) {
+	var ss *mcp.ServerSession
+	for sess := range s.server.Sessions() {
+		if sess.ID() == id {
+			ss = sess
+			break
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ls := liveSession{key: key}
+	ls := &liveSession{id: id, key: key, ss: ss, user: user, posts: 1}
 	if !expiry.IsZero() {
 		// Under the lock, so that a timer firing at once (a token
 		// accepted within its clock skew) finds the session bound.
@@ -179,8 +188,12 @@ func (s *sessions) closed(id string) {
 		return
 	}
 	delete(s.live, id)
+	ls.closed = true
 	if ls.expiry != nil {
 		ls.expiry.Stop()
+	}
+	if ls.idle != nil {
+		ls.idle.Stop()
 	}
 	s.slots.give(ls.key)
 }
@@ -232,10 +245,12 @@ func (s *sessions) refuse(w http.ResponseWriter, r *http.Request, limit string) 
 const codeSessionLimit = -32000
 
 // serveNew serves, on the stateful handler, a POST without Mcp-Session-Id,
-// for which the SDK creates a session: within the limits, or refused.
-func (s *sessions) serveNew(stateful http.Handler, w http.ResponseWriter, r *http.Request) {
-	ti := auth.TokenInfoFromContext(r.Context())
-	key := sessionKey(r.Context(), ti)
+// for which the SDK creates a session: within the limits, or refused. rec
+// is its record: who it counts against (record.key), and the expiry of
+// its token, at which the session ends.
+func (s *sessions) serveNew(stateful http.Handler, w http.ResponseWriter, r *http.Request, rec *record) {
+	ti := rec.ti
+	key := rec.key()
 	limit, ok := s.reserve(key)
 	if !ok {
 		s.refuse(w, r, limit)
@@ -243,11 +258,15 @@ func (s *sessions) serveNew(stateful http.Handler, w http.ResponseWriter, r *htt
 	}
 	sw := &sessionWriter{ResponseWriter: w, s: s, key: key}
 	if ti != nil {
-		sw.expiry = ti.Expiration
+		sw.expiry, sw.user = ti.Expiration, ti.UserID
 	}
 	stateful.ServeHTTP(sw, r)
 	if !sw.bound {
 		s.release(key)
+		return
+	}
+	if ls := s.lookup(sw.id); ls != nil {
+		s.end(ls) // the POST that opened it
 	}
 }
 
@@ -258,9 +277,11 @@ type sessionWriter struct {
 	http.ResponseWriter
 	s       *sessions
 	key     string
+	user    string
 	expiry  time.Time
 	checked bool // the header has been looked at
 	bound   bool
+	id      string // the session's, once bound
 }
 
 func (w *sessionWriter) check() {
@@ -269,8 +290,8 @@ func (w *sessionWriter) check() {
 	}
 	w.checked = true
 	if id := w.Header().Get("Mcp-Session-Id"); id != "" {
-		w.s.bind(id, w.key, w.expiry)
-		w.bound = true
+		w.s.bind(id, w.key, w.user, w.expiry)
+		w.bound, w.id = true, id
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +37,7 @@ const (
 
 // streams counts the open 2026-07-28 subscriptions/listen streams of one
 // handler, in all and per principal (keyed as sessions are:
-// [sessionKey]). A listen POST takes a slot before the SDK sees it and
+// [record.key]). A listen POST takes a slot before the SDK sees it and
 // gives it back when the SDK's handler for it returns, however the stream
 // ends: the client goes away (the SDK cancels a stateless request whose
 // connection ends, and closes its session before returning), the stream's
@@ -69,11 +68,11 @@ func newStreams(max, perPrincipal int, anonymousCapped bool, logger *slog.Logger
 	}
 }
 
-// serve passes r, a POST opening a listen stream whose JSON-RPC id is id,
-// to next within the caps, or refuses it with 503. ti is the verified token
-// facts, nil without a token.
-func (st *streams) serve(w http.ResponseWriter, r *http.Request, id json.RawMessage, ti *auth.TokenInfo, next http.Handler) {
-	key := sessionKey(r.Context(), ti)
+// serve passes r, a POST opening a listen stream, to next within the caps,
+// or refuses it with 503. rec is its record: its id, and who it counts
+// against (record.key).
+func (st *streams) serve(w http.ResponseWriter, r *http.Request, rec *record, next http.Handler) {
+	id, key := rec.id, rec.key()
 	st.mu.Lock()
 	over := st.slots.take(key)
 	st.mu.Unlock()

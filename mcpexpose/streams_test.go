@@ -272,7 +272,9 @@ func TestListenStreamsPerPrincipal(t *testing.T) {
 		if caller == "alice-1" {
 			open[0].close()
 			eventually(t, "alice's closed stream frees her slot", func() bool {
-				_, of := h.streams.count(sessionKey(context.Background(), h.srv.withPrincipal(&auth.TokenInfo{UserID: "alice"})))
+				alice := &record{method: methodListen, ti: &auth.TokenInfo{UserID: "alice"}}
+				h.srv.fill(context.Background(), alice)
+				_, of := h.streams.count(alice.key())
 				return of == 1
 			})
 			if s, status, _, body := listen(t, srv.URL, "alice-2"); s == nil {

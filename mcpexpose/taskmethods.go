@@ -132,7 +132,7 @@ func (s *server) serveTask(ctx context.Context, method string, req mcp.Request) 
 	if sr.Params.TaskID == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "taskId is required"}
 	}
-	p, err := s.principal(ctx, req)
+	p, err := s.callerOf(ctx, method, req)
 	if err != nil {
 		return nil, err
 	}

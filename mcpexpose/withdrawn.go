@@ -152,18 +152,19 @@ func (e *Exposure) compileWithdrawn(snap *Snapshot) []error {
 func (w *withdrawnTool) allows(p policy.Principal) bool { return w.rule.Allows(p, w.scopes) }
 
 // sdkTool is what the SDK server holds under the name, so that a call
-// reaches the tool handler that returns the middleware's answer: no
+// reaches the tool handler, which answers it (callWithdrawn): no
 // description (it is never listed) and a schema that accepts any
 // arguments (they are not read).
 func (w *withdrawnTool) sdkTool() *mcp.Tool {
 	return &mcp.Tool{Name: w.name, InputSchema: json.RawMessage(`{"type":"object"}`)}
 }
 
-// callWithdrawn answers a tools/call of w: authorized as any call, then
-// the fixed failure, through next (the SDK's tool handler or the fast
-// path's finishing) like every answer.
-func (s *server) callWithdrawn(ctx context.Context, method string, req *mcp.CallToolRequest, w *withdrawnTool, next mcp.MethodHandler) (mcp.Result, error) {
-	p, err := s.principal(ctx, req)
+// callWithdrawn answers rec's tools/call of a withdrawn tool: authorized as
+// any call, then the fixed failure, finished by the route like every
+// result.
+func (s *server) callWithdrawn(ctx context.Context, rec *record, req *mcp.CallToolRequest) (mcp.Result, error) {
+	w := rec.gone
+	p, err := rec.principal()
 	if err != nil {
 		return nil, err
 	}
@@ -178,18 +179,12 @@ func (s *server) callWithdrawn(ctx context.Context, method string, req *mcp.Call
 	ctx = policy.WithPrincipal(ctx, p)
 	var end func(agnara.Label, error)
 	if obs := s.app.Observer(); obs != nil {
-		ctx, end = obs.Request(ctx, s.requestInfo(method, w.name, req, p))
+		ctx, end = obs.Request(ctx, s.requestInfo("tools/call", w.name, req, p))
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
-	out, err := next(context.WithValue(ctx, answerKey{}, res), method, req)
-	if err != nil {
-		label = agnara.LabelError
-		s.auditAs(ctx, req, w.name, "", p, label, nil)
-	} else {
-		s.auditAs(ctx, req, w.name, "", p, label, res)
-	}
+	s.auditAs(ctx, req, w.name, "", p, label, res)
 	if end != nil {
-		end(label, err)
+		end(label, nil)
 	}
-	return out, err
+	return res, nil
 }

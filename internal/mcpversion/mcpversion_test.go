@@ -24,4 +24,9 @@ func TestSupported(t *testing.T) {
 			t.Errorf("IsModern(%q) = %v", tc.v, !tc.want)
 		}
 	}
+	for _, v := range []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2027-01-01", ""} {
+		if got, want := mcpversion.IsServed(v), slices.Contains(mcpversion.Supported(), v); got != want {
+			t.Errorf("IsServed(%q) = %v, want %v (Supported)", v, got, want)
+		}
+	}
 }

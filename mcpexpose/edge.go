@@ -1,0 +1,388 @@
+package mcpexpose
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
+)
+
+// The edge is where every HTTP request enters. In order, once each:
+//
+//  1. the Host of a loopback listener and the Origin are checked;
+//  2. a POST's body is read, under the size limit, by one reader: the
+//     strict scanner of the fast path first (scan.go), the general parser
+//     only when it declines, and the [record] begun;
+//  3. the bearer token is verified;
+//  4. the record is filled (fill): the caller mapped, the tool looked up
+//     on the snapshot the call will run on, the caller's admission;
+//  5. the refusals the edge words itself: the step-up challenge, header
+//     parameters that do not match the arguments;
+//  6. one decision: the edge answers the request itself (fastpath.go) or
+//     hands it, with its record, to the SDK's streamable handler (forward).
+//
+// Whichever way a tools/call goes, [server.callTool] runs it.
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rebound(r) {
+		// The SDK's DNS rebinding protection, worded as the SDK words it,
+		// but before anything else: a rebound page's request reads no
+		// body, verifies no token and maps no identity.
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin, r) {
+		writeRPCError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
+		return
+	}
+	var rec *record
+	if r.Method == http.MethodPost {
+		var ok bool
+		if rec, ok = h.read(w, r); !ok {
+			return
+		}
+	}
+	var ti *auth.TokenInfo
+	if h.tokens != nil {
+		var ok bool
+		if ti, ok = h.verify(w, r); !ok {
+			return
+		}
+	}
+	if rec == nil {
+		h.forward(w, r, nil, ti)
+		return
+	}
+	rec.ti = ti
+	h.srv.fill(r.Context(), rec)
+	defer rec.release(h.srv)
+	if h.refuse(w, r, rec) {
+		return
+	}
+	if ls := h.session(r, rec); ls != nil {
+		defer h.sessions.end(ls)
+		ctx, cancel, ok, done := h.answersSession(w, r, rec, ls)
+		switch {
+		case done:
+			return
+		case ok:
+			h.answerSession(ctx, cancel, w, r, rec, ls)
+			return
+		}
+		h.forwardOnSession(w, r, rec, ti, ls)
+		return
+	}
+	if h.answers(r, rec) {
+		h.answer(w, r, rec)
+		return
+	}
+	h.forward(w, r, rec, ti)
+}
+
+// read reads r's body, the one time it is read, and begins its record; it
+// answers and reports false when the body is too large or not JSON, or a
+// tasks/* request names another task in its Mcp-Name header. The SDK is
+// handed the same bytes.
+func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	r.Body.Close()
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, "request body too large")
+			return nil, false
+		}
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body")
+		return nil, false
+	}
+	modern := modernRequest(r)
+	rec, ok := readRecord(body, modern)
+	if !ok {
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "the request body is not valid JSON")
+		return nil, false
+	}
+	rec.modern = modern
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	if isTaskMethod(rec.method) && rec.modern && r.Header.Get("Mcp-Name") != rec.taskID {
+		// SEP-2663 routes tasks by Mcp-Name: it must name the task the
+		// body does (SEP-2243 HeaderMismatch otherwise).
+		writeRPCResponse(w, http.StatusBadRequest, rec.id, mcp.CodeHeaderMismatch, "the Mcp-Name header must be the request's params.taskId")
+		return nil, false
+	}
+	return rec, true
+}
+
+// readRecord begins the record of a POSTed body, of a 2026-07-28 request
+// when modern: read by the strict scanner when it can read the whole
+// request, else by the general parser. It reports false when body is not
+// valid JSON.
+func readRecord(body []byte, modern bool) (*record, bool) {
+	if !segjson.Valid(body) {
+		return nil, false
+	}
+	var fc fastCall
+	if fc.parse(body, modern) {
+		rec := &record{method: fc.method(), id: fc.id, name: fc.name, args: fc.args, fast: &fc}
+		return rec, true
+	}
+	return parseMessage(body), true
+}
+
+// parseMessage reads body, valid JSON, with the decoder and the options the
+// SDK reads it with (segmentio/encoding, case-sensitive keys, escapes
+// decoded), so that no spelling of a key, a method or a name —
+// "tools\/call", "Method", "ledger.\u0061ppend" — reads one way here and
+// another way there. A body that is not a request object (a batch, a
+// number, fields of the wrong types) gives a record without a method, for
+// the SDK to refuse.
+func parseMessage(body []byte) *record {
+	var top struct {
+		ID     segjson.RawMessage `json:"id"`
+		Method segjson.RawMessage `json:"method"`
+		Params segjson.RawMessage `json:"params"`
+	}
+	rec := &record{}
+	if rest, err := segjson.Parse(body, &top, segjson.DontMatchCaseInsensitiveStructFields); err != nil || len(rest) != 0 {
+		return rec
+	}
+	rec.id = json.RawMessage(top.ID)
+	if segjson.Unmarshal(top.Method, &rec.method) != nil {
+		rec.method = ""
+		return rec
+	}
+	switch {
+	case isTaskMethod(rec.method):
+		var params struct {
+			TaskID segjson.RawMessage `json:"taskId"`
+		}
+		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
+			_ = segjson.Unmarshal(params.TaskID, &rec.taskID)
+		}
+	case rec.method == "notifications/cancelled":
+		var params struct {
+			RequestID segjson.RawMessage `json:"requestId"`
+		}
+		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
+			rec.cancels = plainID(params.RequestID)
+		}
+	case rec.method == "tools/call":
+		var params struct {
+			Name      segjson.RawMessage `json:"name"`
+			Arguments segjson.RawMessage `json:"arguments"`
+		}
+		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
+			_ = segjson.Unmarshal(params.Name, &rec.name)
+			rec.args = json.RawMessage(params.Arguments)
+		}
+	}
+	return rec
+}
+
+// plainID returns id when it is one the fast path's scanner takes (a plain
+// string, an integer of at most 15 digits), so that it compares byte for
+// byte with the ids of the edge's calls; nil otherwise.
+func plainID(id []byte) json.RawMessage {
+	p := scanner{b: id}
+	p.ws()
+	got := p.id()
+	if got == nil || !p.end() {
+		return nil
+	}
+	return json.RawMessage(got)
+}
+
+// verify verifies r's bearer token and returns its facts, nil for a
+// request without one that AllowAnonymous lets through; it answers the
+// OAuth challenge and reports false for any other request.
+func (h *Handler) verify(w http.ResponseWriter, r *http.Request) (*auth.TokenInfo, bool) {
+	authz := r.Header.Get("Authorization")
+	if authz == "" {
+		if h.anonymous {
+			return nil, true
+		}
+		h.challenge(w, http.StatusUnauthorized, "", "", "a bearer token is required")
+		return nil, false
+	}
+	scheme, token, ok := strings.Cut(authz, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		h.challenge(w, http.StatusBadRequest, "invalid_request", "", "the Authorization header must be \"Bearer <token>\"")
+		return nil, false
+	}
+	ti, err := h.tokens(r.Context(), token, r)
+	switch {
+	case err == nil && ti == nil:
+		err = errors.New("token verifier returned no token info")
+		fallthrough
+	case err != nil && !errors.Is(err, auth.ErrInvalidToken):
+		if errors.Is(err, auth.ErrOAuth) {
+			h.challenge(w, http.StatusBadRequest, "invalid_request", "", "bad token request")
+			return nil, false
+		}
+		h.logger.LogAttrs(r.Context(), slog.LevelError, "token verification failed", slog.Any("error", err))
+		writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, "token verification failed")
+		return nil, false
+	case err != nil:
+		h.srv.refusals.refused(r.Context(), h.logger, err)
+		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token is not valid")
+		return nil, false
+	case ti.Expiration.IsZero():
+		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token has no expiry")
+		return nil, false
+	case ti.Expiration.Add(maxClockSkew).Before(time.Now()):
+		// Expiry is the verifier's to check, with its own leeway; this
+		// catches a verifier that does not check it at all.
+		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token has expired")
+		return nil, false
+	}
+	// This request's own copy: the SDK is handed it (verified), and a
+	// session's request finds its record by it (server.recordOf).
+	cp := *ti
+	return &cp, true
+}
+
+// refuse answers the refusals the edge words itself, and reports whether
+// it answered: with step-up, a tools/call of a tool whose scopes the
+// caller lacks (403 insufficient_scope naming them); at 2026-07-28, a
+// tools/call whose header parameters do not match its arguments (400,
+// -32020).
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, rec *record) bool {
+	if rec.method != "tools/call" {
+		return false
+	}
+	if h.stepUp && rec.ti != nil && rec.refused == nil {
+		switch {
+		case rec.tool != nil && !rec.admitted:
+			h.srv.auditStepUp(r, rec.tool.name, rec.tool.plan.Identity(), rec.caller, rec.ti)
+			h.challengeID(w, rec.id, http.StatusForbidden, "insufficient_scope", strings.Join(rec.tool.plan.Scopes(), " "), "the token lacks a scope this tool requires")
+			return true
+		case rec.gone != nil && !rec.gone.allows(rec.caller):
+			// Authorized as any call: a caller without the scopes learns
+			// no more of a withdrawn tool than of the tool it stands for.
+			h.srv.auditStepUp(r, rec.gone.name, "", rec.caller, rec.ti)
+			h.challengeID(w, rec.id, http.StatusForbidden, "insufficient_scope", strings.Join(rec.gone.scopes, " "), "the token lacks a scope this tool requires")
+			return true
+		}
+	}
+	if rec.modern {
+		if err := h.checkParams(r, rec); err != nil {
+			writeRPCResponse(w, http.StatusBadRequest, rec.id, mcp.CodeHeaderMismatch, err.Error())
+			return true
+		}
+	}
+	return false
+}
+
+// checkParams says why the header parameters of rec, a 2026-07-28
+// tools/call, do not match its arguments, or returns nil: when they match,
+// and whenever the caller may not call the tool (it does not exist, the
+// identity mapper refused the caller, or the caller may not see it), so
+// that the SDK answers the call exactly as it answers the call of an
+// unknown tool.
+//
+// Only a request whose Mcp-Method and Mcp-Name headers match its body is
+// checked: the SDK refuses the others itself, first, as SEP-2243 orders
+// the checks.
+func (h *Handler) checkParams(r *http.Request, rec *record) error {
+	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != rec.name {
+		return nil
+	}
+	t := rec.tool
+	if t == nil || t.params == nil || rec.refused != nil {
+		return nil
+	}
+	// With ForbiddenResult every tool answers its callers; otherwise only
+	// the ones they may call do.
+	if !h.srv.opts.ForbiddenResult && !rec.admitted {
+		return nil
+	}
+	return checkHeaderParams(r.Header, t.params, rec.args)
+}
+
+// forward hands r to the SDK's streamable handler with its record (nil
+// for a request without a body) and its verified token facts ti: the
+// record in the context of a 2026-07-28 request, which the SDK serves in
+// that context; lent under ti to a handshake-era one, which the SDK serves
+// in the context of the request that opened its session. A listen stream,
+// or a POST that opens a session, is counted against its caps first.
+func (h *Handler) forward(w http.ResponseWriter, r *http.Request, rec *record, ti *auth.TokenInfo) {
+	var next http.Handler = http.HandlerFunc(h.route)
+	if ti != nil {
+		next = h.inner // the SDK's bearer middleware, which hands the SDK ti
+		r = r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti))
+	}
+	switch {
+	case rec == nil:
+	case rec.modern:
+		r = r.WithContext(withRecord(r.Context(), rec))
+	case ti != nil:
+		h.srv.lent.Store(ti, rec)
+		defer h.srv.lent.Delete(ti)
+	}
+	switch {
+	case rec != nil && rec.method == methodListen && rec.modern:
+		h.streams.serve(w, r, rec, next)
+	case rec != nil && !modernRequest(r) && r.Header.Get("Mcp-Session-Id") == "":
+		h.sessions.serveNew(next, w, r, rec)
+	default:
+		next.ServeHTTP(w, r)
+	}
+}
+
+// forwardOnSession forwards rec, a POST to the live session ls, to the SDK
+// (forward), keeping what the edge must know of it: a call's id in flight,
+// so that the edge leaves a duplicate of it to the SDK too; and a
+// notifications/cancelled naming one of the edge's calls, which it cancels
+// (the SDK, which does not know the call, ignores the notification).
+func (h *Handler) forwardOnSession(w http.ResponseWriter, r *http.Request, rec *record, ti *auth.TokenInfo, ls *liveSession) {
+	if rec.method == "notifications/cancelled" && rec.cancels != nil {
+		h.sessions.cancelCall(ls, string(rec.cancels))
+	}
+	if rec.id != nil && rec.method != "" {
+		if ok, _ := h.sessions.claim(ls, string(rec.id), nil); ok {
+			defer h.sessions.unclaim(ls, string(rec.id))
+		}
+	}
+	h.forward(w, r, rec, ti)
+}
+
+// route sends 2026-07-28 requests to the stateless handler and handshake-era
+// requests (no version header, as on initialize, or a legacy version) to the
+// stateful one.
+func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
+	if modernRequest(r) {
+		h.stateless.ServeHTTP(w, r)
+		return
+	}
+	h.stateful.ServeHTTP(w, r)
+}
+
+// modernRequest reports whether r is a 2026-07-28 request, served by the
+// stateless handler: its version header is not a legacy version.
+func modernRequest(r *http.Request) bool {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	return v != "" && v >= modernVersion
+}
+
+type verifiedKey struct{}
+
+// verified hands the SDK's bearer middleware the facts ServeHTTP verified.
+func verified(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+	if ti, ok := r.Context().Value(verifiedKey{}).(*auth.TokenInfo); ok && ti != nil {
+		return ti, nil
+	}
+	return nil, auth.ErrInvalidToken
+}

@@ -1,0 +1,338 @@
+package mcpexpose
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
+)
+
+// The edge answers the ordinary calls of a live handshake-era session
+// (2025-11-25, 2025-06-18) itself, as it answers stateless 2026-07-28 ones:
+// a tools/list, and a tools/call whose plan cannot ask its caller anything
+// (execution.Plan.Asks). Nothing of such a call can talk to the client but
+// its response, so the answer needs nothing of the session the SDK keeps
+// to itself. The SDK keeps the session's lifecycle: initialize, the GET
+// stream, notifications, DELETE, server-to-client requests, and every call
+// that asks, reports progress or logs (SDK-SESSION-POST.md, ADR 35).
+//
+// What the SDK would do for such a POST besides answering, the edge does:
+//
+//   - it keeps the session's idle timer, for every POST to the session
+//     (the SDK's is off: the SDK re-arms it only for POSTs it serves):
+//     paused while a POST is in flight, re-armed when the last ends, and
+//     closing the session through the SDK when it fires;
+//   - it runs the call as the SDK runs a session's calls: not cancelled
+//     when the POST's connection goes away, cancelled by a
+//     notifications/cancelled naming it;
+//   - it refuses, by leaving to the SDK, an id already in flight;
+//   - it writes the answer as the SDK frames it (a priming event when the
+//     request's header asks for 2025-11-25, then the message) and stores
+//     both in the session's event store first, under the same stream id
+//     format, so that a GET resuming the stream with Last-Event-ID is
+//     replayed by the SDK as if it had written them.
+
+// lookup returns the live session id, or nil.
+func (s *sessions) lookup(id string) *liveSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live[id]
+}
+
+// begin marks a POST to the live session id in flight, pausing its idle
+// timer, and returns the session, or nil when id is not live.
+func (s *sessions) begin(id string) *liveSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ls := s.live[id]
+	if ls == nil {
+		return nil
+	}
+	ls.posts++
+	if ls.idle != nil {
+		ls.idle.Stop()
+		ls.idle = nil
+	}
+	return ls
+}
+
+// end marks a POST to ls ended; when it was the last in flight, the idle
+// timer starts again (when the edge keeps it).
+func (s *sessions) end(ls *liveSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ls.posts--
+	if ls.posts > 0 || ls.closed || s.idle <= 0 || ls.ss == nil {
+		return
+	}
+	ss := ls.ss
+	ls.idle = time.AfterFunc(s.idle, func() {
+		// The SDK's own close: it ends the session's streams and calls
+		// the event store's SessionClosed, which forgets ls.
+		if err := ss.Close(); err != nil {
+			s.logger.LogAttrs(context.Background(), slog.LevelWarn, "closing an idle session failed", slog.Any("error", err))
+		}
+	})
+}
+
+// claim records the call id in flight on ls, with cancel for the edge's
+// own calls (nil for one the SDK serves); it reports false, recording
+// nothing, when id is in flight already, and then whether the call in
+// flight is the edge's.
+func (s *sessions) claim(ls *liveSession, id string, cancel context.CancelFunc) (ok, edges bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, dup := ls.calls[id]; dup {
+		return false, c != nil
+	}
+	if ls.closed {
+		return false, false
+	}
+	if ls.calls == nil {
+		ls.calls = make(map[string]context.CancelFunc)
+	}
+	ls.calls[id] = cancel
+	return true, false
+}
+
+// unclaim ends the call id on ls.
+func (s *sessions) unclaim(ls *liveSession, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(ls.calls, id)
+}
+
+// cancelCall cancels the edge's call id on ls, if it is one in flight: a
+// notifications/cancelled naming it (the SDK, which does not know it, does
+// nothing with the notification).
+func (s *sessions) cancelCall(ls *liveSession, id string) {
+	s.mu.Lock()
+	cancel := ls.calls[id]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// store runs write, which stores events of ls, unless ls is closed, and
+// reports whether it ran: under the lock closed takes, so that no event of
+// a session outlives its SessionClosed.
+func (s *sessions) store(ls *liveSession, write func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ls.closed {
+		return false
+	}
+	write()
+	return true
+}
+
+// session returns the live session a handshake-era POST r is to, when the
+// edge keeps it and the SDK would serve the POST on it (its media type, its
+// Accept, its version header and its caller are what the SDK accepts),
+// with the POST marked in flight (sessions.begin); or nil, for the SDK to
+// serve or refuse as it does.
+func (h *Handler) session(r *http.Request, rec *record) *liveSession {
+	if h.sessions.idle <= 0 || rec.modern {
+		return nil
+	}
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" || !legacyHeaders(r) {
+		return nil
+	}
+	ls := h.sessions.begin(id)
+	if ls == nil {
+		return nil
+	}
+	if ls.user != "" && (rec.ti == nil || rec.ti.UserID != ls.user) {
+		h.sessions.end(ls)
+		return nil // the SDK answers 403 session user mismatch
+	}
+	return ls
+}
+
+// legacyHeaders reports whether a handshake-era POST's headers pass the
+// checks the SDK's streamable handler makes before it reads the body, as
+// the SDK makes them: a version header, when there is one, of a revision
+// served; a JSON body; an Accept of both JSON and event streams; no
+// Last-Event-ID.
+func legacyHeaders(r *http.Request) bool {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !mcpversion.IsServed(v) {
+		return false
+	}
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !asciiFold(ct[0], "application/json") {
+		return false
+	}
+	jsonOK, streamOK := accepts(r.Header.Values("Accept"))
+	return jsonOK && streamOK
+}
+
+// answersSession is the edge's one decision for a POST to the live session
+// ls: it answers a single tools/list, or a tools/call of a tool whose plan
+// cannot ask, that the strict scanner read whole, with no progress token
+// and no _meta of the protocol's own, whose id is not in flight, from a
+// caller still there, unless ForwardLogs (whose log messages belong on
+// the SDK's stream). Deciding to answer claims the id; answerSession
+// gives it back. A request the edge would answer but for its id, in
+// flight as one of the edge's own calls, it answers as the SDK answers a
+// duplicate id it knows of, and reports done.
+func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) (ctx context.Context, cancel context.CancelFunc, ok, done bool) {
+	fc := rec.fast
+	if !h.fast || fc == nil || h.srv.opts.ForwardLogs {
+		return nil, nil, false, false
+	}
+	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
+		return nil, nil, false, false // the SDK's bearer middleware splits it so, and refuses it
+	}
+	meta, ok := legacyMeta(fc.meta)
+	if !ok {
+		return nil, nil, false, false
+	}
+	fc.metaMap = meta
+	if !fc.list && rec.tool != nil && rec.tool.plan.Asks() {
+		return nil, nil, false, false
+	}
+	if r.Context().Err() != nil {
+		return nil, nil, false, false // gone: the SDK serves it as it serves any
+	}
+	// The SDK runs a session's calls in no request's lifetime: only a
+	// notifications/cancelled ends them early.
+	ctx, cancel = context.WithCancel(context.WithoutCancel(r.Context()))
+	claimed, edges := h.sessions.claim(ls, string(fc.id), cancel)
+	if claimed {
+		return ctx, cancel, true, false
+	}
+	cancel()
+	if !edges {
+		return nil, nil, false, false // the SDK answers the duplicate of its own call
+	}
+	h.writeDuplicate(w, fc.id)
+	return nil, nil, false, true
+}
+
+// writeDuplicate answers a call whose id is one of the edge's calls in
+// flight on the session, as the SDK answers a duplicate id: after it set
+// the event stream's headers, a 400 JSON-RPC -32600 naming the id.
+func (h *Handler) writeDuplicate(w http.ResponseWriter, id []byte) {
+	raw := string(id)
+	if strings.HasPrefix(raw, `"`) {
+		raw = raw[1 : len(raw)-1] // a plain string: no escapes
+	}
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-cache, no-transform")
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Connection", "keep-alive")
+	buf := fastBufs.Get().(*bytes.Buffer)
+	defer putBuf(buf)
+	h.srv.encodeResponse(buf, &fastCall{id: id}, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID " + raw}, false)
+	hd.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// legacyMeta decodes a handshake-era request's _meta as the SDK decodes
+// it, when it holds no progress token and no key of the protocol's own
+// ("io.modelcontextprotocol/…", which the SDK reads, or refuses on a
+// session); nil for none.
+func legacyMeta(raw []byte) (mcp.Meta, bool) {
+	if raw == nil {
+		return nil, true
+	}
+	var p scanner
+	p.b = raw
+	ok := p.object(func(key []byte) bool {
+		if string(key) == "progressToken" || bytes.HasPrefix(key, []byte("io.modelcontextprotocol/")) {
+			return false
+		}
+		return p.skipValue()
+	})
+	if !ok || !p.end() {
+		return nil, false
+	}
+	var meta mcp.Meta
+	if _, err := segjson.Parse(raw, &meta, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		return nil, false
+	}
+	return meta, true
+}
+
+// answerSession answers rec, a POST to the live session ls that the edge
+// decided to answer (answersSession), in ctx, and gives its id back.
+func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) {
+	fc := rec.fast
+	defer func() {
+		h.sessions.unclaim(ls, string(fc.id))
+		cancel()
+	}()
+	s := h.srv
+	extra := &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}
+	var res mcp.Result
+	var err error
+	if fc.list {
+		res, err = s.listToolsOf(ctx, rec, &mcp.ListToolsRequest{Session: ls.ss, Params: &mcp.ListToolsParams{Meta: fc.metaMap}, Extra: extra})
+	} else {
+		params := &mcp.CallToolParamsRaw{Meta: fc.metaMap, Name: fc.name, Arguments: fc.args}
+		res, err = s.callTool(ctx, rec, &mcp.CallToolRequest{Session: ls.ss, Params: params, Extra: extra})
+		res = finished(res)
+	}
+	h.writeSession(w, r, fc, ls, res, err)
+	h.fastServed.Add(1)
+}
+
+// writeSession writes the answer to fc on the session ls as the SDK
+// writes a call's answer on a session's POST: an event stream of a
+// priming event (when the request's version header is 2025-11-25 or
+// later) and the message, stored first in the session's event store under
+// a stream id of the SDK's own form. A session closed meanwhile gets what
+// the SDK sends then: the stream, primed, without the message.
+func (h *Handler) writeSession(w http.ResponseWriter, r *http.Request, fc *fastCall, ls *liveSession, res mcp.Result, err error) {
+	buf := fastBufs.Get().(*bytes.Buffer)
+	defer putBuf(buf)
+	h.srv.encodeResponse(buf, fc, res, err, false)
+	data := buf.Bytes()
+	stream := crand.Text()
+	prime := r.Header.Get("Mcp-Protocol-Version") >= mcpversion.Handshake20251125
+	stored := h.sessions.store(ls, func() {
+		ctx := context.Background()
+		_ = h.events.Open(ctx, ls.id, stream)
+		if prime {
+			_ = h.events.Append(ctx, ls.id, stream, nil)
+		}
+		_ = h.events.Append(ctx, ls.id, stream, bytes.Clone(data))
+	})
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-cache, no-transform")
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Connection", "keep-alive")
+	out := make([]byte, 0, 2*len(stream)+len(data)+64)
+	next := 0
+	if prime {
+		out = append(out, "event: prime\nid: "...)
+		out = append(out, stream...)
+		out = append(out, "_0\ndata: \n\n"...)
+		next = 1
+	}
+	if stored {
+		out = append(out, "event: message\nid: "...)
+		out = append(out, stream...)
+		out = append(out, '_')
+		out = strconv.AppendInt(out, int64(next), 10)
+		out = append(out, "\ndata: "...)
+		out = append(out, data...)
+		out = append(out, "\n\n"...)
+	}
+	_, _ = w.Write(out)
+	_ = http.NewResponseController(w).Flush()
+}

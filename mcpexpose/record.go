@@ -1,0 +1,206 @@
+package mcpexpose
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// record is what the server knows of one request before it serves it,
+// worked out once: read from the body by the HTTP edge (edge.go), or, for
+// a request that reached the server another way (stdio, another SDK
+// transport), built by the middleware from the SDK's request. Every stage
+// after reads it through [server.recordOf] or [recordIn]; none parses the
+// body, maps the caller or looks the tool up again. A record is not
+// changed once it is handed on: a stage that knows more derives a copy.
+type record struct {
+	method string          // the JSON-RPC method, "" when the body is no single request
+	id     json.RawMessage // the request id as sent; nil for a notification
+	modern bool            // a 2026-07-28 request; otherwise the handshake era
+
+	// What a tools/call names; taskID what a tasks/* request names.
+	name   string
+	args   json.RawMessage
+	taskID string
+	// cancels is the id a notifications/cancelled names, when the edge's
+	// scanner would take it (plainID).
+	cancels json.RawMessage
+
+	// fast is the strict scanner's reading of the whole request (a
+	// single tools/call or tools/list), nil when it declined the body.
+	fast *fastCall
+
+	// ti is the request's verified token facts, nil without a token.
+	ti *auth.TokenInfo
+	// caller is who the request acts as, or refused the identity
+	// mapper's refusal; set (hasCaller) for the methods that need it.
+	caller    policy.Principal
+	refused   error
+	hasCaller bool
+
+	// For a tools/call: the snapshot it runs on (pinned while the record
+	// is in use: see hold), the tool it names there (nil for none, or gone
+	// for a withdrawn one), and the caller's admission to it.
+	e        *epoch
+	tool     *tool
+	gone     *withdrawnTool
+	adm      execution.Admission
+	admitted bool
+}
+
+// needsCaller reports whether a request of method acts as its caller, so
+// that its record maps the caller once; the protocol's lifecycle and
+// notifications do not.
+func needsCaller(method string) bool {
+	switch method {
+	case "tools/list", "initialize", methodListen,
+		"resources/list", "resources/templates/list", "resources/read",
+		"resources/subscribe", "resources/unsubscribe",
+		"prompts/list", "prompts/get", "completion/complete",
+		methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		return true
+	}
+	return false
+}
+
+// fill works out what rec's request needs of the server: its caller, and,
+// for a tools/call, the snapshot it runs on, the tool it names there and
+// the caller's admission. The caller of a tools/call naming no tool is
+// not needed: the answer is the same for everyone. ctx is the request's.
+func (s *server) fill(ctx context.Context, rec *record) {
+	if rec.method == "tools/call" {
+		rec.e = s.acquire()
+		if t, ok := rec.e.snap.byName[rec.name]; ok {
+			rec.tool = t
+		} else {
+			rec.gone = rec.e.snap.withdrawn[rec.name]
+		}
+		if rec.tool == nil && rec.gone == nil {
+			return
+		}
+	} else if !needsCaller(rec.method) {
+		return
+	}
+	rec.caller, rec.refused = s.principalOf(ctx, rec.ti)
+	rec.hasCaller = true
+	if rec.tool != nil && rec.refused == nil {
+		rec.adm, rec.admitted = rec.tool.plan.Admit(rec.caller)
+	}
+}
+
+// release ends the record's hold on its snapshot, once the request is
+// answered.
+func (rec *record) release(s *server) {
+	if rec.e != nil {
+		s.release(rec.e)
+	}
+}
+
+// principal returns the caller the record was filled with, or the
+// identity mapper's refusal.
+func (rec *record) principal() (policy.Principal, error) { return rec.caller, rec.refused }
+
+// key is who the request counts against under the session and stream
+// caps: the mapped principal (issuer and id); anonymous and development
+// callers, who have no token, share the key "". A caller the identity
+// mapper refuses counts under its token's subject, so that it cannot take
+// the slots of others.
+func (rec *record) key() string {
+	if rec == nil || rec.ti == nil {
+		return ""
+	}
+	if rec.refused != nil {
+		return "unmapped\x00" + rec.ti.UserID
+	}
+	return "principal\x00" + rec.caller.Issuer() + "\x00" + rec.caller.ID()
+}
+
+// recordKey is the context key under which a record travels: from the
+// edge to a stateless SDK request, and from the middleware to the SDK's
+// handler of the request.
+type recordKey struct{}
+
+// withRecord returns ctx carrying rec.
+func withRecord(ctx context.Context, rec *record) context.Context {
+	return context.WithValue(ctx, recordKey{}, rec)
+}
+
+// recordIn returns the record ctx carries for a request of method, or nil.
+func recordIn(ctx context.Context, method string) *record {
+	rec, _ := ctx.Value(recordKey{}).(*record)
+	if rec == nil || rec.method != method {
+		return nil
+	}
+	return rec
+}
+
+// recordOf returns the record of req, a request of method the middleware
+// is handling, and a function that ends the middleware's hold on it:
+//
+//   - on a stateless (2026-07-28) request, the edge's, from ctx;
+//   - on a handshake-era session's request with a token, the edge's, lent
+//     under the verified token facts it handed the SDK for this request
+//     (the SDK serves a session's requests under the context of the
+//     request that opened it, so ctx cannot carry another's record; the
+//     facts are this request's own);
+//   - otherwise — stdio, another SDK transport, a session's request
+//     without a token, for which the edge worked out nothing costly —
+//     built now, from the SDK's request.
+func (s *server) recordOf(ctx context.Context, method string, req mcp.Request) (*record, func()) {
+	if ss, _ := req.GetSession().(*mcp.ServerSession); ss == nil || ss.ID() == "" {
+		if rec := recordIn(ctx, method); rec != nil {
+			return rec, s.hold(rec)
+		}
+	}
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		if v, ok := s.lent.Load(extra.TokenInfo); ok {
+			if rec := v.(*record); rec.method == method {
+				return rec, s.hold(rec)
+			}
+		}
+	}
+	rec := s.recordFor(ctx, method, req)
+	return rec, func() { rec.release(s) }
+}
+
+// hold pins rec's snapshot for a stage that may outlive the edge's own
+// hold (a handshake-era call whose client went away goes on running), and
+// returns the release.
+func (s *server) hold(rec *record) func() {
+	if rec.e == nil {
+		return func() {}
+	}
+	rec.e.pin()
+	return func() { s.release(rec.e) }
+}
+
+// callerOf returns who req, a request of method the middleware is
+// handling, acts as: its record's caller.
+func (s *server) callerOf(ctx context.Context, method string, req mcp.Request) (policy.Principal, error) {
+	rec, release := s.recordOf(ctx, method, req)
+	defer release()
+	return rec.principal()
+}
+
+// recordFor builds the record of a request of method that no edge read.
+func (s *server) recordFor(ctx context.Context, method string, req mcp.Request) *record {
+	rec := &record{method: method}
+	if extra := req.GetExtra(); extra != nil {
+		rec.ti = extra.TokenInfo
+	}
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		rec.modern = r.ProtocolVersion() >= modernVersion
+		if r.Params != nil {
+			rec.name, rec.args = r.Params.Name, r.Params.Arguments
+		}
+	case *mcp.ListToolsRequest:
+		rec.modern = r.ProtocolVersion() >= modernVersion
+	}
+	s.fill(ctx, rec)
+	return rec
+}
