@@ -127,7 +127,7 @@ func TestFastPathCallStaysOnItsSnapshot(t *testing.T) {
 	before := compile(func(e *Exposure) { e.Tool(direct, &ToolOptions{Name: "pin.work"}) })
 	after := compile(func(e *Exposure) { e.Tool(tasked, &ToolOptions{Name: "pin.work", Task: TaskRequired}) })
 
-	h, err := NewHandler(before, &HandlerOptions{Server: ServerOptions{Swappable: true}})
+	h, err := NewHandler(before, &HandlerOptions{Server: &ServerOptions{Swappable: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestFastPathDropsACallWhoseCallerLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	var audits auditCount
-	h, err := NewHandler(snap, &HandlerOptions{Server: ServerOptions{Audit: &audits}})
+	h, err := NewHandler(snap, &HandlerOptions{Server: &ServerOptions{Audit: &audits}})
 	if err != nil {
 		t.Fatal(err)
 	}

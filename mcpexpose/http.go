@@ -32,11 +32,15 @@ const maxClockSkew = 5 * time.Minute
 // modernVersion is the first protocol version served without sessions.
 const modernVersion = mcpversion.Modern
 
-// HandlerOptions configures [NewHandler]. A nil *HandlerOptions and every
-// zero field mean the documented default.
+// HandlerOptions configures [NewHandler]: what the server behind the
+// handler does (Server), who may call it (Tokens, AllowAnonymous,
+// Resource, AllowedOrigins), and how much it holds for them (Limits). A
+// nil *HandlerOptions, a nil Server or Limits, and every zero field mean
+// the documented default.
 type HandlerOptions struct {
-	// Server configures the MCP server behind the handler.
-	Server ServerOptions
+	// Server configures the MCP server behind the handler, as on any
+	// transport. Default: nil, the defaults of [ServerOptions].
+	Server *ServerOptions
 	// Tokens, when set, verifies the bearer token every request must carry
 	// (package mcpexpose/oidc provides one); the verified facts reach the
 	// Server.Identity mapper. A request without a token gets 401, one with
@@ -68,57 +72,11 @@ type HandlerOptions struct {
 	// https origin is not the handler's own unless it is listed here or is
 	// the origin of Resource.URL, which counts as the handler's own.
 	AllowedOrigins []string
-	// MaxBodyBytes limits request bodies; larger ones get 413. Default:
-	// DefaultMaxBodyBytes.
-	MaxBodyBytes int64
-	// SessionTimeout closes a handshake-era session that has had no
-	// request for this long (an open GET stream does not keep it alive).
-	// Its slot under MaxSessions is freed then. Default:
-	// DefaultSessionTimeout. (2026-07-28 requests have no sessions.)
-	SessionTimeout time.Duration
-	// MaxSessions caps the live handshake-era sessions of the handler: an
-	// initialize past it gets 503 with Retry-After and a JSON-RPC error
-	// naming the limit, until a session ends (DELETE, SessionTimeout, or
-	// the expiry of the token that opened it). Default:
-	// DefaultMaxSessions; negative: no limit.
-	MaxSessions int
-	// MaxSessionsPerPrincipal caps the live handshake-era sessions of one
-	// principal (as the identity mapper maps it), refused the same way.
-	// With Tokens, callers without a token (AllowAnonymous) all count as
-	// one principal; without Tokens, every caller is that one principal
-	// and only MaxSessions applies. Default:
-	// DefaultMaxSessionsPerPrincipal; negative: no limit.
-	MaxSessionsPerPrincipal int
-	// MaxStreams caps the 2026-07-28 subscriptions/listen streams open on
-	// the handler at once: a listen POST past it gets 503 with Retry-After
-	// and a JSON-RPC error naming the limit, as an initialize past
-	// MaxSessions does, until a stream ends (the client goes away,
-	// StreamLifetime, the expiry of its token). Streams are counted apart
-	// from sessions, which a listen does not have; a handshake-era session
-	// hears of changes on its GET stream and may not listen (-32601).
-	// Default: DefaultMaxStreams; negative: no limit.
-	MaxStreams int
-	// MaxStreamsPerPrincipal caps the open listen streams of one principal,
-	// who is counted as for MaxSessionsPerPrincipal (without Tokens only
-	// MaxStreams applies), refused the same way. Default:
-	// DefaultMaxStreamsPerPrincipal; negative: no limit.
-	MaxStreamsPerPrincipal int
-	// StreamLifetime bounds how long one subscriptions/listen stream stays
-	// open; a stream opened with a token ends at the token's expiry when
-	// that comes first. The stream then ends cleanly, with the listen's
-	// result, and the client listens again (a 2026-07-28 server may end a
-	// listen at any time; the Go SDK client v1.8.0 does not listen again by
-	// itself, see docs/operating.md). Default: DefaultStreamLifetime;
-	// negative: no limit but the token's.
-	StreamLifetime time.Duration
-	// ReplayBytes bounds the memory kept, for all handshake-era sessions
-	// together, to replay SSE streams to clients that resume them with
-	// Last-Event-ID after a dropped connection: the messages of the most
-	// recently written streams and the bookkeeping of every stream kept.
-	// The least recently written streams are forgotten first; resuming one
-	// gets 400. Default: DefaultReplayBytes. (2026-07-28 streams are not
-	// resumable.)
-	ReplayBytes int64
+	// Limits bounds what the handler holds for its callers: the size of a
+	// request, the sessions and streams open at once and how long each
+	// lives, the memory kept to resume streams. Default: nil, the
+	// defaults of [Limits].
+	Limits *Limits
 	// DisableFastPath sends every request through the SDK's streamable
 	// HTTP handler. By default a single 2026-07-28 tools/call or
 	// tools/list POST that passes every check the SDK makes is answered
@@ -127,9 +85,6 @@ type HandlerOptions struct {
 	// the SDK. Turn it off to rule it out when chasing a wire problem.
 	DisableFastPath bool
 }
-
-// DefaultSessionTimeout is how long an idle handshake-era session is kept.
-const DefaultSessionTimeout = 30 * time.Minute
 
 // Resource is what an OAuth protected resource publishes about itself.
 type Resource struct {
@@ -192,38 +147,13 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxBodyBytes < 0 {
-		return nil, errors.New("mcpexpose: negative MaxBodyBytes")
+	lim, err := o.Limits.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if o.SessionTimeout < 0 {
-		return nil, errors.New("mcpexpose: negative SessionTimeout")
-	}
-	if o.SessionTimeout == 0 {
-		o.SessionTimeout = DefaultSessionTimeout
-	}
-	if o.MaxSessions == 0 {
-		o.MaxSessions = DefaultMaxSessions
-	}
-	if o.MaxSessionsPerPrincipal == 0 {
-		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
-	}
-	if o.MaxStreams == 0 {
-		o.MaxStreams = DefaultMaxStreams
-	}
-	if o.MaxStreamsPerPrincipal == 0 {
-		o.MaxStreamsPerPrincipal = DefaultMaxStreamsPerPrincipal
-	}
-	if o.StreamLifetime == 0 {
-		o.StreamLifetime = DefaultStreamLifetime
-	}
-	if o.ReplayBytes < 0 {
-		return nil, errors.New("mcpexpose: negative ReplayBytes")
-	}
-	if o.ReplayBytes == 0 {
-		o.ReplayBytes = DefaultReplayBytes
+	var so ServerOptions
+	if o.Server != nil {
+		so = *o.Server
 	}
 	origins := make([]origin, 0, len(o.AllowedOrigins)+1)
 	for _, s := range o.AllowedOrigins {
@@ -233,31 +163,31 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		}
 		origins = append(origins, org)
 	}
-	if o.Resource != nil && o.Server.Audience == "" {
-		o.Server.Audience = o.Resource.URL
+	if o.Resource != nil && so.Audience == "" {
+		so.Audience = o.Resource.URL
 	}
-	srv, err := newServer(snap, &o.Server, true)
+	srv, err := newServer(snap, &so, true)
 	if err != nil {
 		return nil, err
 	}
 	if o.AllowAnonymous && o.Tokens == nil {
 		return nil, errors.New("mcpexpose: AllowAnonymous needs Tokens: without tokens every caller is anonymous already")
 	}
-	srv.streamLifetime = max(o.StreamLifetime, 0)
+	srv.streamLifetime = max(lim.StreamLifetime, 0)
 	get := func(*http.Request) *mcp.Server { return srv.mcp }
-	events := newEventStore(o.ReplayBytes)
+	events := newEventStore(lim.ReplayBytes)
 	// With the fast path on, the edge answers sessions' ordinary calls and
 	// so keeps their idle timers (handshake.go); otherwise the SDK does.
-	var edgeIdle, sdkIdle time.Duration = o.SessionTimeout, 0
+	var edgeIdle, sdkIdle time.Duration = lim.SessionTimeout, 0
 	if o.DisableFastPath {
-		edgeIdle, sdkIdle = 0, o.SessionTimeout
+		edgeIdle, sdkIdle = 0, lim.SessionTimeout
 	}
-	sessions := newSessions(o.MaxSessions, o.MaxSessionsPerPrincipal, o.Tokens != nil, edgeIdle, srv.mcp, srv.logger)
+	sessions := newSessions(lim.MaxSessions, lim.MaxSessionsPerPrincipal, o.Tokens != nil, edgeIdle, srv.mcp, srv.logger)
 	h := &Handler{
 		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                    true,
 			Logger:                       srv.sdkLogger,
-			MaxRequestBodyBytes:          o.MaxBodyBytes,
+			MaxRequestBodyBytes:          lim.MaxBodyBytes,
 			PropagateRequestCancellation: true,
 		}),
 		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -265,19 +195,19 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 			// stream (every POST) of a session until the session ends.
 			EventStore:          countingStore{events, sessions},
 			Logger:              srv.sdkLogger,
-			MaxRequestBodyBytes: o.MaxBodyBytes,
+			MaxRequestBodyBytes: lim.MaxBodyBytes,
 			SessionTimeout:      sdkIdle,
 		}),
 		events:    events,
 		sessions:  sessions,
-		streams:   newStreams(o.MaxStreams, o.MaxStreamsPerPrincipal, o.Tokens != nil, srv.logger),
+		streams:   newStreams(lim.MaxStreams, lim.MaxStreamsPerPrincipal, o.Tokens != nil, srv.logger),
 		origins:   origins,
-		maxBody:   o.MaxBodyBytes,
+		maxBody:   lim.MaxBodyBytes,
 		logger:    srv.logger,
 		srv:       srv,
 		tokens:    o.Tokens,
 		anonymous: o.AllowAnonymous,
-		stepUp:    o.Tokens != nil && !o.Server.ForbiddenResult,
+		stepUp:    o.Tokens != nil && !so.ForbiddenResult,
 		fast:      !o.DisableFastPath,
 	}
 	h.inner = http.HandlerFunc(h.route)

@@ -25,8 +25,13 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// ServerOptions configures an MCP server built from a snapshot. A nil
-// *ServerOptions and every zero field mean the documented default.
+// ServerOptions configures an MCP server built from a snapshot, on any
+// transport: who callers are (Identity, DevelopmentPrincipal), how calls
+// run (Timeout, RateLimit, Limiter, ForbiddenResult, ForwardLogs), the
+// state of calls across rounds (StateKeys, StateReplay, StateTTL,
+// Audience), what is recorded (Logger, Audit), whether the catalog may
+// change (Swappable) and how tasks run (Tasks). A nil *ServerOptions, a
+// nil Tasks and every zero field mean the documented default.
 type ServerOptions struct {
 	// Identity maps a caller's verified token facts to a principal.
 	// Default: [SubjectPrincipal]. Callers without a token are anonymous
@@ -102,8 +107,9 @@ type ServerOptions struct {
 	Swappable bool
 	// Tasks configures the tasks of tools declared with ToolOptions.Task
 	// (see docs/tasks.md): the server advertises the tasks extension when
-	// the snapshot it is built with has such a tool.
-	Tasks TaskOptions
+	// the snapshot it is built with has such a tool. Default: nil, the
+	// defaults of [TaskOptions].
+	Tasks *TaskOptions
 }
 
 // server holds what the middleware and tool handlers of one SDK server

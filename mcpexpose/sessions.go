@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults of [HandlerOptions.MaxSessions] and
-// [HandlerOptions.MaxSessionsPerPrincipal]. A live handshake-era session
+// Defaults of [Limits.MaxSessions] and
+// [Limits.MaxSessionsPerPrincipal]. A live handshake-era session
 // costs about 5.5 KiB of live heap when idle (TestSessionFloodIsBounded,
 // go-sdk v1.8.0) and more in RSS (issue 16 saw some 13 KiB), so the
 // default cap holds the sessions of a handler to some 5–15 MiB.

@@ -13,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults of [HandlerOptions.MaxStreams],
-// [HandlerOptions.MaxStreamsPerPrincipal] and
-// [HandlerOptions.StreamLifetime]. An open subscriptions/listen stream
+// Defaults of [Limits.MaxStreams],
+// [Limits.MaxStreamsPerPrincipal] and
+// [Limits.StreamLifetime]. An open subscriptions/listen stream
 // costs about 29 KiB of live heap and 4 goroutines
 // (TestListenFloodIsBounded, go-sdk v1.8.0): the connection, the SDK's
 // session for the request and its handler, so the default cap holds a

@@ -145,7 +145,11 @@ const (
 	limitTasksPerPrincipal = "MaxTasksPerPrincipal"
 )
 
+// check says which of the options (nil: the defaults) is out of range.
 func (o *TaskOptions) check() error {
+	if o == nil {
+		return nil
+	}
 	switch {
 	case o.TTL < 0 || o.TTL > MaxTaskTTL:
 		return fmt.Errorf("mcpexpose: Tasks.TTL %v must be positive and at most %v", o.TTL, MaxTaskTTL)
@@ -167,7 +171,13 @@ func (o *TaskOptions) check() error {
 	return nil
 }
 
-func (o TaskOptions) withDefaults() TaskOptions {
+// withDefaults returns the options (nil: none) with every zero field set
+// to its default.
+func (opts *TaskOptions) withDefaults() TaskOptions {
+	var o TaskOptions
+	if opts != nil {
+		o = *opts
+	}
 	if o.TTL == 0 {
 		o.TTL = DefaultTaskTTL
 	}
@@ -255,8 +265,8 @@ func (r *localRun) poke() {
 	}
 }
 
-func newTaskRunner(s *server, o TaskOptions) *taskRunner {
-	o = o.withDefaults()
+func newTaskRunner(s *server, opts *TaskOptions) *taskRunner {
+	o := opts.withDefaults()
 	return &taskRunner{
 		s: s, opts: o, store: o.Store, instance: randomID(9),
 		runs:     map[string]*localRun{},
