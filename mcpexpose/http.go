@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,10 +106,10 @@ type Handler struct {
 	inner     http.Handler // route, behind the SDK's bearer middleware when tokens are used
 	stateless http.Handler
 	stateful  http.Handler
-	events    *eventStore // the stateful handler's
-	sessions  *sessions   // the stateful handler's, counted
-	streams   *streams    // open listen streams, counted
-	origins   []origin    // allowed besides the request's own
+	events    *eventStore   // the stateful handler's
+	sessions  *sessions     // the stateful handler's, counted
+	streams   *streams      // open listen streams, counted
+	origins   []wire.Origin // allowed besides the request's own
 	maxBody   int64
 	logger    *slog.Logger
 
@@ -155,9 +155,9 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if o.Server != nil {
 		so = *o.Server
 	}
-	origins := make([]origin, 0, len(o.AllowedOrigins)+1)
+	origins := make([]wire.Origin, 0, len(o.AllowedOrigins)+1)
 	for _, s := range o.AllowedOrigins {
-		org, ok := parseOrigin(s)
+		org, ok := wire.ParseOrigin(s)
 		if !ok {
 			return nil, errors.New("mcpexpose: AllowedOrigins entries must be origins such as https://app.example.com, got " + s)
 		}
@@ -242,7 +242,7 @@ func (h *Handler) setResource(res Resource, snap *Snapshot) error {
 		h.metaPaths = append(h.metaPaths, wellKnown+path)
 	}
 	h.metaURL = u.Scheme + "://" + u.Host + wellKnown + path
-	if org, ok := parseOrigin(u.Scheme + "://" + u.Host); ok {
+	if org, ok := wire.ParseOrigin(u.Scheme + "://" + u.Host); ok {
 		// The resource's public origin is the handler's own, also behind a
 		// proxy that changes the scheme or the Host.
 		h.origins = append(h.origins, org)
@@ -320,13 +320,13 @@ func (h *Handler) challengeID(w http.ResponseWriter, id json.RawMessage, status 
 		challenge += " " + strings.Join(params, ", ")
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	writeRPCResponse(w, status, id, jsonrpc.CodeInvalidRequest, msg)
+	wire.WriteError(w, status, id, jsonrpc.CodeInvalidRequest, msg)
 }
 
 // originAllowed reports whether the Origin header value is r's own origin
 // or an allowed one (see HandlerOptions.AllowedOrigins).
 func (h *Handler) originAllowed(value string, r *http.Request) bool {
-	o, ok := parseOrigin(value)
+	o, ok := wire.ParseOrigin(value)
 	if !ok {
 		return false
 	}
@@ -334,65 +334,8 @@ func (h *Handler) originAllowed(value string, r *http.Request) bool {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if own, ok := parseOrigin(scheme + "://" + r.Host); ok && o == own {
+	if own, ok := wire.ParseOrigin(scheme + "://" + r.Host); ok && o == own {
 		return true
 	}
 	return slices.Contains(h.origins, o)
-}
-
-// origin is an RFC 6454 origin: the scheme and the host in lower case, the
-// host without the brackets of an IPv6 address, and the port always
-// written, in decimal ("" only for a scheme without a default port).
-type origin struct{ scheme, host, port string }
-
-// parseOrigin reads s, which must be an origin as browsers serialize it,
-// scheme://host[:port] and nothing more; it reports false for anything
-// else: "null", a path (even "/"), userinfo, a query or fragment, a port
-// that is not a number from 1 to 65535.
-func parseOrigin(s string) (origin, bool) {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Host == "" || u.Hostname() == "" || !strings.EqualFold(s, u.Scheme+"://"+u.Host) {
-		return origin{}, false
-	}
-	o := origin{scheme: strings.ToLower(u.Scheme), host: strings.ToLower(u.Hostname()), port: u.Port()}
-	if o.port == "" && strings.HasSuffix(u.Host, ":") {
-		return origin{}, false // "http://host:" names no port
-	}
-	if o.port != "" {
-		n, err := strconv.Atoi(o.port)
-		if err != nil || n < 1 || n > 65535 {
-			return origin{}, false
-		}
-		o.port = strconv.Itoa(n)
-	}
-	switch {
-	case o.port == "" && o.scheme == "http":
-		o.port = "80"
-	case o.port == "" && o.scheme == "https":
-		o.port = "443"
-	}
-	return o, true
-}
-
-func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {
-	writeRPCResponse(w, status, nil, code, msg)
-}
-
-// writeRPCResponse writes a JSON-RPC error response; id nil is null.
-func writeRPCResponse(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   any             `json:"error"`
-	}{"2.0", id, struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}{code, msg}})
 }

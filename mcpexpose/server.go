@@ -4,7 +4,6 @@ package mcpexpose
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -126,9 +126,9 @@ type server struct {
 	local    *policy.Principal // over stdio: the local user
 	sealer   *requeststate.Sealer
 	audience string
-	// resultPrefix opens a 2026-07-28 tool result on the fast path:
-	// {"_meta":{"io.modelcontextprotocol/serverInfo":…},
-	resultPrefix []byte
+	// wire encodes the answers the edge writes itself, as the SDK would
+	// (internal/wire).
+	wire *wire.Encoder
 	// sdkLogger is the application's logger without the SDK's per-request
 	// info records (every stateless request connects a session).
 	sdkLogger *slog.Logger
@@ -313,11 +313,9 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	s.sdkLogger = slog.New(levelFloor{h: s.logger.Handler(), min: slog.LevelWarn})
 	sopts.Logger = s.sdkLogger
 	s.impl = &mcp.Implementation{Name: snap.app.Name(), Version: snap.app.Version()}
-	meta, err := json.Marshal(mcp.Meta{mcp.MetaKeyServerInfo: s.impl})
-	if err != nil {
+	if s.wire, err = wire.NewEncoder(s.impl); err != nil {
 		return nil, fmt.Errorf("mcpexpose: the server's identity does not encode: %v", err)
 	}
-	s.resultPrefix = append(append([]byte(`{"_meta":`), meta...), ',')
 	s.mcp = mcp.NewServer(s.impl, sopts)
 	if invoke {
 		s.registerTools(snap)

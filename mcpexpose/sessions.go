@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -237,7 +238,7 @@ func (s *sessions) refuse(w http.ResponseWriter, r *http.Request, limit string) 
 	if limit == limitSessionsPerPrincipal {
 		msg = "too many sessions are open for this caller; end one (DELETE) or retry later"
 	}
-	writeRPCError(w, http.StatusServiceUnavailable, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
+	wire.WriteNoIDError(w, http.StatusServiceUnavailable, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
 }
 
 // codeSessionLimit is the JSON-RPC code of a refused initialize: a server

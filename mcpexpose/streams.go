@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -112,7 +113,7 @@ func (st *streams) refuse(w http.ResponseWriter, r *http.Request, id json.RawMes
 		st.logger.LogAttrs(r.Context(), slog.LevelWarn, "stream refused: limit reached", slog.String("limit", limit))
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter/time.Second)))
-	writeRPCResponse(w, http.StatusServiceUnavailable, id, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
+	wire.WriteError(w, http.StatusServiceUnavailable, id, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
 }
 
 // boundListen returns the context a subscriptions/listen handler waits on:
