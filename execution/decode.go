@@ -13,7 +13,7 @@ import (
 
 // An inputDecoder reads a capability's arguments into its input struct and,
 // in the same pass, into the document its input schema is validated against
-// (ADR 35). It is compiled once per input type, with every reflect.Type
+// (ADR 38). It is compiled once per input type, with every reflect.Type
 // question answered at compile time; what it does per call is encoding/json's
 // decoding into that type, word for word in its outcome, except in two
 // things, both of which make the handler get exactly what was validated:

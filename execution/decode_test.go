@@ -143,7 +143,7 @@ var diffNames = []string{"e", "pe", "pp", "s", "i", "i8", "u", "u16", "f32", "f6
 	"bytes", "arr", "barr", "slice", "pslice", "pp2", "m", "mk", "mj", "mi", "mu", "ms", "t", "pt", "raw",
 	"text", "ptext", "j", "pj", "inner", "pinner", "iface", "c", "ch", "hidden", "a.b", "c/d", "Untag", "a", "p"}
 
-// referenceDecode is what agnara decoded arguments with before ADR 35: a
+// referenceDecode is what agnara decoded arguments with before ADR 38: a
 // strict encoding/json decoder, its error worded by decodeViolation.
 func referenceDecode(args []byte, t reflect.Type) (reflect.Value, *Violation) {
 	ptr := reflect.New(t)
@@ -403,7 +403,7 @@ func FuzzParseDocument(f *testing.F) {
 
 // TestReadInputAllocations bounds what reading one echo call's arguments
 // allocates (validation included): one pass, no encoding/json decoder. Two
-// decoders, as before ADR 35, cost 14 allocations more.
+// decoders, as before ADR 38, cost 14 allocations more.
 func TestReadInputAllocations(t *testing.T) {
 	type echo struct {
 		Message string `json:"message"`

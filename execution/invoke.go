@@ -233,7 +233,7 @@ func (in *input) get() (reflect.Value, *Failure) {
 }
 
 // readInput validates args against the input schema and decodes them into
-// the input: one pass over them serves both (ADR 35).
+// the input: one pass over them serves both (ADR 38).
 func (p *Plan) readInput(args json.RawMessage) (reflect.Value, *Failure) {
 	if p.sig.input != structInput {
 		if f := validateArguments(p.validator, args); f != nil {
