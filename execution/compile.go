@@ -142,8 +142,10 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 			fail("input %v", err)
 		} else if root, _ := parseOrdered(s); !isObjectSchema(root) {
 			fail("input %s is not encoded as a JSON object; arguments are always an object", sig.inType)
+		} else if d, err := newInputDecoder(sig.inType); err != nil {
+			fail("input %v", err)
 		} else {
-			p.inputSchema = s
+			p.inputSchema, p.decoder = s, d
 		}
 	case rawInput:
 		if opts.InputSchema == nil {

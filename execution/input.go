@@ -1,11 +1,9 @@
 package execution
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -37,14 +35,27 @@ func compileValidator(schema []byte) (*jsonschema.Schema, error) {
 	return schemacheck.CompileShared(schema)
 }
 
-// validateArguments parses and validates raw arguments. It returns nil when
-// they are valid, and otherwise the invalid_input failure to answer with.
+// notJSON is the failure of arguments that are not one JSON value.
+func notJSON() *Failure {
+	return invalidInput([]Violation{{Path: "", Message: "arguments are not valid JSON"}}, false)
+}
+
+// validateArguments parses and validates raw arguments (or an answer's
+// content). It returns nil when they are valid, and otherwise the
+// invalid_input failure to answer with.
 func validateArguments(v *jsonschema.Schema, args []byte) *Failure {
-	doc, err := schemacheck.Parse(args)
-	if err != nil {
-		return invalidInput([]Violation{{Path: "", Message: "arguments are not valid JSON"}}, false)
+	doc, ok := parseDocument(args)
+	if !ok {
+		return notJSON()
 	}
-	err = v.Validate(doc)
+	return validateDocument(v, doc)
+}
+
+// validateDocument validates parsed arguments (see parseDocument). It
+// returns nil when they are valid, and otherwise the invalid_input failure
+// to answer with.
+func validateDocument(v *jsonschema.Schema, doc any) *Failure {
+	err := v.Validate(doc)
 	if err == nil {
 		return nil
 	}
@@ -208,19 +219,8 @@ func displayList(vs []any) string {
 	return strings.Join(parts, ", ")
 }
 
-// decodeStrict decodes validated arguments into a new value of type t. Keys
-// were already matched case-sensitively by the closed schema; the decoder
-// still refuses unknown fields, as a second line of defence.
-func decodeStrict(args []byte, t reflect.Type) (reflect.Value, *Failure) {
-	ptr := reflect.New(t)
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(ptr.Interface()); err != nil {
-		return reflect.Value{}, invalidInput([]Violation{decodeViolation(err)}, false)
-	}
-	return ptr.Elem(), nil
-}
-
+// decodeViolation words an error of encoding/json's decoding, or of a
+// type's own UnmarshalJSON or UnmarshalText, as the violation answered.
 func decodeViolation(err error) Violation {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
@@ -228,10 +228,10 @@ func decodeViolation(err error) Violation {
 		if te.Field != "" {
 			path = "/" + strings.Join(strings.Split(te.Field, "."), "/")
 		}
-		return Violation{Path: path, Message: "value does not fit this field"}
+		return Violation{Path: path, Message: msgDoesNotFit}
 	}
 	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return Violation{Path: "/" + pointerEscape(strings.Trim(f, `"`)), Message: "unknown field"}
+		return Violation{Path: "/" + pointerEscape(strings.Trim(f, `"`)), Message: msgUnknown}
 	}
-	return Violation{Path: "", Message: "arguments cannot be decoded"}
+	return Violation{Path: "", Message: msgCannotParse}
 }

@@ -136,8 +136,10 @@ var errPlanTimeout = errors.New("execution: capability timeout")
 //     through [policy.Request.Input], which validates and decodes them on
 //     first use; a caller a policy denies is told Forbidden whatever it
 //     sent;
-//  4. input: validation against the input schema (every violation is
-//     reported), then strict decoding, else InvalidInput;
+//  4. input: the arguments are read once, into the document validated
+//     against the input schema (every violation is reported) and into the
+//     input, decoded strictly (keys match field names exactly; of a key
+//     sent twice the last value counts, for both), else InvalidInput;
 //  5. the confirmation check, for a capability that declares one: without
 //     an answer under [ConfirmKey] the outcome is [*InputRequired]; an
 //     answer that is not one is InvalidInput; otherwise the plan's
@@ -226,16 +228,23 @@ func (in *input) get() (reflect.Value, *Failure) {
 		return in.v, in.fail
 	}
 	in.done = true
-	if in.fail = validateArguments(in.plan.validator, in.args); in.fail != nil {
-		return in.v, in.fail
-	}
-	switch in.plan.sig.input {
-	case structInput:
-		in.v, in.fail = decodeStrict(in.args, in.plan.sig.inType)
-	case rawInput:
-		in.v = reflect.ValueOf(json.RawMessage(bytes.Clone(in.args)))
-	}
+	in.v, in.fail = in.plan.readInput(in.args)
 	return in.v, in.fail
+}
+
+// readInput validates args against the input schema and decodes them into
+// the input: one pass over them serves both (ADR 38).
+func (p *Plan) readInput(args json.RawMessage) (reflect.Value, *Failure) {
+	if p.sig.input != structInput {
+		if f := validateArguments(p.validator, args); f != nil {
+			return reflect.Value{}, f
+		}
+		if p.sig.input == rawInput {
+			return reflect.ValueOf(json.RawMessage(bytes.Clone(args))), nil
+		}
+		return reflect.Value{}, nil
+	}
+	return p.decoder.decode(args, p.validator)
 }
 
 // value is the decoded input as a policy sees it.

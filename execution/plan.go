@@ -40,6 +40,7 @@ type Plan struct {
 	// outputSchema (enforced.go).
 	outputEnforced bool
 	validator      *jsonschema.Schema
+	decoder        *inputDecoder // for a struct input
 
 	fn     reflect.Value
 	sig    signature

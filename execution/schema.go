@@ -60,6 +60,7 @@ func isText(t reflect.Type, output bool) bool {
 type field struct {
 	name   string       // JSON name
 	goPath string       // Go selector, such as "Base.ID" for promoted fields
+	index  []int        // index path, as for reflect.Value.FieldByIndex
 	typ    reflect.Type // field type
 	omit   bool         // omitempty or omitzero
 	named  bool         // the json tag names the member
@@ -69,15 +70,24 @@ type field struct {
 
 // structFields lists t's JSON members the way encoding/json and the schema
 // reflector agree on them: tagged names, promoted fields of embedded structs,
-// no unexported fields. It reports what the two would disagree on.
+// no unexported fields, nothing tagged jsonschema:"-". It reports what the
+// two would disagree on.
 func structFields(t reflect.Type) ([]field, []string) {
+	return jsonFields(t, true)
+}
+
+// jsonFields is structFields. Without schema it lists the fields the way
+// the argument decoder reads them: it keeps the fields tagged
+// jsonschema:"-", which encoding/json decodes all the same, and reports
+// only what changes decoding (",inline" does not).
+func jsonFields(t reflect.Type, schema bool) ([]field, []string) {
 	var (
 		fields   []field
 		problems []string
 		seen     = map[string]string{}
 	)
-	var walk func(t reflect.Type, prefix string, depth int)
-	walk = func(t reflect.Type, prefix string, depth int) {
+	var walk func(t reflect.Type, prefix string, index []int, depth int)
+	walk = func(t reflect.Type, prefix string, index []int, depth int) {
 		if depth > 16 {
 			problems = append(problems, fmt.Sprintf("%s: embedded structs nest too deeply", prefix))
 			return
@@ -85,18 +95,19 @@ func structFields(t reflect.Type) ([]field, []string) {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			jtag := f.Tag.Get("json")
-			if jtag == "-" || strings.Split(f.Tag.Get("jsonschema"), ",")[0] == "-" {
+			if jtag == "-" || schema && strings.Split(f.Tag.Get("jsonschema"), ",")[0] == "-" {
 				continue
 			}
 			name, opts, _ := strings.Cut(jtag, ",")
 			goPath := prefix + f.Name
+			at := append(slices.Clip(index), i)
 			if f.Anonymous && name == "" {
 				ft := f.Type
 				if ft.Kind() == reflect.Pointer {
 					ft = ft.Elem()
 				}
 				if ft.Kind() == reflect.Struct {
-					walk(ft, goPath+".", depth+1)
+					walk(ft, goPath+".", at, depth+1)
 					continue
 				}
 			}
@@ -107,7 +118,7 @@ func structFields(t reflect.Type) ([]field, []string) {
 			if slices.Contains(optList, "string") {
 				problems = append(problems, fmt.Sprintf("%s: the json \",string\" option is not supported", goPath))
 			}
-			if slices.Contains(optList, "inline") {
+			if schema && slices.Contains(optList, "inline") {
 				problems = append(problems, fmt.Sprintf("%s: the json \",inline\" option is not supported by encoding/json; embed the struct instead", goPath))
 			}
 			named := name != ""
@@ -126,6 +137,7 @@ func structFields(t reflect.Type) ([]field, []string) {
 			fields = append(fields, field{
 				name:   name,
 				goPath: goPath,
+				index:  at,
 				typ:    f.Type,
 				omit:   slices.Contains(optList, "omitempty") || slices.Contains(optList, "omitzero"),
 				named:  named,
@@ -134,7 +146,7 @@ func structFields(t reflect.Type) ([]field, []string) {
 			})
 		}
 	}
-	walk(t, "", 0)
+	walk(t, "", nil, 0)
 	return fields, problems
 }
 
