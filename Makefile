@@ -147,7 +147,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime $(FUZZTIME) ./mcpexpose/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastPath$$' -fuzztime $(FUZZTIME) ./mcpexpose/
 	$(GO) test -run '^$$' -fuzz '^FuzzSessionEdge$$' -fuzztime $(FUZZTIME) ./mcpexpose/
-	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime $(FUZZTIME) ./mcpexpose/
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime $(FUZZTIME) ./mcpexpose/internal/projection/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./internal/canonjson/
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaProfile$$' -fuzztime $(FUZZTIME) ./mcpimport/
 	$(GO) test -run '^$$' -fuzz '^FuzzResultEnvelope$$' -fuzztime $(FUZZTIME) ./mcpimport/

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -183,7 +184,7 @@ func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) (*m
 	if err != nil {
 		s.logger.LogAttrs(ctx, slog.LevelError, "tool result cannot be projected", slog.String("tool", t.name), slog.Any("error", err))
 		internal := execution.Fail(execution.InternalFailure, "", nil)
-		return failureResult(internal), execution.LabelOf(internal), nil
+		return projection.Failure(internal), execution.LabelOf(internal), nil
 	}
 	return res, execution.LabelOf(out), nil
 }
@@ -192,28 +193,28 @@ func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) (*m
 func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, error) {
 	succ, ok := out.(execution.Success)
 	if !ok || succ.Content != nil {
-		return ProjectResult(out)
+		return projection.Project(out)
 	}
 	if t.output == nil || t.enforced {
 		// Nothing to check, or nothing a check could find: the value's
 		// type guarantees its schema (execution.Plan.OutputEnforced).
-		env, err := encodeEnvelopeOnce(succ.Value)
+		env, err := projection.Envelope(succ.Value)
 		if err != nil {
 			return nil, err
 		}
-		return successResult(env), nil
+		return projection.Success(env), nil
 	}
-	env, doc, err := encodeEnvelope(succ.Value)
+	env, doc, err := projection.EnvelopeDoc(succ.Value)
 	if err != nil {
 		return nil, err
 	}
 	{
 		if verr := t.output.Validate(doc); verr != nil {
 			// Name where, never what: the value may hold anything.
-			return nil, fmt.Errorf("%w: the value does not match the published output schema at %s", errProjection, strings.Join(violationPaths(verr), ", "))
+			return nil, fmt.Errorf("%w: the value does not match the published output schema at %s", projection.ErrProjection, strings.Join(violationPaths(verr), ", "))
 		}
 	}
-	return successResult(env), nil
+	return projection.Success(env), nil
 }
 
 // violationPaths lists the instance locations (JSON Pointers) of a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/mcpexpose/tasks"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,7 +35,7 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 	tr := s.tasks
 	slot, refused := tr.reserve(ctx, p)
 	if refused != nil {
-		return nil, failureResult(refused), execution.LabelOf(refused), nil
+		return nil, projection.Failure(refused), execution.LabelOf(refused), nil
 	}
 	started := false // the slot passes to the task's run
 	defer func() {
