@@ -47,8 +47,9 @@ type Options struct {
 	// stateless requests) or a handshake-era one such as [Handshake] (a
 	// session). Connecting fails when the server negotiates another.
 	ProtocolVersion string
-	// Server configures the server built from the snapshot.
-	Server mcpexpose.ServerOptions
+	// Server configures the server built from the snapshot. Default: nil,
+	// the defaults of mcpexpose.ServerOptions.
+	Server *mcpexpose.ServerOptions
 	// Answer answers the server's elicitations: confirmations and forms.
 	// Default: none, and the client declares no elicitation capability, as
 	// a client without a user would not.
@@ -104,7 +105,11 @@ func Connect(ctx context.Context, snap *mcpexpose.Snapshot, opts *Options) (*Cli
 	if !slices.Contains(mcpversion.Supported(), version) {
 		return nil, fmt.Errorf("agnaratest: protocol version %q is not served; use one of %v", version, mcpversion.Supported())
 	}
-	hopts := &mcpexpose.HandlerOptions{Server: o.Server}
+	var server mcpexpose.ServerOptions // a copy: the caller's is not changed
+	if o.Server != nil {
+		server = *o.Server
+	}
+	hopts := &mcpexpose.HandlerOptions{Server: &server}
 	token := ""
 	if p := o.Principal; !p.IsAnonymous() {
 		token = rand.Text()

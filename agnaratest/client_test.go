@@ -237,7 +237,7 @@ func TestForbidden(t *testing.T) {
 	if _, err := c.CallTool(t.Context(), "notes.add", map[string]any{"text": "x"}); !errors.As(err, &je) {
 		t.Errorf("reader adds: %v, want a JSON-RPC error", err)
 	}
-	c = agnaratest.NewClient(t, snap, &agnaratest.Options{Principal: reader, Server: mcpexpose.ServerOptions{ForbiddenResult: true}})
+	c = agnaratest.NewClient(t, snap, &agnaratest.Options{Principal: reader, Server: &mcpexpose.ServerOptions{ForbiddenResult: true}})
 	if f := c.CallFailure(t, "notes.add", map[string]any{"text": "x"}); f.Code != execution.Forbidden {
 		t.Errorf("reader adds with ForbiddenResult = %+v", f)
 	}

@@ -295,14 +295,16 @@ func (g *Gateway) handlerOptions(ctx context.Context) (*mcpexpose.HandlerOptions
 		timeout += 5 * time.Second
 	}
 	opts := &mcpexpose.HandlerOptions{
-		Server: mcpexpose.ServerOptions{
+		Server: &mcpexpose.ServerOptions{
 			Timeout:   timeout,
 			Logger:    g.logger,
 			Swappable: true, // upstreams come, go and change without dropping sessions
 		},
-		MaxBodyBytes:            g.cfg.Limits.MaxBodyBytes,
-		MaxSessions:             g.cfg.Limits.MaxSessions,
-		MaxSessionsPerPrincipal: g.cfg.Limits.MaxSessionsPerPrincipal,
+		Limits: &mcpexpose.Limits{
+			MaxBodyBytes:            g.cfg.Limits.MaxBodyBytes,
+			MaxSessions:             g.cfg.Limits.MaxSessions,
+			MaxSessionsPerPrincipal: g.cfg.Limits.MaxSessionsPerPrincipal,
+		},
 	}
 	if r := g.cfg.Limits.RateLimit; r != nil {
 		opts.Server.RateLimit = agnara.RateLimit{Rate: r.PerSecond, Burst: r.Burst}

@@ -115,7 +115,7 @@ func TestHTTPUpstreamTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := policy.NewPrincipal("gateway", nil)
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}})
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}})
 	if err != nil {
 		t.Fatal(err)
 	}

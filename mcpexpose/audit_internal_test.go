@@ -9,6 +9,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,7 +37,7 @@ func TestAuditCostsNothingWithoutASink(t *testing.T) {
 		Name: "a.get", Arguments: json.RawMessage(`{"id": "x", "n": [1, 2.0]}`),
 		Meta: mcp.Meta{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
 	}}
-	res := failureResult(execution.Fail(execution.Conflict, "pending", map[string]any{"approval_id": "ap-1"}).WithReason("approval_pending"))
+	res := projection.Failure(execution.Fail(execution.Conflict, "pending", map[string]any{"approval_id": "ap-1"}).WithReason("approval_pending"))
 	p := policy.NewPrincipal("alice", nil)
 	for _, c := range []struct {
 		name string

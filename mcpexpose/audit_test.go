@@ -129,7 +129,7 @@ func checkNoValues(t *testing.T, records []mcpexpose.AuditRecord) {
 // and the trace id, and never the arguments.
 func TestAuditConfirmedDelete(t *testing.T) {
 	sink := &auditLog{}
-	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Tokens: auditTokens, Server: mcpexpose.ServerOptions{Audit: sink}})
+	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Tokens: auditTokens, Server: &mcpexpose.ServerOptions{Audit: sink}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestAuditConfirmedDelete(t *testing.T) {
 // confirmation inside its one request, which is one record.
 func TestAuditHandshakeEraConfirmation(t *testing.T) {
 	sink := &auditLog{}
-	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Tokens: auditTokens, Server: mcpexpose.ServerOptions{Audit: sink}})
+	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Tokens: auditTokens, Server: &mcpexpose.ServerOptions{Audit: sink}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,11 +211,11 @@ func TestAuditForbidden(t *testing.T) {
 		want:   mcpexpose.AuditRecord{PrincipalIssuer: "https://issuer.test", ClientID: "console"},
 	}, {
 		name:   "unknown tool",
-		opts:   mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{DevelopmentPrincipal: &bob}},
+		opts:   mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{DevelopmentPrincipal: &bob}},
 		answer: func(_ *http.Response, msg map[string]any) bool { return msg["error"] != nil },
 	}, {
 		name:  "forbidden result",
-		opts:  mcpexpose.HandlerOptions{Tokens: auditTokens, Server: mcpexpose.ServerOptions{ForbiddenResult: true}},
+		opts:  mcpexpose.HandlerOptions{Tokens: auditTokens, Server: &mcpexpose.ServerOptions{ForbiddenResult: true}},
 		token: "guest",
 		answer: func(_ *http.Response, msg map[string]any) bool {
 			res, _ := msg["result"].(map[string]any)
@@ -226,7 +226,12 @@ func TestAuditForbidden(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			sink := &auditLog{}
-			c.opts.Server.Audit = sink
+			server := mcpexpose.ServerOptions{}
+			if c.opts.Server != nil {
+				server = *c.opts.Server
+			}
+			server.Audit = sink
+			c.opts.Server = &server
 			h, err := mcpexpose.NewHandler(snap, &c.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -254,7 +259,7 @@ func TestAuditForbidden(t *testing.T) {
 // the approval its details name, and none of its other details.
 func TestAuditFailure(t *testing.T) {
 	sink := &auditLog{}
-	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Tokens: auditTokens, Server: mcpexpose.ServerOptions{Audit: sink}})
+	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Tokens: auditTokens, Server: &mcpexpose.ServerOptions{Audit: sink}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +289,7 @@ func (panicSink) Record(context.Context, mcpexpose.AuditRecord) { panic("sink is
 func TestAuditSinkPanicDoesNotFailTheCall(t *testing.T) {
 	var logs mcptest.Buffer
 	alice := policy.NewPrincipal("alice", []string{"users:admin"})
-	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
+	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{
 		DevelopmentPrincipal: &alice, Audit: panicSink{}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	}})
 	if err != nil {
@@ -334,7 +339,7 @@ func auditSchema(t *testing.T) map[string][2]string {
 func TestSlogAuditMatchesTheDocumentedSchema(t *testing.T) {
 	schema := auditSchema(t)
 	var out mcptest.Buffer
-	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Tokens: auditTokens, Server: mcpexpose.ServerOptions{
+	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Tokens: auditTokens, Server: &mcpexpose.ServerOptions{
 		Audit: mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(&out, nil))),
 	}})
 	if err != nil {

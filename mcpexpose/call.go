@@ -1,12 +1,23 @@
+//lint:file-ignore SA1019 logging is deprecated at 2026-07-28 (SEP-2577) but remains in the protocol during the deprecation window; agnara-go serves it on purpose.
+
 package mcpexpose
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // callTool runs the tools/call rec describes, req being the call as the
@@ -134,3 +145,152 @@ func (*taskCreated) Error() string { return "mcpexpose: the call became a task" 
 // passing the middleware; it cannot happen while the middleware is
 // installed.
 var errUnrouted = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call was not routed"}
+
+// call runs one round of a tools/call: the plan invoked as p with the
+// answers the round's sealed state vouches for. It returns the result and
+// the outcome's label ([execution.LabelOf]); an error means a protocol error
+// (bad state) or that the caller went away.
+//
+// adm is p's admission to t when p holds t's scopes; otherwise (only with
+// ServerOptions.ForbiddenResult) the plan's own scope guard answers.
+func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, agnara.Label, error) {
+	round, err := s.openRound(ctx, req, t, p)
+	if err != nil {
+		return nil, "error", err // bad state: the plan is not invoked
+	}
+	inv := s.invocation(req, p, adm, round)
+	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+		inv.Progress = &progress{session: req.Session, token: token}
+	}
+	if s.opts.ForwardLogs && req.Session != nil {
+		inv.LogHandler = boundHandler{h: mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{LoggerName: t.plan.Identity()}), ctx: ctx}
+	}
+	out, err := t.plan.Invoke(ctx, inv)
+	if err != nil {
+		return nil, execution.LabelOf(nil), err // the caller went away: no result to send
+	}
+	if ir, ok := out.(*execution.InputRequired); ok {
+		res, err := s.interact(ctx, req, t, round, ir.Requests)
+		return res, execution.LabelOf(out), err
+	}
+	return s.result(ctx, t, out)
+}
+
+// result projects an outcome, validating a structured value against the
+// tool's published output schema first, and returns its label: the
+// outcome's, or internal_failure when it cannot be projected.
+func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) (*mcp.CallToolResult, agnara.Label, error) {
+	res, err := s.project(t, out)
+	if err != nil {
+		s.logger.LogAttrs(ctx, slog.LevelError, "tool result cannot be projected", slog.String("tool", t.name), slog.Any("error", err))
+		internal := execution.Fail(execution.InternalFailure, "", nil)
+		return projection.Failure(internal), execution.LabelOf(internal), nil
+	}
+	return res, execution.LabelOf(out), nil
+}
+
+// project turns an outcome into the tool's result.
+func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, error) {
+	succ, ok := out.(execution.Success)
+	if !ok || succ.Content != nil {
+		return projection.Project(out)
+	}
+	if t.output == nil || t.enforced {
+		// Nothing to check, or nothing a check could find: the value's
+		// type guarantees its schema (execution.Plan.OutputEnforced).
+		env, err := projection.Envelope(succ.Value)
+		if err != nil {
+			return nil, err
+		}
+		return projection.Success(env), nil
+	}
+	env, doc, err := projection.EnvelopeDoc(succ.Value)
+	if err != nil {
+		return nil, err
+	}
+	{
+		if verr := t.output.Validate(doc); verr != nil {
+			// Name where, never what: the value may hold anything.
+			return nil, fmt.Errorf("%w: the value does not match the published output schema at %s", projection.ErrProjection, strings.Join(violationPaths(verr), ", "))
+		}
+	}
+	return projection.Success(env), nil
+}
+
+// violationPaths lists the instance locations (JSON Pointers) of a
+// validation error's leaves.
+func violationPaths(err error) []string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []string{"?"}
+	}
+	var paths []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			p := "/" + strings.Join(e.InstanceLocation, "/")
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return paths
+}
+
+// progress sends progress notifications for one request.
+type progress struct {
+	session *mcp.ServerSession
+	token   any
+}
+
+func (p *progress) ReportProgress(ctx context.Context, done, total float64, msg string) {
+	// A failed notification must not fail the call: progress is advisory.
+	_ = p.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: done, Total: total, Message: msg})
+}
+
+// boundHandler sends records through h with the request's context, which
+// carries what the SDK needs to route them (the request's stream and log
+// level), whatever context the handler logged with.
+type boundHandler struct {
+	h   slog.Handler
+	ctx context.Context
+}
+
+func (b boundHandler) Enabled(_ context.Context, l slog.Level) bool { return b.h.Enabled(b.ctx, l) }
+
+func (b boundHandler) Handle(_ context.Context, r slog.Record) error { return b.h.Handle(b.ctx, r) }
+
+func (b boundHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return boundHandler{h: b.h.WithAttrs(as), ctx: b.ctx}
+}
+
+func (b boundHandler) WithGroup(name string) slog.Handler {
+	return boundHandler{h: b.h.WithGroup(name), ctx: b.ctx}
+}
+
+// invocation is what every tools/call path (a direct call, a task) gives
+// the plan: the caller, the arguments, the round's answers and the server's
+// limits. The task path adds its progress and detaching.
+func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm execution.Admission, round *callRound) *execution.Invocation {
+	// The capabilities are read from _meta, which costs a re-encoding in
+	// the SDK, only when the plan asks what the client supports.
+	caps := sync.OnceValue(req.ClientCapabilities)
+	return &execution.Invocation{
+		Principal:       p,
+		Admission:       adm,
+		Arguments:       req.Params.Arguments,
+		ArgumentsDigest: round.digest,
+		Timeout:         s.opts.Timeout,
+		RateLimit:       s.opts.RateLimit,
+		Limiter:         s.opts.Limiter,
+		Answers:         round.answers,
+		Unsolicited:     round.unsolicited,
+		Counted:         round.resumed,
+		Supports:        func(k execution.InputKind) bool { return supports(caps(), k) },
+	}
+}

@@ -31,7 +31,7 @@ func TestDevelopmentWarningWithoutALogger(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := policy.NewPrincipal("developer", []string{"a:read"})
-	if _, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}}); err != nil {
+	if _, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := buf.String(); !strings.Contains(got, "DEVELOPMENT MODE") || !strings.Contains(got, "principal=developer") {

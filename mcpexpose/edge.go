@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +23,7 @@ import (
 //
 //  1. the Host of a loopback listener and the Origin are checked;
 //  2. a POST's body is read, under the size limit, by one reader: the
-//     strict scanner of the fast path first (scan.go), the general parser
+//     strict scanner first (internal/wire, Call.Read), the general parser
 //     only when it declines, and the [record] begun;
 //  3. the bearer token is verified;
 //  4. the record is filled (fill): the caller mapped, the tool looked up
@@ -36,7 +37,7 @@ import (
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if rebound(r) {
+	if wire.Rebound(r) {
 		// The SDK's DNS rebinding protection, worded as the SDK words it,
 		// but before anything else: a rebound page's request reads no
 		// body, verifies no token and maps no identity.
@@ -44,7 +45,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin, r) {
-		writeRPCError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
+		wire.WriteNoIDError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
 		return
 	}
 	var rec *record
@@ -101,16 +102,16 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, "request body too large")
+			wire.WriteNoIDError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, "request body too large")
 			return nil, false
 		}
-		writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body")
+		wire.WriteNoIDError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body")
 		return nil, false
 	}
 	modern := modernRequest(r)
 	rec, ok := readRecord(body, modern)
 	if !ok {
-		writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "the request body is not valid JSON")
+		wire.WriteNoIDError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "the request body is not valid JSON")
 		return nil, false
 	}
 	rec.modern = modern
@@ -119,7 +120,7 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
 	if isTaskMethod(rec.method) && rec.modern && r.Header.Get("Mcp-Name") != rec.taskID {
 		// SEP-2663 routes tasks by Mcp-Name: it must name the task the
 		// body does (SEP-2243 HeaderMismatch otherwise).
-		writeRPCResponse(w, http.StatusBadRequest, rec.id, mcp.CodeHeaderMismatch, "the Mcp-Name header must be the request's params.taskId")
+		wire.WriteError(w, http.StatusBadRequest, rec.id, mcp.CodeHeaderMismatch, "the Mcp-Name header must be the request's params.taskId")
 		return nil, false
 	}
 	return rec, true
@@ -133,9 +134,9 @@ func readRecord(body []byte, modern bool) (*record, bool) {
 	if !segjson.Valid(body) {
 		return nil, false
 	}
-	var fc fastCall
-	if fc.parse(body, modern) {
-		rec := &record{method: fc.method(), id: fc.id, name: fc.name, args: fc.args, fast: &fc}
+	var fc wire.Call
+	if fc.Read(body, modern) {
+		rec := &record{method: fc.Method(), id: fc.ID, name: fc.Name, args: fc.Args, fast: &fc}
 		return rec, true
 	}
 	return parseMessage(body), true
@@ -176,7 +177,7 @@ func parseMessage(body []byte) *record {
 			RequestID segjson.RawMessage `json:"requestId"`
 		}
 		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
-			rec.cancels = plainID(params.RequestID)
+			rec.cancels = wire.PlainID(params.RequestID)
 		}
 	case rec.method == "tools/call":
 		var params struct {
@@ -189,19 +190,6 @@ func parseMessage(body []byte) *record {
 		}
 	}
 	return rec
-}
-
-// plainID returns id when it is one the fast path's scanner takes (a plain
-// string, an integer of at most 15 digits), so that it compares byte for
-// byte with the ids of the edge's calls; nil otherwise.
-func plainID(id []byte) json.RawMessage {
-	p := scanner{b: id}
-	p.ws()
-	got := p.id()
-	if got == nil || !p.end() {
-		return nil
-	}
-	return json.RawMessage(got)
 }
 
 // verify verifies r's bearer token and returns its facts, nil for a
@@ -233,7 +221,7 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) (*auth.TokenInf
 			return nil, false
 		}
 		h.logger.LogAttrs(r.Context(), slog.LevelError, "token verification failed", slog.Any("error", err))
-		writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, "token verification failed")
+		wire.WriteNoIDError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, "token verification failed")
 		return nil, false
 	case err != nil:
 		h.srv.refusals.refused(r.Context(), h.logger, err)
@@ -279,7 +267,7 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, rec *record) bo
 	}
 	if rec.modern {
 		if err := h.checkParams(r, rec); err != nil {
-			writeRPCResponse(w, http.StatusBadRequest, rec.id, mcp.CodeHeaderMismatch, err.Error())
+			wire.WriteError(w, http.StatusBadRequest, rec.id, mcp.CodeHeaderMismatch, err.Error())
 			return true
 		}
 	}

@@ -28,7 +28,7 @@ func TestIdentityMapperRunsOncePerRequest(t *testing.T) {
 		return mcpexpose.SubjectPrincipal(ctx, id)
 	}
 	f := newFixture(t)
-	h, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{Identity: counting}})
+	h, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: counting}})
 	if err != nil {
 		t.Fatal(err)
 	}

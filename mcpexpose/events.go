@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DefaultReplayBytes is the default of [HandlerOptions.ReplayBytes].
+// DefaultReplayBytes is the default of [Limits.ReplayBytes].
 const DefaultReplayBytes = 4 << 20
 
 // What the event store counts for its bookkeeping, besides the capacity of

@@ -88,7 +88,7 @@ func eventIDs(body []byte) []string {
 func TestReplayBounded(t *testing.T) {
 	const budget = 32 << 10
 	const calls = 1500
-	h, err := NewHandler(storeSnapshot(t), &HandlerOptions{ReplayBytes: budget})
+	h, err := NewHandler(storeSnapshot(t), &HandlerOptions{Limits: &Limits{ReplayBytes: budget}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func fmtInts(xs []int) string {
 
 func TestReplayBytesOption(t *testing.T) {
 	snap := storeSnapshot(t)
-	if _, err := NewHandler(snap, &HandlerOptions{ReplayBytes: -1}); err == nil {
+	if _, err := NewHandler(snap, &HandlerOptions{Limits: &Limits{ReplayBytes: -1}}); err == nil {
 		t.Error("a negative ReplayBytes was accepted")
 	}
 	h, err := NewHandler(snap, nil)

@@ -125,8 +125,8 @@ func ExampleTaskOptions_maxTasks() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
-		Tasks: mcpexpose.TaskOptions{MaxTasksPerPrincipal: 1},
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{
+		Tasks: &mcpexpose.TaskOptions{MaxTasksPerPrincipal: 1},
 	}})
 	if err != nil {
 		log.Fatal(err)

@@ -493,12 +493,12 @@ func TestFastPathDifferential(t *testing.T) {
 		authz string // sent when a request has no Authorization of its own
 		opts  mcpexpose.HandlerOptions
 	}{
-		{"tokens", "Bearer writer", mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{Identity: mapper},
+		{"tokens", "Bearer writer", mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: mapper},
 			Resource: &mcpexpose.Resource{URL: "https://mcp.example.com/mcp", AuthorizationServers: []string{"https://issuer.test"}}}},
 		{"anonymous", "", mcpexpose.HandlerOptions{}},
 		{"tokens-or-anonymous", "", mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true}},
-		{"forbidden-result", "Bearer reader", mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{ForbiddenResult: true, Identity: mapper}}},
-		{"swappable-logs", "", mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Swappable: true, ForwardLogs: true}}},
+		{"forbidden-result", "Bearer reader", mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{ForbiddenResult: true, Identity: mapper}}},
+		{"swappable-logs", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Swappable: true, ForwardLogs: true}}},
 	}
 	reqs := corpus(t)
 	for _, cfg := range configs {
@@ -564,7 +564,7 @@ func FuzzFastPath(f *testing.F) {
 		f.Add([]byte(r.body), r.header.Get("Mcp-Method"), r.header.Get("Mcp-Name"), r.header.Get("Authorization"))
 	}
 	fastApp, sdkApp := newDiffApp(f), newDiffApp(f)
-	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: mcpexpose.ServerOptions{Identity: mapper}}
+	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: &mcpexpose.ServerOptions{Identity: mapper}}
 	fastH, err := mcpexpose.NewHandler(fastApp.snap, &opts)
 	if err != nil {
 		f.Fatal(err)
@@ -630,7 +630,7 @@ func TestFastPathRetries(t *testing.T) {
 	}
 	var purged, notified atomic.Int32
 	fastSnap, sdkSnap := interactiveApp(t, &purged, &notified), interactiveApp(t, &purged, &notified)
-	fastH, _, fastURL, sdkURL := servePair(t, fastSnap, sdkSnap, mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{StateKeys: ring}})
+	fastH, _, fastURL, sdkURL := servePair(t, fastSnap, sdkSnap, mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{StateKeys: ring}})
 	client := &http.Client{}
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
 	// both sends body to both servers, requires equal answers, and returns

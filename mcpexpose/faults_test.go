@@ -362,7 +362,7 @@ func TestFaultDeadline(t *testing.T) {
 		{"the shorter of the two", "fault.stuck", time.Hour, stuckTimeout},
 	}
 	for _, tt := range tests {
-		url := serveFault(t, f, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: tt.serverTimeout}})
+		url := serveFault(t, f, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Timeout: tt.serverTimeout}})
 		for _, era := range eras[:2] {
 			t.Run(tt.name+"/"+era.name, func(t *testing.T) {
 				cs := connect(t, url, "", era.version, nil)
@@ -519,7 +519,7 @@ func TestFaultSlowMapper(t *testing.T) {
 		return mcpexpose.SubjectPrincipal(ctx, id)
 	}
 	const serverTimeout = 50 * time.Millisecond
-	url := serveFault(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{Identity: slow, Timeout: serverTimeout}})
+	url := serveFault(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: slow, Timeout: serverTimeout}})
 
 	t.Run("client drops the request", func(t *testing.T) {
 		entered, canceledBefore := f.entered.Load(), mapperCanceled.Load()
@@ -608,7 +608,7 @@ func TestFaultReplayStore(t *testing.T) {
 	snap := interactiveApp(t, &purged, &notified)
 	store := &faultyReplay{inner: requeststate.NewMemoryReplayStore()}
 	logs := &logBuffer{}
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{StateReplay: store, Logger: logs.logger()}})
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{StateReplay: store, Logger: logs.logger()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func FuzzHandler(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h, err := mcpexpose.NewHandler(fx.snap, &mcpexpose.HandlerOptions{Tokens: tokens, MaxBodyBytes: 8 << 10})
+	h, err := mcpexpose.NewHandler(fx.snap, &mcpexpose.HandlerOptions{Tokens: tokens, Limits: &mcpexpose.Limits{MaxBodyBytes: 8 << 10}})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 func TestTokensNeverReachTheLog(t *testing.T) {
 	f := newFixture(t)
 	var logs logSink
-	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{
 		Identity: mapper,
 		Logger:   slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}})
@@ -51,7 +51,7 @@ func TestRefusedTokenStormLogIsBounded(t *testing.T) {
 	const n = 100
 	f := newFixture(t)
 	var logs logSink
-	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 	}})
 	list := map[string]any{"_meta": mcptest.Meta(nil)}
@@ -122,7 +122,7 @@ func TestHostCheckComesFirst(t *testing.T) {
 			verified.Add(1)
 			return tokens(ctx, token, r)
 		},
-		Server: mcpexpose.ServerOptions{Identity: func(ctx context.Context, id mcpexpose.Identity) (policy.Principal, error) {
+		Server: &mcpexpose.ServerOptions{Identity: func(ctx context.Context, id mcpexpose.Identity) (policy.Principal, error) {
 			mapped.Add(1)
 			return mcpexpose.SubjectPrincipal(ctx, id)
 		}},

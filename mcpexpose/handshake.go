@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // The edge answers the ordinary calls of a live handshake-era session
@@ -146,7 +146,7 @@ func (h *Handler) session(r *http.Request, rec *record) *liveSession {
 		return nil
 	}
 	id := r.Header.Get("Mcp-Session-Id")
-	if id == "" || !legacyHeaders(r) {
+	if id == "" || !wire.LegacyHeaders(r) {
 		return nil
 	}
 	ls := h.sessions.begin(id)
@@ -158,25 +158,6 @@ func (h *Handler) session(r *http.Request, rec *record) *liveSession {
 		return nil // the SDK answers 403 session user mismatch
 	}
 	return ls
-}
-
-// legacyHeaders reports whether a handshake-era POST's headers pass the
-// checks the SDK's streamable handler makes before it reads the body, as
-// the SDK makes them: a version header, when there is one, of a revision
-// served; a JSON body; an Accept of both JSON and event streams; no
-// Last-Event-ID.
-func legacyHeaders(r *http.Request) bool {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !mcpversion.IsServed(v) {
-		return false
-	}
-	if len(r.Header.Values("Last-Event-ID")) > 0 {
-		return false
-	}
-	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !asciiFold(ct[0], "application/json") {
-		return false
-	}
-	jsonOK, streamOK := accepts(r.Header.Values("Accept"))
-	return jsonOK && streamOK
 }
 
 // answersSession is the edge's one decision for a POST to the live session
@@ -196,12 +177,12 @@ func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *re
 	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
 		return nil, nil, false, false // the SDK's bearer middleware splits it so, and refuses it
 	}
-	meta, ok := legacyMeta(fc.meta)
+	meta, ok := wire.LegacyMeta(fc.Meta)
 	if !ok {
 		return nil, nil, false, false
 	}
-	fc.metaMap = meta
-	if !fc.list && rec.tool != nil && rec.tool.plan.Asks() {
+	fc.Decoded = meta
+	if !fc.List && rec.tool != nil && rec.tool.plan.Asks() {
 		return nil, nil, false, false
 	}
 	if r.Context().Err() != nil {
@@ -210,7 +191,7 @@ func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *re
 	// The SDK runs a session's calls in no request's lifetime: only a
 	// notifications/cancelled ends them early.
 	ctx, cancel = context.WithCancel(context.WithoutCancel(r.Context()))
-	claimed, edges := h.sessions.claim(ls, string(fc.id), cancel)
+	claimed, edges := h.sessions.claim(ls, string(fc.ID), cancel)
 	if claimed {
 		return ctx, cancel, true, false
 	}
@@ -218,7 +199,7 @@ func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *re
 	if !edges {
 		return nil, nil, false, false // the SDK answers the duplicate of its own call
 	}
-	h.writeDuplicate(w, fc.id)
+	h.writeDuplicate(w, fc.ID)
 	return nil, nil, false, true
 }
 
@@ -234,38 +215,12 @@ func (h *Handler) writeDuplicate(w http.ResponseWriter, id []byte) {
 	hd.Set("Cache-Control", "no-cache, no-transform")
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Connection", "keep-alive")
-	buf := fastBufs.Get().(*bytes.Buffer)
-	defer putBuf(buf)
-	h.srv.encodeResponse(buf, &fastCall{id: id}, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID " + raw}, false)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
+	h.srv.wire.Response(buf, &wire.Call{ID: id}, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID " + raw}, false)
 	hd.Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
 	_, _ = w.Write(buf.Bytes())
-}
-
-// legacyMeta decodes a handshake-era request's _meta as the SDK decodes
-// it, when it holds no progress token and no key of the protocol's own
-// ("io.modelcontextprotocol/…", which the SDK reads, or refuses on a
-// session); nil for none.
-func legacyMeta(raw []byte) (mcp.Meta, bool) {
-	if raw == nil {
-		return nil, true
-	}
-	var p scanner
-	p.b = raw
-	ok := p.object(func(key []byte) bool {
-		if string(key) == "progressToken" || bytes.HasPrefix(key, []byte("io.modelcontextprotocol/")) {
-			return false
-		}
-		return p.skipValue()
-	})
-	if !ok || !p.end() {
-		return nil, false
-	}
-	var meta mcp.Meta
-	if _, err := segjson.Parse(raw, &meta, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-		return nil, false
-	}
-	return meta, true
 }
 
 // answerSession answers rec, a POST to the live session ls that the edge
@@ -273,17 +228,17 @@ func legacyMeta(raw []byte) (mcp.Meta, bool) {
 func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) {
 	fc := rec.fast
 	defer func() {
-		h.sessions.unclaim(ls, string(fc.id))
+		h.sessions.unclaim(ls, string(fc.ID))
 		cancel()
 	}()
 	s := h.srv
 	extra := &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}
 	var res mcp.Result
 	var err error
-	if fc.list {
-		res, err = s.listToolsOf(ctx, rec, &mcp.ListToolsRequest{Session: ls.ss, Params: &mcp.ListToolsParams{Meta: fc.metaMap}, Extra: extra})
+	if fc.List {
+		res, err = s.listToolsOf(ctx, rec, &mcp.ListToolsRequest{Session: ls.ss, Params: &mcp.ListToolsParams{Meta: fc.Decoded}, Extra: extra})
 	} else {
-		params := &mcp.CallToolParamsRaw{Meta: fc.metaMap, Name: fc.name, Arguments: fc.args}
+		params := &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: fc.Args}
 		res, err = s.callTool(ctx, rec, &mcp.CallToolRequest{Session: ls.ss, Params: params, Extra: extra})
 		res = finished(res)
 	}
@@ -297,10 +252,10 @@ func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, 
 // later) and the message, stored first in the session's event store under
 // a stream id of the SDK's own form. A session closed meanwhile gets what
 // the SDK sends then: the stream, primed, without the message.
-func (h *Handler) writeSession(w http.ResponseWriter, r *http.Request, fc *fastCall, ls *liveSession, res mcp.Result, err error) {
-	buf := fastBufs.Get().(*bytes.Buffer)
-	defer putBuf(buf)
-	h.srv.encodeResponse(buf, fc, res, err, false)
+func (h *Handler) writeSession(w http.ResponseWriter, r *http.Request, fc *wire.Call, ls *liveSession, res mcp.Result, err error) {
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
+	h.srv.wire.Response(buf, fc, res, err, false)
 	data := buf.Bytes()
 	stream := crand.Text()
 	prime := r.Header.Get("Mcp-Protocol-Version") >= mcpversion.Handshake20251125

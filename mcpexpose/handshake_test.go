@@ -212,7 +212,7 @@ func TestSessionEdgeKeepsTheIdleTimer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			wt := newWaiting(t)
 			const timeout = time.Second
-			h, url := hsServe(t, wt.snap, &HandlerOptions{SessionTimeout: timeout, DisableFastPath: disable})
+			h, url := hsServe(t, wt.snap, &HandlerOptions{DisableFastPath: disable, Limits: &Limits{SessionTimeout: timeout}})
 			sid := hsOpen(t, url)
 			// Calls for twice the timeout: the session stays.
 			for end := time.Now().Add(2 * timeout); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {

@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,11 +32,15 @@ const maxClockSkew = 5 * time.Minute
 // modernVersion is the first protocol version served without sessions.
 const modernVersion = mcpversion.Modern
 
-// HandlerOptions configures [NewHandler]. A nil *HandlerOptions and every
-// zero field mean the documented default.
+// HandlerOptions configures [NewHandler]: what the server behind the
+// handler does (Server), who may call it (Tokens, AllowAnonymous,
+// Resource, AllowedOrigins), and how much it holds for them (Limits). A
+// nil *HandlerOptions, a nil Server or Limits, and every zero field mean
+// the documented default.
 type HandlerOptions struct {
-	// Server configures the MCP server behind the handler.
-	Server ServerOptions
+	// Server configures the MCP server behind the handler, as on any
+	// transport. Default: nil, the defaults of [ServerOptions].
+	Server *ServerOptions
 	// Tokens, when set, verifies the bearer token every request must carry
 	// (package mcpexpose/oidc provides one); the verified facts reach the
 	// Server.Identity mapper. A request without a token gets 401, one with
@@ -68,57 +72,11 @@ type HandlerOptions struct {
 	// https origin is not the handler's own unless it is listed here or is
 	// the origin of Resource.URL, which counts as the handler's own.
 	AllowedOrigins []string
-	// MaxBodyBytes limits request bodies; larger ones get 413. Default:
-	// DefaultMaxBodyBytes.
-	MaxBodyBytes int64
-	// SessionTimeout closes a handshake-era session that has had no
-	// request for this long (an open GET stream does not keep it alive).
-	// Its slot under MaxSessions is freed then. Default:
-	// DefaultSessionTimeout. (2026-07-28 requests have no sessions.)
-	SessionTimeout time.Duration
-	// MaxSessions caps the live handshake-era sessions of the handler: an
-	// initialize past it gets 503 with Retry-After and a JSON-RPC error
-	// naming the limit, until a session ends (DELETE, SessionTimeout, or
-	// the expiry of the token that opened it). Default:
-	// DefaultMaxSessions; negative: no limit.
-	MaxSessions int
-	// MaxSessionsPerPrincipal caps the live handshake-era sessions of one
-	// principal (as the identity mapper maps it), refused the same way.
-	// With Tokens, callers without a token (AllowAnonymous) all count as
-	// one principal; without Tokens, every caller is that one principal
-	// and only MaxSessions applies. Default:
-	// DefaultMaxSessionsPerPrincipal; negative: no limit.
-	MaxSessionsPerPrincipal int
-	// MaxStreams caps the 2026-07-28 subscriptions/listen streams open on
-	// the handler at once: a listen POST past it gets 503 with Retry-After
-	// and a JSON-RPC error naming the limit, as an initialize past
-	// MaxSessions does, until a stream ends (the client goes away,
-	// StreamLifetime, the expiry of its token). Streams are counted apart
-	// from sessions, which a listen does not have; a handshake-era session
-	// hears of changes on its GET stream and may not listen (-32601).
-	// Default: DefaultMaxStreams; negative: no limit.
-	MaxStreams int
-	// MaxStreamsPerPrincipal caps the open listen streams of one principal,
-	// who is counted as for MaxSessionsPerPrincipal (without Tokens only
-	// MaxStreams applies), refused the same way. Default:
-	// DefaultMaxStreamsPerPrincipal; negative: no limit.
-	MaxStreamsPerPrincipal int
-	// StreamLifetime bounds how long one subscriptions/listen stream stays
-	// open; a stream opened with a token ends at the token's expiry when
-	// that comes first. The stream then ends cleanly, with the listen's
-	// result, and the client listens again (a 2026-07-28 server may end a
-	// listen at any time; the Go SDK client v1.8.0 does not listen again by
-	// itself, see docs/operating.md). Default: DefaultStreamLifetime;
-	// negative: no limit but the token's.
-	StreamLifetime time.Duration
-	// ReplayBytes bounds the memory kept, for all handshake-era sessions
-	// together, to replay SSE streams to clients that resume them with
-	// Last-Event-ID after a dropped connection: the messages of the most
-	// recently written streams and the bookkeeping of every stream kept.
-	// The least recently written streams are forgotten first; resuming one
-	// gets 400. Default: DefaultReplayBytes. (2026-07-28 streams are not
-	// resumable.)
-	ReplayBytes int64
+	// Limits bounds what the handler holds for its callers: the size of a
+	// request, the sessions and streams open at once and how long each
+	// lives, the memory kept to resume streams. Default: nil, the
+	// defaults of [Limits].
+	Limits *Limits
 	// DisableFastPath sends every request through the SDK's streamable
 	// HTTP handler. By default a single 2026-07-28 tools/call or
 	// tools/list POST that passes every check the SDK makes is answered
@@ -127,9 +85,6 @@ type HandlerOptions struct {
 	// the SDK. Turn it off to rule it out when chasing a wire problem.
 	DisableFastPath bool
 }
-
-// DefaultSessionTimeout is how long an idle handshake-era session is kept.
-const DefaultSessionTimeout = 30 * time.Minute
 
 // Resource is what an OAuth protected resource publishes about itself.
 type Resource struct {
@@ -151,10 +106,10 @@ type Handler struct {
 	inner     http.Handler // route, behind the SDK's bearer middleware when tokens are used
 	stateless http.Handler
 	stateful  http.Handler
-	events    *eventStore // the stateful handler's
-	sessions  *sessions   // the stateful handler's, counted
-	streams   *streams    // open listen streams, counted
-	origins   []origin    // allowed besides the request's own
+	events    *eventStore   // the stateful handler's
+	sessions  *sessions     // the stateful handler's, counted
+	streams   *streams      // open listen streams, counted
+	origins   []wire.Origin // allowed besides the request's own
 	maxBody   int64
 	logger    *slog.Logger
 
@@ -192,72 +147,47 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxBodyBytes < 0 {
-		return nil, errors.New("mcpexpose: negative MaxBodyBytes")
+	lim, err := o.Limits.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+	var so ServerOptions
+	if o.Server != nil {
+		so = *o.Server
 	}
-	if o.SessionTimeout < 0 {
-		return nil, errors.New("mcpexpose: negative SessionTimeout")
-	}
-	if o.SessionTimeout == 0 {
-		o.SessionTimeout = DefaultSessionTimeout
-	}
-	if o.MaxSessions == 0 {
-		o.MaxSessions = DefaultMaxSessions
-	}
-	if o.MaxSessionsPerPrincipal == 0 {
-		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
-	}
-	if o.MaxStreams == 0 {
-		o.MaxStreams = DefaultMaxStreams
-	}
-	if o.MaxStreamsPerPrincipal == 0 {
-		o.MaxStreamsPerPrincipal = DefaultMaxStreamsPerPrincipal
-	}
-	if o.StreamLifetime == 0 {
-		o.StreamLifetime = DefaultStreamLifetime
-	}
-	if o.ReplayBytes < 0 {
-		return nil, errors.New("mcpexpose: negative ReplayBytes")
-	}
-	if o.ReplayBytes == 0 {
-		o.ReplayBytes = DefaultReplayBytes
-	}
-	origins := make([]origin, 0, len(o.AllowedOrigins)+1)
+	origins := make([]wire.Origin, 0, len(o.AllowedOrigins)+1)
 	for _, s := range o.AllowedOrigins {
-		org, ok := parseOrigin(s)
+		org, ok := wire.ParseOrigin(s)
 		if !ok {
 			return nil, errors.New("mcpexpose: AllowedOrigins entries must be origins such as https://app.example.com, got " + s)
 		}
 		origins = append(origins, org)
 	}
-	if o.Resource != nil && o.Server.Audience == "" {
-		o.Server.Audience = o.Resource.URL
+	if o.Resource != nil && so.Audience == "" {
+		so.Audience = o.Resource.URL
 	}
-	srv, err := newServer(snap, &o.Server, true)
+	srv, err := newServer(snap, &so, true)
 	if err != nil {
 		return nil, err
 	}
 	if o.AllowAnonymous && o.Tokens == nil {
 		return nil, errors.New("mcpexpose: AllowAnonymous needs Tokens: without tokens every caller is anonymous already")
 	}
-	srv.streamLifetime = max(o.StreamLifetime, 0)
+	srv.streamLifetime = max(lim.StreamLifetime, 0)
 	get := func(*http.Request) *mcp.Server { return srv.mcp }
-	events := newEventStore(o.ReplayBytes)
+	events := newEventStore(lim.ReplayBytes)
 	// With the fast path on, the edge answers sessions' ordinary calls and
 	// so keeps their idle timers (handshake.go); otherwise the SDK does.
-	var edgeIdle, sdkIdle time.Duration = o.SessionTimeout, 0
+	var edgeIdle, sdkIdle time.Duration = lim.SessionTimeout, 0
 	if o.DisableFastPath {
-		edgeIdle, sdkIdle = 0, o.SessionTimeout
+		edgeIdle, sdkIdle = 0, lim.SessionTimeout
 	}
-	sessions := newSessions(o.MaxSessions, o.MaxSessionsPerPrincipal, o.Tokens != nil, edgeIdle, srv.mcp, srv.logger)
+	sessions := newSessions(lim.MaxSessions, lim.MaxSessionsPerPrincipal, o.Tokens != nil, edgeIdle, srv.mcp, srv.logger)
 	h := &Handler{
 		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                    true,
 			Logger:                       srv.sdkLogger,
-			MaxRequestBodyBytes:          o.MaxBodyBytes,
+			MaxRequestBodyBytes:          lim.MaxBodyBytes,
 			PropagateRequestCancellation: true,
 		}),
 		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -265,19 +195,19 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 			// stream (every POST) of a session until the session ends.
 			EventStore:          countingStore{events, sessions},
 			Logger:              srv.sdkLogger,
-			MaxRequestBodyBytes: o.MaxBodyBytes,
+			MaxRequestBodyBytes: lim.MaxBodyBytes,
 			SessionTimeout:      sdkIdle,
 		}),
 		events:    events,
 		sessions:  sessions,
-		streams:   newStreams(o.MaxStreams, o.MaxStreamsPerPrincipal, o.Tokens != nil, srv.logger),
+		streams:   newStreams(lim.MaxStreams, lim.MaxStreamsPerPrincipal, o.Tokens != nil, srv.logger),
 		origins:   origins,
-		maxBody:   o.MaxBodyBytes,
+		maxBody:   lim.MaxBodyBytes,
 		logger:    srv.logger,
 		srv:       srv,
 		tokens:    o.Tokens,
 		anonymous: o.AllowAnonymous,
-		stepUp:    o.Tokens != nil && !o.Server.ForbiddenResult,
+		stepUp:    o.Tokens != nil && !so.ForbiddenResult,
 		fast:      !o.DisableFastPath,
 	}
 	h.inner = http.HandlerFunc(h.route)
@@ -312,7 +242,7 @@ func (h *Handler) setResource(res Resource, snap *Snapshot) error {
 		h.metaPaths = append(h.metaPaths, wellKnown+path)
 	}
 	h.metaURL = u.Scheme + "://" + u.Host + wellKnown + path
-	if org, ok := parseOrigin(u.Scheme + "://" + u.Host); ok {
+	if org, ok := wire.ParseOrigin(u.Scheme + "://" + u.Host); ok {
 		// The resource's public origin is the handler's own, also behind a
 		// proxy that changes the scheme or the Host.
 		h.origins = append(h.origins, org)
@@ -390,13 +320,13 @@ func (h *Handler) challengeID(w http.ResponseWriter, id json.RawMessage, status 
 		challenge += " " + strings.Join(params, ", ")
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	writeRPCResponse(w, status, id, jsonrpc.CodeInvalidRequest, msg)
+	wire.WriteError(w, status, id, jsonrpc.CodeInvalidRequest, msg)
 }
 
 // originAllowed reports whether the Origin header value is r's own origin
 // or an allowed one (see HandlerOptions.AllowedOrigins).
 func (h *Handler) originAllowed(value string, r *http.Request) bool {
-	o, ok := parseOrigin(value)
+	o, ok := wire.ParseOrigin(value)
 	if !ok {
 		return false
 	}
@@ -404,65 +334,8 @@ func (h *Handler) originAllowed(value string, r *http.Request) bool {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if own, ok := parseOrigin(scheme + "://" + r.Host); ok && o == own {
+	if own, ok := wire.ParseOrigin(scheme + "://" + r.Host); ok && o == own {
 		return true
 	}
 	return slices.Contains(h.origins, o)
-}
-
-// origin is an RFC 6454 origin: the scheme and the host in lower case, the
-// host without the brackets of an IPv6 address, and the port always
-// written, in decimal ("" only for a scheme without a default port).
-type origin struct{ scheme, host, port string }
-
-// parseOrigin reads s, which must be an origin as browsers serialize it,
-// scheme://host[:port] and nothing more; it reports false for anything
-// else: "null", a path (even "/"), userinfo, a query or fragment, a port
-// that is not a number from 1 to 65535.
-func parseOrigin(s string) (origin, bool) {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Host == "" || u.Hostname() == "" || !strings.EqualFold(s, u.Scheme+"://"+u.Host) {
-		return origin{}, false
-	}
-	o := origin{scheme: strings.ToLower(u.Scheme), host: strings.ToLower(u.Hostname()), port: u.Port()}
-	if o.port == "" && strings.HasSuffix(u.Host, ":") {
-		return origin{}, false // "http://host:" names no port
-	}
-	if o.port != "" {
-		n, err := strconv.Atoi(o.port)
-		if err != nil || n < 1 || n > 65535 {
-			return origin{}, false
-		}
-		o.port = strconv.Itoa(n)
-	}
-	switch {
-	case o.port == "" && o.scheme == "http":
-		o.port = "80"
-	case o.port == "" && o.scheme == "https":
-		o.port = "443"
-	}
-	return o, true
-}
-
-func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {
-	writeRPCResponse(w, status, nil, code, msg)
-}
-
-// writeRPCResponse writes a JSON-RPC error response; id nil is null.
-func writeRPCResponse(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   any             `json:"error"`
-	}{"2.0", id, struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}{code, msg}})
 }

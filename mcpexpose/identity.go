@@ -47,7 +47,7 @@ type Identity struct {
 // step-up, the step-up check; otherwise the server), and its answer serves
 // every later stage of that request. Over HTTP it is also called once per
 // handshake-era initialize, to count the session against
-// HandlerOptions.MaxSessionsPerPrincipal. It must be safe for concurrent use.
+// Limits.MaxSessionsPerPrincipal. It must be safe for concurrent use.
 type IdentityMapper func(ctx context.Context, id Identity) (policy.Principal, error)
 
 // SubjectPrincipal is the default [IdentityMapper]: the principal's id is

@@ -13,6 +13,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -268,7 +269,7 @@ func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *
 	for round := 0; err == nil && res.InputRequests != nil && req.Session != nil; round++ {
 		if round == maxLegacyRounds {
 			f := execution.Fail(execution.InteractionRequired, "too many rounds of questions", nil)
-			return failureResult(f), execution.LabelOf(f), nil
+			return projection.Failure(f), execution.LabelOf(f), nil
 		}
 		responses := make(mcp.InputResponseMap, len(res.InputRequests))
 		for key, ir := range res.InputRequests {

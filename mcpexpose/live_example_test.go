@@ -36,7 +36,7 @@ func ExampleHandler_Swap() {
 		return snap
 	}
 	h, err := mcpexpose.NewHandler(snapshot(false), &mcpexpose.HandlerOptions{
-		Server: mcpexpose.ServerOptions{Swappable: true}, // advertises tools.listChanged
+		Server: &mcpexpose.ServerOptions{Swappable: true}, // advertises tools.listChanged
 	})
 	if err != nil {
 		panic(err)

@@ -89,7 +89,12 @@ func swappable(opts *mcpexpose.HandlerOptions) *mcpexpose.HandlerOptions {
 	if opts == nil {
 		opts = &mcpexpose.HandlerOptions{}
 	}
-	opts.Server.Swappable = true
+	server := mcpexpose.ServerOptions{}
+	if opts.Server != nil {
+		server = *opts.Server
+	}
+	server.Swappable = true
+	opts.Server = &server
 	return opts
 }
 

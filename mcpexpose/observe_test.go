@@ -75,7 +75,7 @@ func TestObserverOnTheApplication(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := policy.NewPrincipal("dana", nil)
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}})
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/site"
+	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -166,20 +167,20 @@ func promptMessages(out execution.Success) ([]*mcp.PromptMessage, error) {
 	case string:
 		msgs = []execution.Message{{Role: execution.User, Content: execution.Text{Text: v}}}
 	default:
-		return nil, fmt.Errorf("%w: a prompt returns []execution.Message, []execution.Content or string, not %T", errProjection, out.Value)
+		return nil, fmt.Errorf("%w: a prompt returns []execution.Message, []execution.Content or string, not %T", projection.ErrProjection, out.Value)
 	}
 	if len(msgs) == 0 {
-		return nil, fmt.Errorf("%w: a prompt without messages", errProjection)
+		return nil, fmt.Errorf("%w: a prompt without messages", projection.ErrProjection)
 	}
 	res := make([]*mcp.PromptMessage, len(msgs))
 	for i, m := range msgs {
 		if m.Role != execution.User && m.Role != execution.Assistant {
-			return nil, fmt.Errorf("%w: message %d has role %q, want user or assistant", errProjection, i, m.Role)
+			return nil, fmt.Errorf("%w: message %d has role %q, want user or assistant", projection.ErrProjection, i, m.Role)
 		}
 		if m.Content == nil {
-			return nil, fmt.Errorf("%w: message %d has no content", errProjection, i)
+			return nil, fmt.Errorf("%w: message %d has no content", projection.ErrProjection, i)
 		}
-		res[i] = &mcp.PromptMessage{Role: mcp.Role(m.Role), Content: projectContent([]execution.Content{m.Content})[0]}
+		res[i] = &mcp.PromptMessage{Role: mcp.Role(m.Role), Content: projection.Content([]execution.Content{m.Content})[0]}
 	}
 	return res, nil
 }

@@ -57,7 +57,7 @@ func TestRateLimitOnTheWire(t *testing.T) {
 	f := newFixture(t)
 	srv := serve(t, f, &mcpexpose.HandlerOptions{
 		Tokens: tokens,
-		Server: mcpexpose.ServerOptions{Identity: mapper, RateLimit: agnara.RateLimit{Rate: 0.01, Burst: 2}},
+		Server: &mcpexpose.ServerOptions{Identity: mapper, RateLimit: agnara.RateLimit{Rate: 0.01, Burst: 2}},
 	})
 	for range 2 {
 		if text, isErr := rawEchoCall(t, srv.URL, "reader"); isErr {
@@ -103,7 +103,7 @@ func TestServerRefusesABadRateLimit(t *testing.T) {
 	opts := mcpexpose.ServerOptions{RateLimit: agnara.RateLimit{Rate: 1}}
 	for ctor, err := range map[string]error{
 		"NewServer":  second(mcpexpose.NewServer(f.snap, &opts)),
-		"NewHandler": second(mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Server: opts})),
+		"NewHandler": second(mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Server: &opts})),
 		"RunStdio":   mcpexpose.RunStdio(t.Context(), f.snap, policy.Anonymous(), &opts),
 	} {
 		if err == nil || !strings.Contains(err.Error(), "RateLimit: rate limit: Burst 0 must be at least 1") {
@@ -171,9 +171,9 @@ func TestRateLimitTaskMethodsAndCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: people, Server: mcpexpose.ServerOptions{
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: people, Server: &mcpexpose.ServerOptions{
 		RateLimit: agnara.RateLimit{Rate: 0.001, Burst: 2},
-		Tasks:     mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond},
+		Tasks:     &mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond},
 	}})
 	if err != nil {
 		t.Fatal(err)

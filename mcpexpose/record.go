@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,12 +28,12 @@ type record struct {
 	args   json.RawMessage
 	taskID string
 	// cancels is the id a notifications/cancelled names, when the edge's
-	// scanner would take it (plainID).
+	// scanner would take it (wire.PlainID).
 	cancels json.RawMessage
 
 	// fast is the strict scanner's reading of the whole request (a
 	// single tools/call or tools/list), nil when it declined the body.
-	fast *fastCall
+	fast *wire.Call
 
 	// ti is the request's verified token facts, nil without a token.
 	ti *auth.TokenInfo

@@ -15,6 +15,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/site"
+	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -485,11 +486,11 @@ func resourceContents(uri, mime string, out execution.Success) ([]*mcp.ResourceC
 			case execution.Audio:
 				cs = append(cs, &mcp.ResourceContents{URI: uri, MIMEType: c.MIMEType, Blob: c.Data})
 			default:
-				return nil, fmt.Errorf("%w: %T is not resource contents", errProjection, c)
+				return nil, fmt.Errorf("%w: %T is not resource contents", projection.ErrProjection, c)
 			}
 		}
 		if len(cs) == 0 {
-			return nil, fmt.Errorf("%w: no contents", errProjection) // SEP-2164: never an empty list
+			return nil, fmt.Errorf("%w: no contents", projection.ErrProjection) // SEP-2164: never an empty list
 		}
 		return cs, nil
 	}
@@ -499,12 +500,12 @@ func resourceContents(uri, mime string, out execution.Success) ([]*mcp.ResourceC
 	case []byte:
 		return []*mcp.ResourceContents{{URI: uri, MIMEType: orDefault(mime, "application/octet-stream"), Blob: v}}, nil
 	}
-	text, err := encodeSorted(out.Value)
+	text, err := projection.Sorted(out.Value)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errProjection, err)
+		return nil, fmt.Errorf("%w: %v", projection.ErrProjection, err)
 	}
-	if n := nesting(mustParse(text), 0); n > maxResultDepth {
-		return nil, fmt.Errorf("%w: nested deeper than %d", errProjection, maxResultDepth)
+	if n := projection.Nesting(mustParse(text), 0); n > projection.MaxDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d", projection.ErrProjection, projection.MaxDepth)
 	}
 	return []*mcp.ResourceContents{{URI: uri, MIMEType: orDefault(mime, "application/json"), Text: string(text)}}, nil
 }
@@ -531,10 +532,10 @@ func failureError(f *execution.Failure, key, target string) error {
 	if len(f.Details) > 0 {
 		body["details"] = f.Details
 	}
-	data, err := encodeSorted(body)
+	data, err := projection.Sorted(body)
 	if err != nil {
 		delete(body, "details")
-		data, _ = encodeSorted(body)
+		data, _ = projection.Sorted(body)
 	}
 	code := int64(jsonrpc.CodeInternalError)
 	switch f.Code {

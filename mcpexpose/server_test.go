@@ -61,7 +61,7 @@ func TestBothErasOnOneURL(t *testing.T) {
 
 func TestListDependsOnThePrincipal(t *testing.T) {
 	f := newFixture(t)
-	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{Identity: mapper}})
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: mapper}})
 	for _, era := range eras[:2] {
 		t.Run(era.name, func(t *testing.T) {
 			writer := connect(t, srv.URL+"/mcp", "writer", era.version, nil)
@@ -122,7 +122,7 @@ func TestHiddenToolWithoutTokens(t *testing.T) {
 
 func TestForbiddenResult(t *testing.T) {
 	f := newFixture(t)
-	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{ForbiddenResult: true}})
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{ForbiddenResult: true}})
 	cs := connect(t, srv.URL+"/mcp", "reader", "", nil)
 	l, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -146,7 +146,7 @@ func TestForbiddenResult(t *testing.T) {
 
 func TestRefusedIdentity(t *testing.T) {
 	f := newFixture(t)
-	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{Identity: mapper}})
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: mapper}})
 	cs := connect(t, srv.URL+"/mcp", "refused", "", nil)
 	_, err := cs.ListTools(context.Background(), nil)
 	assertRPCError(t, err, jsonrpc.CodeInvalidRequest, "the caller's identity was not accepted")
@@ -176,7 +176,7 @@ func TestMapperSeesOnlyCredentialFreeFacts(t *testing.T) {
 		mu.Unlock()
 		return mcpexpose.SubjectPrincipal(ctx, id)
 	}
-	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{Identity: record}})
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: record}})
 	cs := connect(t, srv.URL+"/mcp", "writer", "", nil)
 	if _, err := cs.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -241,7 +241,7 @@ func TestFailuresAndContent(t *testing.T) {
 
 func TestProgressAndLogs(t *testing.T) {
 	f := newFixture(t)
-	srv := serve(t, f, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{ForwardLogs: true}})
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{ForwardLogs: true}})
 	for _, era := range eras[:2] {
 		t.Run(era.name, func(t *testing.T) {
 			var mu sync.Mutex
@@ -324,7 +324,7 @@ func TestCancellationReachesTheHandler(t *testing.T) {
 
 func TestServerTimeout(t *testing.T) {
 	f := newFixture(t)
-	srv := serve(t, f, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 20 * time.Millisecond}})
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Timeout: 20 * time.Millisecond}})
 	cs := connect(t, srv.URL+"/mcp", "", "", nil)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fx.slow", Arguments: map[string]any{"steps": 10}})
 	if err != nil {
@@ -377,7 +377,7 @@ func TestMethodsNotOffered(t *testing.T) {
 
 func TestHTTPHygiene(t *testing.T) {
 	f := newFixture(t)
-	srv := serve(t, f, &mcpexpose.HandlerOptions{MaxBodyBytes: 4096, AllowedOrigins: []string{"https://app.example.com"}})
+	srv := serve(t, f, &mcpexpose.HandlerOptions{AllowedOrigins: []string{"https://app.example.com"}, Limits: &mcpexpose.Limits{MaxBodyBytes: 4096}})
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx.echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 	tests := []struct {
 		name       string
@@ -454,7 +454,9 @@ func TestMountsOnChiAndNetHTTP(t *testing.T) {
 func TestHandlerOptionsAreChecked(t *testing.T) {
 	f := newFixture(t)
 	for _, opts := range []*mcpexpose.HandlerOptions{
-		{MaxBodyBytes: -1},
+		{Limits: &mcpexpose.Limits{MaxBodyBytes: -1}},
+		{Limits: &mcpexpose.Limits{SessionTimeout: -1}},
+		{Limits: &mcpexpose.Limits{ReplayBytes: -1}},
 		{AllowedOrigins: []string{"app.example.com"}},
 		{AllowedOrigins: []string{"https://app.example.com/path"}},
 	} {
@@ -490,7 +492,7 @@ func TestDevelopmentPrincipal(t *testing.T) {
 	f := newFixture(t)
 	var logs bytes.Buffer
 	dev := policy.NewPrincipal("developer", []string{"ledger:write"})
-	srv := serve(t, f, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
+	srv := serve(t, f, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{
 		DevelopmentPrincipal: &dev,
 		Logger:               slog.New(slog.NewTextHandler(&logs, nil)),
 	}})
@@ -541,7 +543,7 @@ func TestBearerEdgeCases(t *testing.T) {
 	if _, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{AllowAnonymous: true}); err == nil {
 		t.Error("AllowAnonymous without Tokens was accepted")
 	}
-	if _, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{SessionTimeout: -1}); err == nil {
+	if _, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Limits: &mcpexpose.Limits{SessionTimeout: -1}}); err == nil {
 		t.Error("a negative SessionTimeout was accepted")
 	}
 }
@@ -549,7 +551,7 @@ func TestBearerEdgeCases(t *testing.T) {
 func TestSharedStateOptions(t *testing.T) {
 	f := newFixture(t)
 	for _, ttl := range []time.Duration{-time.Second, requeststate.MaxTTL + time.Second} {
-		if _, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{StateTTL: ttl}}); err == nil || !strings.Contains(err.Error(), "StateTTL") {
+		if _, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{StateTTL: ttl}}); err == nil || !strings.Contains(err.Error(), "StateTTL") {
 			t.Errorf("StateTTL %v: %v, want an error naming StateTTL", ttl, err)
 		}
 	}
@@ -571,7 +573,7 @@ func TestSharedStateOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			_, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
+			_, err := mcpexpose.NewHandler(f.snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{
 				StateKeys: ring, StateReplay: tc.replay, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 			}})
 			if err != nil {
@@ -602,7 +604,7 @@ func TestConstructorsRefuseBadOptions(t *testing.T) {
 			for ctor, err := range map[string]error{
 				"NewServer":          second(mcpexpose.NewServer(tc.snap, &tc.opts)),
 				"NewDiscoveryServer": second(mcpexpose.NewDiscoveryServer(tc.snap, &tc.opts)),
-				"NewHandler":         second(mcpexpose.NewHandler(tc.snap, &mcpexpose.HandlerOptions{Server: tc.opts})),
+				"NewHandler":         second(mcpexpose.NewHandler(tc.snap, &mcpexpose.HandlerOptions{Server: &tc.opts})),
 				"RunStdio":           mcpexpose.RunStdio(t.Context(), tc.snap, policy.Anonymous(), &tc.opts),
 			} {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {

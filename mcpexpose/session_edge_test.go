@@ -212,13 +212,13 @@ func TestSessionEdgeDifferential(t *testing.T) {
 		authz string
 		opts  mcpexpose.HandlerOptions
 	}{
-		{"tokens", "Bearer writer", mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{Identity: mapper},
+		{"tokens", "Bearer writer", mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: mapper},
 			Resource: &mcpexpose.Resource{URL: "https://mcp.example.com/mcp", AuthorizationServers: []string{"https://issuer.test"}}}},
 		{"anonymous", "", mcpexpose.HandlerOptions{}},
 		{"tokens-or-anonymous", "", mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true}},
-		{"forbidden-result", "Bearer reader", mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{ForbiddenResult: true, Identity: mapper}}},
-		{"swappable", "", mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Swappable: true}}},
-		{"logs", "", mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{ForwardLogs: true}}},
+		{"forbidden-result", "Bearer reader", mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{ForbiddenResult: true, Identity: mapper}}},
+		{"swappable", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Swappable: true}}},
+		{"logs", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{ForwardLogs: true}}},
 	}
 	for _, rev := range []string{"2025-11-25", "2025-06-18"} {
 		reqs := sessionCorpus(rev)
@@ -305,7 +305,7 @@ func FuzzSessionEdge(f *testing.F) {
 		}
 	}
 	edgeApp, sdkApp := newDiffApp(f), newDiffApp(f)
-	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: mcpexpose.ServerOptions{Identity: mapper}}
+	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: &mcpexpose.ServerOptions{Identity: mapper}}
 	edgeH, err := mcpexpose.NewHandler(edgeApp.snap, &opts)
 	if err != nil {
 		f.Fatal(err)

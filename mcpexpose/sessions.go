@@ -9,11 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults of [HandlerOptions.MaxSessions] and
-// [HandlerOptions.MaxSessionsPerPrincipal]. A live handshake-era session
+// Defaults of [Limits.MaxSessions] and
+// [Limits.MaxSessionsPerPrincipal]. A live handshake-era session
 // costs about 5.5 KiB of live heap when idle (TestSessionFloodIsBounded,
 // go-sdk v1.8.0) and more in RSS (issue 16 saw some 13 KiB), so the
 // default cap holds the sessions of a handler to some 5–15 MiB.
@@ -237,7 +238,7 @@ func (s *sessions) refuse(w http.ResponseWriter, r *http.Request, limit string) 
 	if limit == limitSessionsPerPrincipal {
 		msg = "too many sessions are open for this caller; end one (DELETE) or retry later"
 	}
-	writeRPCError(w, http.StatusServiceUnavailable, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
+	wire.WriteNoIDError(w, http.StatusServiceUnavailable, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
 }
 
 // codeSessionLimit is the JSON-RPC code of a refused initialize: a server

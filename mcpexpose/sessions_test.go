@@ -122,7 +122,7 @@ func TestSessionFloodIsBounded(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 
 	before := heapAfterGC()
-	h, srv := sessionServer(t, &HandlerOptions{MaxSessions: max, Server: ServerOptions{Logger: logger}})
+	h, srv := sessionServer(t, &HandlerOptions{Server: &ServerOptions{Logger: logger}, Limits: &Limits{MaxSessions: max}})
 	opened, refused := flood(t, srv.URL, n, limitSessions)
 	capped := int64(heapAfterGC()) - int64(before)
 	if len(opened) != max || refused != n-max {
@@ -151,7 +151,7 @@ func TestSessionFloodIsBounded(t *testing.T) {
 
 	// The same flood without a cap, for comparison.
 	before = heapAfterGC()
-	hu, srvu := sessionServer(t, &HandlerOptions{MaxSessions: -1, MaxSessionsPerPrincipal: -1})
+	hu, srvu := sessionServer(t, &HandlerOptions{Limits: &Limits{MaxSessions: -1, MaxSessionsPerPrincipal: -1}})
 	openedu, _ := flood(t, srvu.URL, n, limitSessions)
 	uncapped := int64(heapAfterGC()) - int64(before)
 	if len(openedu) != n || liveSessions(hu) != n {
@@ -174,7 +174,7 @@ func TestSessionFloodIsBounded(t *testing.T) {
 // initialization each give their slot back; a POST without a session that
 // is not an initialize takes none.
 func TestClosedSessionsFreeTheirSlots(t *testing.T) {
-	h, srv := sessionServer(t, &HandlerOptions{MaxSessions: 2, SessionTimeout: 300 * time.Millisecond})
+	h, srv := sessionServer(t, &HandlerOptions{Limits: &Limits{MaxSessions: 2, SessionTimeout: 300 * time.Millisecond}})
 	open := func() string {
 		t.Helper()
 		status, session, _, body := initialize(t, srv.URL, "")
@@ -245,7 +245,7 @@ func (v *sessionTokens) verify(_ context.Context, token string, _ *http.Request)
 // all.
 func TestSessionsPerPrincipal(t *testing.T) {
 	var v sessionTokens
-	h, srv := sessionServer(t, &HandlerOptions{Tokens: v.verify, AllowAnonymous: true, MaxSessionsPerPrincipal: 2})
+	h, srv := sessionServer(t, &HandlerOptions{Tokens: v.verify, AllowAnonymous: true, Limits: &Limits{MaxSessionsPerPrincipal: 2}})
 	for _, caller := range []string{"alice-1", "bob-1", ""} {
 		var sessions []string
 		for i := range 2 {
@@ -274,7 +274,7 @@ func TestSessionsPerPrincipal(t *testing.T) {
 
 	// Without tokens the per-principal cap would be a second, smaller
 	// MaxSessions: it does not apply.
-	_, open := sessionServer(t, &HandlerOptions{MaxSessionsPerPrincipal: 2})
+	_, open := sessionServer(t, &HandlerOptions{Limits: &Limits{MaxSessionsPerPrincipal: 2}})
 	for i := range 3 {
 		if status, _, _, body := initialize(t, open.URL, ""); status != http.StatusOK {
 			t.Fatalf("tokenless initialize %d: HTTP %d: %s", i, status, body)

@@ -42,7 +42,7 @@ var yes = map[string]any{execution.ConfirmKey: map[string]any{"action": "accept"
 func TestBadRequestStateIsRefused(t *testing.T) {
 	var purged, notified atomic.Int32
 	snap := interactiveApp(t, &purged, &notified)
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: tokens, Server: mcpexpose.ServerOptions{StateTTL: time.Millisecond}})
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{StateTTL: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults of [HandlerOptions.MaxStreams],
-// [HandlerOptions.MaxStreamsPerPrincipal] and
-// [HandlerOptions.StreamLifetime]. An open subscriptions/listen stream
+// Defaults of [Limits.MaxStreams],
+// [Limits.MaxStreamsPerPrincipal] and
+// [Limits.StreamLifetime]. An open subscriptions/listen stream
 // costs about 29 KiB of live heap and 4 goroutines
 // (TestListenFloodIsBounded, go-sdk v1.8.0): the connection, the SDK's
 // session for the request and its handler, so the default cap holds a
@@ -112,7 +113,7 @@ func (st *streams) refuse(w http.ResponseWriter, r *http.Request, id json.RawMes
 		st.logger.LogAttrs(r.Context(), slog.LevelWarn, "stream refused: limit reached", slog.String("limit", limit))
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter/time.Second)))
-	writeRPCResponse(w, http.StatusServiceUnavailable, id, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
+	wire.WriteError(w, http.StatusServiceUnavailable, id, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
 }
 
 // boundListen returns the context a subscriptions/listen handler waits on:

@@ -25,7 +25,12 @@ import (
 // listens stay open, on loopback.
 func listenServer(t *testing.T, opts HandlerOptions) (*Handler, *httptest.Server) {
 	t.Helper()
-	opts.Server.Swappable = true
+	server := ServerOptions{}
+	if opts.Server != nil {
+		server = *opts.Server
+	}
+	server.Swappable = true
+	opts.Server = &server
 	h, err := NewHandler(storeSnapshot(t), &opts)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +170,7 @@ func TestListenFloodIsBounded(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 
 	before, goroutines := heapAfterGC(), runtime.NumGoroutine()
-	h, srv := listenServer(t, HandlerOptions{MaxStreams: max, Server: ServerOptions{Logger: logger}})
+	h, srv := listenServer(t, HandlerOptions{Server: &ServerOptions{Logger: logger}, Limits: &Limits{MaxStreams: max}})
 	var held []func()
 	for range max {
 		drop, status, _, body := holdListen(t, srv)
@@ -213,7 +218,7 @@ func TestListenFloodIsBounded(t *testing.T) {
 
 	// The same flood without a cap, for comparison.
 	uBefore := heapAfterGC()
-	hu, srvu := listenServer(t, HandlerOptions{MaxStreams: -1})
+	hu, srvu := listenServer(t, HandlerOptions{Limits: &Limits{MaxStreams: -1}})
 	for range n {
 		if drop, status, _, body := holdListen(t, srvu); drop == nil {
 			t.Fatalf("listen without a cap: HTTP %d: %s", status, body)
@@ -255,7 +260,7 @@ func (v *listenTokens) verify(_ context.Context, token string, _ *http.Request) 
 // its slot back; without tokens only MaxStreams applies.
 func TestListenStreamsPerPrincipal(t *testing.T) {
 	var v listenTokens
-	h, srv := listenServer(t, HandlerOptions{Tokens: v.verify, AllowAnonymous: true, MaxStreamsPerPrincipal: 2})
+	h, srv := listenServer(t, HandlerOptions{Tokens: v.verify, AllowAnonymous: true, Limits: &Limits{MaxStreamsPerPrincipal: 2}})
 	for _, caller := range []string{"alice-1", "bob-1", ""} {
 		var open []*stream
 		for i := range 2 {
@@ -288,7 +293,7 @@ func TestListenStreamsPerPrincipal(t *testing.T) {
 
 	// Without tokens the per-principal cap would be a second, smaller
 	// MaxStreams: it does not apply.
-	_, open := listenServer(t, HandlerOptions{MaxStreamsPerPrincipal: 2})
+	_, open := listenServer(t, HandlerOptions{Limits: &Limits{MaxStreamsPerPrincipal: 2}})
 	for i := range 3 {
 		if s, status, _, body := listen(t, open.URL, ""); s == nil {
 			t.Fatalf("tokenless listen %d: HTTP %d: %s", i, status, body)
@@ -307,7 +312,7 @@ func TestListenStreamLifetime(t *testing.T) {
 		opts  HandlerOptions
 		token string
 	}{
-		{"lifetime", HandlerOptions{StreamLifetime: 300 * time.Millisecond}, ""},
+		{"lifetime", HandlerOptions{Limits: &Limits{StreamLifetime: 300 * time.Millisecond}}, ""},
 		{"token expiry", HandlerOptions{Tokens: v.verify}, "brief"},
 	}
 	for _, tc := range cases {
@@ -352,7 +357,7 @@ func TestListenStreamLifetime(t *testing.T) {
 	}
 
 	// A Go SDK client listens when it has a list-changed handler.
-	h, srv := listenServer(t, HandlerOptions{StreamLifetime: 300 * time.Millisecond})
+	h, srv := listenServer(t, HandlerOptions{Limits: &Limits{StreamLifetime: 300 * time.Millisecond}})
 	var changed atomic.Int32
 	cs := connectTo(t, srv.URL, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) }})
 	eventually(t, "the client's listen is open", func() bool { total, _ := h.streams.count(""); return total == 1 })

@@ -155,8 +155,8 @@ func TestTaskCapBoundsMemory(t *testing.T) {
 	one := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
 		return &auth.TokenInfo{UserID: "flooder", Expiration: time.Now().Add(time.Hour)}, nil
 	}
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: one, Server: mcpexpose.ServerOptions{
-		Tasks: mcpexpose.TaskOptions{MaxTasks: capacity, MaxTasksPerPrincipal: -1},
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: one, Server: &mcpexpose.ServerOptions{
+		Tasks: &mcpexpose.TaskOptions{MaxTasks: capacity, MaxTasksPerPrincipal: -1},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -191,7 +191,7 @@ func newEffectWorld(t *testing.T) *effectWorld {
 func serveTasks(t *testing.T, snap *mcpexpose.Snapshot, o mcpexpose.TaskOptions, logs io.Writer) string {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: people, Server: mcpexpose.ServerOptions{Logger: logger, Tasks: o}})
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: people, Server: &mcpexpose.ServerOptions{Logger: logger, Tasks: &o}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestTaskOptionsOrderTheDeadlines(t *testing.T) {
 		{"negative", mcpexpose.TaskOptions{RenewDeadline: -time.Second}, "negative Tasks duration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := mcpexpose.NewHandler(w.snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Tasks: tc.o}})
+			_, err := mcpexpose.NewHandler(w.snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Tasks: &tc.o}})
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("NewHandler: %v", err)

@@ -89,7 +89,7 @@ func people(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, 
 // instance serves w with the task options on a loopback server.
 func (w *taskWorld) instance(t *testing.T, o mcpexpose.TaskOptions) string {
 	t.Helper()
-	h, err := mcpexpose.NewHandler(w.snap, &mcpexpose.HandlerOptions{Tokens: people, Server: mcpexpose.ServerOptions{Tasks: o}})
+	h, err := mcpexpose.NewHandler(w.snap, &mcpexpose.HandlerOptions{Tokens: people, Server: &mcpexpose.ServerOptions{Tasks: &o}})
 	if err != nil {
 		t.Fatal(err)
 	}

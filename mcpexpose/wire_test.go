@@ -32,7 +32,7 @@ func TestGoldenWire(t *testing.T) {
 	f := newFixture(t)
 	srv := serve(t, f, &mcpexpose.HandlerOptions{
 		Tokens:   tokens,
-		Server:   mcpexpose.ServerOptions{Identity: mapper},
+		Server:   &mcpexpose.ServerOptions{Identity: mapper},
 		Resource: &mcpexpose.Resource{URL: "https://mcp.example.com/mcp", AuthorizationServers: []string{"https://issuer.test"}},
 	})
 	for _, file := range files {

@@ -12,6 +12,7 @@ import (
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/internal/site"
+	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -65,7 +66,7 @@ func (e *Exposure) Withdrawn(name string, failure *execution.Failure, opts *With
 		if _, err := json.Marshal(failure.Details); err != nil {
 			errs = append(errs, site.Errorf(s, name, "mcpexpose.Withdrawn: the failure's details do not encode as JSON: %v", err))
 		}
-		res := failureResult(failure)
+		res := projection.Failure(failure)
 		w.text = res.Content[0].(*mcp.TextContent).Text
 		w.label = execution.LabelOf(failure)
 	}
@@ -135,7 +136,7 @@ func (e *Exposure) compileWithdrawn(snap *Snapshot) []error {
 		// (TestWithdrawnToolForbiddenResult).
 		guard := &execution.Failure{Code: execution.Forbidden, Message: "the caller lacks a scope this capability requires",
 			Details: map[string]any{"required_scopes": slices.Clone(w.scopes)}}
-		w.forbidden = failureResult(guard).Content[0].(*mcp.TextContent).Text
+		w.forbidden = projection.Failure(guard).Content[0].(*mcp.TextContent).Text
 		h := sha256.New()
 		for _, part := range append([]string{"withdrawn", w.name, w.text}, w.scopes...) {
 			h.Write([]byte(part))

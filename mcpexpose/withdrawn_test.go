@@ -53,7 +53,7 @@ func TestWithdrawnToolIsNeverListedAndRunsNothing(t *testing.T) {
 		var runs atomic.Int32
 		snap := withdrawnApp(t, &runs)
 		var audit auditLog
-		h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: tokens, DisableFastPath: disable, Server: mcpexpose.ServerOptions{Audit: &audit}})
+		h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: tokens, DisableFastPath: disable, Server: &mcpexpose.ServerOptions{Audit: &audit}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestWithdrawnToolForbiddenResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, forbidden := range []bool{false, true} {
-		h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{ForbiddenResult: forbidden}})
+		h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{ForbiddenResult: forbidden}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestWithdrawnAcrossASwap(t *testing.T) {
 		return snap
 	}
 	for _, disable := range []bool{false, true} {
-		h, err := mcpexpose.NewHandler(compile(false), &mcpexpose.HandlerOptions{DisableFastPath: disable, Server: mcpexpose.ServerOptions{Swappable: true}})
+		h, err := mcpexpose.NewHandler(compile(false), &mcpexpose.HandlerOptions{DisableFastPath: disable, Server: &mcpexpose.ServerOptions{Swappable: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func TestRemoteTaskOfAnAgnaraServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := policy.NewPrincipal("gateway", nil)
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}})
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestRemoteTaskOfAnAgnaraServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gh, err := mcpexpose.NewHandler(gsnap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}})
+	gh, err := mcpexpose.NewHandler(gsnap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{DevelopmentPrincipal: &dev}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -476,7 +476,7 @@ func newHandler(server mcpexpose.ServerOptions, fastPath bool) (*mcpexpose.Handl
 	server.ForwardLogs = true
 	server.Swappable = true
 	var err error
-	h, err = mcpexpose.NewHandler(snaps[0][0], &mcpexpose.HandlerOptions{Server: server, DisableFastPath: !fastPath})
+	h, err = mcpexpose.NewHandler(snaps[0][0], &mcpexpose.HandlerOptions{Server: &server, DisableFastPath: !fastPath})
 	return h, err
 }
 

@@ -343,7 +343,7 @@ func staleFailure() *execution.Failure {
 }
 
 func (g *gateway) newHandler(snap *mcpexpose.Snapshot) (*mcpexpose.Handler, error) {
-	return mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
+	return mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{
 		Timeout:              mcpimport.DefaultLimits().CallTimeout + 5*time.Second,
 		Logger:               g.logger,
 		DevelopmentPrincipal: &g.principal,

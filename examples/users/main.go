@@ -244,7 +244,7 @@ func newApplication(ctx context.Context, cfg config, stdout io.Writer, logger *s
 		return nil, err
 	}
 
-	opts := &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger, StateTTL: cfg.stateTTL}}
+	opts := &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Timeout: 30 * time.Second, Logger: logger, StateTTL: cfg.stateTTL}}
 	if cfg.audit != nil {
 		opts.Server.Audit = mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(cfg.audit, nil)))
 	}

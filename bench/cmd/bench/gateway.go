@@ -220,6 +220,9 @@ func (rep *Report) summarizeGateway(o options) {
 					rss = append(rss, r.GatewayRSSMiB)
 				}
 			}
+			if s.Reps == 0 {
+				continue // not measured (-gateway=false): no row, and no section
+			}
 			s.DirectReqPerSec, s.ViaReqPerSec = median(dRPS), median(vRPS)
 			s.DirectP50Us, s.ViaP50Us = median(dP50), median(vP50)
 			s.UpstreamDirectUs, s.UpstreamViaUs, s.GatewayUs = median(upD), median(upV), median(gw)

@@ -108,4 +108,12 @@ func TestGatewayReport(t *testing.T) {
 	if rep.errorRuns() != 1 {
 		t.Error("a gateway run with errors is not counted")
 	}
+
+	// Without the gateway measurement (-gateway=false) there is no row of
+	// it, and no section.
+	rep.Gateway = nil
+	rep.summarizeGateway(o)
+	if len(rep.GatewaySummary) != 0 || strings.Contains(rep.markdown(), "## Gateway") {
+		t.Errorf("a report without gateway runs has %d gateway rows", len(rep.GatewaySummary))
+	}
 }

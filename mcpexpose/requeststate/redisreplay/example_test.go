@@ -31,7 +31,7 @@ func ExampleOpen() {
 	defer closeRedis()
 
 	var snap *mcpexpose.Snapshot // from mcpexpose.New(app)...Compile()
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: mcpexpose.ServerOptions{
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{
 		StateKeys:   ring,
 		StateReplay: replay,
 	}})

@@ -1,4 +1,4 @@
-package mcpexpose
+package projection
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // exactly what decoding src (numbers kept as written, a repeated key's last
 // value kept) and encoding the result with SetEscapeHTML(false) writes,
 // in one pass and without building the decoded tree. It fails when src
-// nests objects and arrays more than maxResultDepth levels deep.
+// nests objects and arrays more than MaxDepth levels deep.
 func canonicalJSON(dst, src []byte) ([]byte, error) {
 	c := canon{src: src, out: dst}
 	if err := c.value(0); err != nil {
@@ -40,7 +40,7 @@ func (c *canon) value(depth int) error {
 	case '{':
 		return c.object(depth + 1)
 	case '[':
-		if depth+1 > maxResultDepth {
+		if depth+1 > MaxDepth {
 			return errTooDeep
 		}
 		c.out = append(c.out, '[')
@@ -76,10 +76,10 @@ func (c *canon) value(depth int) error {
 	}
 }
 
-var errTooDeep = fmt.Errorf("%w: nested deeper than %d levels", errProjection, maxResultDepth)
+var errTooDeep = fmt.Errorf("%w: nested deeper than %d levels", ErrProjection, MaxDepth)
 
 func (c *canon) object(depth int) error {
-	if depth > maxResultDepth {
+	if depth > MaxDepth {
 		return errTooDeep
 	}
 	c.i++
@@ -155,13 +155,13 @@ func (c *canon) str() (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(tok, &s); err != nil {
-		return "", fmt.Errorf("%w: %v", errProjection, err)
+		return "", fmt.Errorf("%w: %v", ErrProjection, err)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(s); err != nil {
-		return "", fmt.Errorf("%w: %v", errProjection, err)
+		return "", fmt.Errorf("%w: %v", ErrProjection, err)
 	}
 	c.out = append(c.out, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 	return s, nil

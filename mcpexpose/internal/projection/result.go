@@ -1,4 +1,8 @@
-package mcpexpose
+// Package projection turns canonical outcomes into MCP results: the one
+// place an outcome becomes a tool result (Project), with the canonical JSON
+// of a structured value (keys sorted, compact, nesting bounded). It knows
+// nothing of requests, transports or tools.
+package projection
 
 import (
 	"bytes"
@@ -14,42 +18,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxResultDepth bounds the nesting of a structured result.
-const maxResultDepth = 128
+// MaxDepth bounds the nesting of a structured result.
+const MaxDepth = 128
 
-// errProjection is what a caller learns when a result cannot be projected;
+// ErrProjection is what a caller learns when a result cannot be projected;
 // the details go to the server log.
-var errProjection = errors.New("mcpexpose: result cannot be projected")
+var ErrProjection = errors.New("mcpexpose: result cannot be projected")
 
-// ProjectResult converts a canonical outcome into a tool result. It is the
-// only place outcomes become MCP results:
-//
-//   - Success with a value: structuredContent {"result": value}, and the same
-//     JSON (compact, object keys sorted) in one text block; a nil value stays
-//     null inside the envelope.
-//   - Success with content: the content blocks, no structuredContent.
-//   - Failure: isError true and one text block holding the JSON object
-//     {"code", "reason", "message", "details"} (reason omitted when the
-//     failure has none, details when empty). An internal failure carries
-//     only its code and fixed message.
-//
-// A value that cannot be encoded as JSON (non-finite numbers, cycles,
-// unsupported types), holds a map whose keys are not of a string kind, or
-// nests objects and arrays more than 128 levels deep is an error whose
-// message reveals nothing about the value.
-func ProjectResult(out execution.Outcome) (*mcp.CallToolResult, error) {
+// Project converts a canonical outcome into a tool result, as
+// [mcpexpose.ProjectResult] documents: the one place outcomes become MCP
+// results.
+func Project(out execution.Outcome) (*mcp.CallToolResult, error) {
 	switch o := out.(type) {
 	case execution.Success:
 		if o.Content != nil {
-			return &mcp.CallToolResult{Content: projectContent(o.Content)}, nil
+			return &mcp.CallToolResult{Content: Content(o.Content)}, nil
 		}
-		env, err := encodeEnvelopeOnce(o.Value)
+		env, err := Envelope(o.Value)
 		if err != nil {
 			return nil, err
 		}
-		return successResult(env), nil
+		return Success(env), nil
 	case *execution.Failure:
-		return failureResult(o), nil
+		return Failure(o), nil
 	}
 	return nil, fmt.Errorf("mcpexpose: unknown outcome %T", out)
 }
@@ -63,7 +54,7 @@ type successBlocks struct {
 	content [1]mcp.Content
 }
 
-func successResult(env []byte) *mcp.CallToolResult {
+func Success(env []byte) *mcp.CallToolResult {
 	sb := &successBlocks{text: mcp.TextContent{Text: string(env)}}
 	sb.content[0] = &sb.text
 	sb.res.Content = sb.content[:]
@@ -71,7 +62,7 @@ func successResult(env []byte) *mcp.CallToolResult {
 	return &sb.res
 }
 
-func failureResult(f *execution.Failure) *mcp.CallToolResult {
+func Failure(f *execution.Failure) *mcp.CallToolResult {
 	if f.Code == execution.InternalFailure {
 		f = execution.Fail(execution.InternalFailure, "", nil)
 	}
@@ -82,18 +73,18 @@ func failureResult(f *execution.Failure) *mcp.CallToolResult {
 	if len(f.Details) > 0 {
 		body["details"] = f.Details
 	}
-	text, err := encodeSorted(body)
+	text, err := Sorted(body)
 	if err != nil {
 		// Details an application supplied that do not encode: say less.
 		delete(body, "details")
-		text, _ = encodeSorted(body)
+		text, _ = Sorted(body)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, IsError: true}
 }
 
-// encodeSorted encodes v compactly with object keys sorted at every level,
+// Sorted encodes v compactly with object keys sorted at every level,
 // refusing maps with keys of a non-string kind as a success value's are.
-func encodeSorted(v any) ([]byte, error) {
+func Sorted(v any) ([]byte, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -118,13 +109,13 @@ func marshalCompact(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// encodeEnvelopeOnce encodes {"result": value} as encodeEnvelope does,
+// Envelope encodes {"result": value} as EnvelopeDoc does,
 // without the decoded envelope: value is encoded once, and its keys are
 // sorted in the same pass that writes the envelope.
-func encodeEnvelopeOnce(value any) ([]byte, error) {
+func Envelope(value any) ([]byte, error) {
 	raw, err := json.Marshal(value)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errProjection, err)
+		return nil, fmt.Errorf("%w: %v", ErrProjection, err)
 	}
 	if err := stringKeys(reflect.ValueOf(value)); err != nil {
 		return nil, err
@@ -137,12 +128,12 @@ func encodeEnvelopeOnce(value any) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// encodeEnvelope encodes {"result": value} compactly with sorted keys, and
+// EnvelopeDoc encodes {"result": value} compactly with sorted keys, and
 // returns the decoded envelope for validation.
-func encodeEnvelope(value any) ([]byte, any, error) {
+func EnvelopeDoc(value any) ([]byte, any, error) {
 	raw, err := json.Marshal(value)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errProjection, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrProjection, err)
 	}
 	// After Marshal, which has refused cycles: the walk ends.
 	if err := stringKeys(reflect.ValueOf(value)); err != nil {
@@ -150,14 +141,14 @@ func encodeEnvelope(value any) ([]byte, any, error) {
 	}
 	v, err := schemacheck.Parse(raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errProjection, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrProjection, err)
 	}
-	if nesting(v, 0) > maxResultDepth {
-		return nil, nil, fmt.Errorf("%w: nested deeper than %d levels", errProjection, maxResultDepth)
+	if Nesting(v, 0) > MaxDepth {
+		return nil, nil, fmt.Errorf("%w: nested deeper than %d levels", ErrProjection, MaxDepth)
 	}
 	b, err := marshalEnvelope(v, len(raw))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errProjection, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrProjection, err)
 	}
 	return b, map[string]any{"result": v}, nil
 }
@@ -185,27 +176,27 @@ func marshalEnvelope(v any, size int) ([]byte, error) {
 
 // nesting returns the number of levels of objects and arrays in v, which
 // sits inside d levels: a scalar is 0 levels, [] and {} are 1, [[]] is 2.
-// It stops counting past maxResultDepth.
-func nesting(v any, d int) int {
+// It stops counting past MaxDepth.
+func Nesting(v any, d int) int {
 	max := d
 	switch v := v.(type) {
 	case map[string]any:
 		max = d + 1
 		for _, e := range v {
-			if max > maxResultDepth {
+			if max > MaxDepth {
 				break
 			}
-			if n := nesting(e, d+1); n > max {
+			if n := Nesting(e, d+1); n > max {
 				max = n
 			}
 		}
 	case []any:
 		max = d + 1
 		for _, e := range v {
-			if max > maxResultDepth {
+			if max > MaxDepth {
 				break
 			}
-			if n := nesting(e, d+1); n > max {
+			if n := Nesting(e, d+1); n > max {
 				max = n
 			}
 		}
@@ -238,7 +229,7 @@ func stringKeys(v reflect.Value) error {
 		return stringKeys(v.Elem())
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
-			return fmt.Errorf("%w: a map with %s keys (object keys must be strings)", errProjection, t.Key().Kind())
+			return fmt.Errorf("%w: a map with %s keys (object keys must be strings)", ErrProjection, t.Key().Kind())
 		}
 		for it := v.MapRange(); it.Next(); {
 			if err := stringKeys(it.Value()); err != nil {
@@ -327,8 +318,8 @@ func encodedField(f reflect.StructField) bool {
 	return (f.IsExported() || f.Anonymous) && f.Tag.Get("json") != "-"
 }
 
-// projectContent converts protocol-neutral content to MCP content blocks.
-func projectContent(cs []execution.Content) []mcp.Content {
+// Content converts protocol-neutral content to MCP content blocks.
+func Content(cs []execution.Content) []mcp.Content {
 	out := make([]mcp.Content, 0, len(cs))
 	for _, c := range cs {
 		switch c := c.(type) {

@@ -1,4 +1,4 @@
-package mcpexpose
+package projection
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ func oldCanonical(raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if nesting(v, 0) > maxResultDepth {
+	if Nesting(v, 0) > MaxDepth {
 		return nil, errTooDeep
 	}
 	return marshalCompact(v)
@@ -83,8 +83,8 @@ func TestEncodeEnvelopeOnce(t *testing.T) {
 		map[string]any{"k": strings.Repeat("[", 3)},
 	}
 	for _, v := range values {
-		want, _, werr := encodeEnvelope(v)
-		got, gerr := encodeEnvelopeOnce(v)
+		want, _, werr := EnvelopeDoc(v)
+		got, gerr := Envelope(v)
 		if (werr != nil) != (gerr != nil) || string(got) != string(want) {
 			t.Errorf("%#v:\nonce %s (%v)\nold  %s (%v)", v, got, gerr, want, werr)
 		}
@@ -93,10 +93,10 @@ func TestEncodeEnvelopeOnce(t *testing.T) {
 	for range 200 {
 		deep = []any{deep}
 	}
-	if _, err := encodeEnvelopeOnce(deep); !errors.Is(err, errProjection) {
+	if _, err := Envelope(deep); !errors.Is(err, ErrProjection) {
 		t.Errorf("200 levels: %v", err)
 	}
-	if _, err := encodeEnvelopeOnce(map[int]string{1: "a"}); !errors.Is(err, errProjection) {
+	if _, err := Envelope(map[int]string{1: "a"}); !errors.Is(err, ErrProjection) {
 		t.Errorf("int keys: %v", err)
 	}
 }

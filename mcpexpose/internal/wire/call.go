@@ -1,0 +1,314 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
+)
+
+// Call is a single tools/call or tools/list the edge answers itself, as
+// the strict scanner read it from its body (Read).
+type Call struct {
+	ID   []byte // the id token as sent: a string without escapes, or an integer
+	List bool   // tools/list; otherwise tools/call
+	Name string // the tool called
+	Args []byte // its arguments object, as sent
+	Meta []byte // the params' _meta object, as sent; nil when absent
+	// A 2026-07-28 retry's inputResponses object as sent, and its
+	// requestState.
+	Responses []byte
+	State     string
+
+	// What the edge's decision decoded of it: the _meta as the SDK reads
+	// it, and the retry's answers.
+	Decoded mcp.Meta
+	Answers mcp.InputResponseMap
+}
+
+// Accepted SDK header values and wire constants.
+const (
+	fastMaxDepth   = 900 // the SDK refuses bodies nested past 1000 levels
+	metaVersionKey = "io.modelcontextprotocol/protocolVersion"
+	metaInfoKey    = "io.modelcontextprotocol/clientInfo"
+	metaCapsKey    = "io.modelcontextprotocol/clientCapabilities"
+)
+
+// Method is the call's JSON-RPC method.
+func (fc *Call) Method() string {
+	if fc.List {
+		return "tools/list"
+	}
+	return "tools/call"
+}
+
+// Read reads body as a single JSON-RPC request the edge answers: an
+// object of exactly "jsonrpc": "2.0", an "id", a "method" of tools/call or
+// tools/list, and "params", each once; params of a "name", optionally an
+// "arguments" object, and a "_meta" object (tools/call), or of a "_meta"
+// object alone (tools/list). At 2026-07-28 (modern) the _meta is required,
+// and a retry's "inputResponses" object and "requestState" string may
+// follow; in the handshake era the _meta is optional, and a tools/list may
+// come without params. Anything else reports false.
+func (fc *Call) Read(body []byte, modern bool) bool {
+	var p scanner
+	p.b = body
+	var version, method string
+	var params []byte
+	var seen [4]bool
+	ok := p.object(func(key []byte) bool {
+		var i int
+		switch string(key) {
+		case "jsonrpc":
+			i, version = 0, p.plainString()
+		case "id":
+			i = 1
+			fc.ID = p.id()
+			if fc.ID == nil {
+				return false
+			}
+		case "method":
+			i, method = 2, p.plainString()
+		case "params":
+			i = 3
+			params = p.rawObject()
+			if params == nil {
+				return false
+			}
+		default:
+			return false
+		}
+		if seen[i] {
+			return false
+		}
+		seen[i] = true
+		return !p.bad
+	})
+	if !ok || !p.end() || !seen[1] || version != "2.0" || p.depthMax > fastMaxDepth {
+		return false
+	}
+	switch method {
+	case "tools/list":
+		fc.List = true
+	case "tools/call":
+	default:
+		return false
+	}
+	if !seen[3] {
+		return fc.List && !modern // a handshake-era tools/list may have no params
+	}
+	var q scanner
+	q.b = params
+	var named, stated bool
+	ok = q.object(func(key []byte) bool {
+		switch string(key) {
+		case "_meta":
+			if fc.Meta != nil {
+				return false
+			}
+			fc.Meta = q.rawObject()
+			return fc.Meta != nil
+		case "name":
+			if fc.List || named {
+				return false
+			}
+			named = true
+			fc.Name = q.plainString()
+			return !q.bad && fc.Name != ""
+		case "arguments":
+			if fc.List || fc.Args != nil {
+				return false
+			}
+			fc.Args = q.rawObject()
+			return fc.Args != nil
+		case "inputResponses":
+			if fc.List || !modern || fc.Responses != nil {
+				return false
+			}
+			fc.Responses = q.rawObject()
+			return fc.Responses != nil
+		case "requestState":
+			if fc.List || !modern || stated {
+				return false
+			}
+			stated = true
+			fc.State = q.plainString()
+			return !q.bad
+		}
+		return false // cursor, task, anything else: the SDK's
+	})
+	if !ok || !q.end() || (modern && fc.Meta == nil) {
+		return false
+	}
+	return fc.List || named
+}
+
+// ModernMeta decodes a request's _meta as the SDK decodes it, when it holds
+// exactly the protocol version of the fast path's revision, valid client
+// capabilities and optionally a valid client info, and nothing else (no
+// progress token, no log level). It holds no number and no null, which
+// the SDK's own reading would decode differently from its checks.
+func ModernMeta(raw []byte) (mcp.Meta, bool) {
+	var p scanner
+	p.b = raw
+	var caps, info []byte
+	var version bool
+	ok := p.object(func(key []byte) bool {
+		switch string(key) {
+		case metaVersionKey:
+			if version {
+				return false
+			}
+			version = p.plainString() == mcpversion.Modern
+			return version
+		case metaCapsKey:
+			if caps != nil {
+				return false
+			}
+			caps = p.rawObject()
+			return caps != nil
+		case metaInfoKey:
+			if info != nil {
+				return false
+			}
+			info = p.rawObject()
+			return info != nil
+		}
+		return false
+	})
+	if !ok || !p.end() || !version || caps == nil || !noNumbersOrNulls(raw) {
+		return nil, false
+	}
+	// What the SDK requires of them (decodeMetaValue): that they decode
+	// into its types. clientCapabilitiesV2 is the SDK's ClientCapabilities
+	// with Roots a pointer; this is that shape.
+	var c struct {
+		mcp.ClientCapabilities
+		//lint:ignore SA1019 roots are deprecated at 2026-07-28 but still decoded: the client may declare them
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	if _, err := segjson.Parse(caps, &c, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		return nil, false
+	}
+	if info != nil {
+		var impl mcp.Implementation
+		if _, err := segjson.Parse(info, &impl, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			return nil, false
+		}
+	}
+	// The map the SDK would decode: built directly when it holds only
+	// plain strings, booleans and objects, which decode to themselves.
+	meta := make(mcp.Meta, 3)
+	meta[metaVersionKey] = mcpversion.Modern
+	for key, b := range map[string][]byte{metaCapsKey: caps, metaInfoKey: info} {
+		if b == nil {
+			continue
+		}
+		q := scanner{b: b}
+		v, ok := q.plainValue()
+		if !ok || !q.end() {
+			meta = nil
+			if _, err := segjson.Parse(raw, &meta, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+				return nil, false
+			}
+			return meta, true
+		}
+		meta[key] = v
+	}
+	return meta, true
+}
+
+// LegacyMeta decodes a handshake-era request's _meta as the SDK decodes
+// it, when it holds no progress token and no key of the protocol's own
+// ("io.modelcontextprotocol/…", which the SDK reads, or refuses on a
+// session); nil for none.
+func LegacyMeta(raw []byte) (mcp.Meta, bool) {
+	if raw == nil {
+		return nil, true
+	}
+	var p scanner
+	p.b = raw
+	ok := p.object(func(key []byte) bool {
+		if string(key) == "progressToken" || bytes.HasPrefix(key, []byte("io.modelcontextprotocol/")) {
+			return false
+		}
+		return p.skipValue()
+	})
+	if !ok || !p.end() {
+		return nil, false
+	}
+	var meta mcp.Meta
+	if _, err := segjson.Parse(raw, &meta, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		return nil, false
+	}
+	return meta, true
+}
+
+// plainValue decodes an object, a string or a boolean the way the SDK's
+// decoder decodes it into an any, when its strings are plain printable
+// ASCII: anything else reports false.
+func (p *scanner) plainValue() (any, bool) {
+	p.ws()
+	if p.i >= len(p.b) {
+		return nil, false
+	}
+	switch c := p.b[p.i]; {
+	case c == '"':
+		s := p.stringBytes()
+		return string(s), s != nil
+	case c == 't' && bytes.HasPrefix(p.b[p.i:], []byte("true")):
+		p.i += 4
+		return true, true
+	case c == 'f' && bytes.HasPrefix(p.b[p.i:], []byte("false")):
+		p.i += 5
+		return false, true
+	case c == '{':
+		m := map[string]any{}
+		ok := p.object(func(key []byte) bool {
+			v, ok := p.plainValue()
+			m[string(key)] = v
+			return ok
+		})
+		return m, ok
+	}
+	return nil, false
+}
+
+// noNumbersOrNulls reports whether the JSON document b holds no number and
+// no null outside its strings.
+func noNumbersOrNulls(b []byte) bool {
+	in, esc := false, false
+	for _, c := range b {
+		switch {
+		case in:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+		case c == '"':
+			in = true
+		case c == '-' || (c >= '0' && c <= '9') || c == 'n':
+			return false
+		}
+	}
+	return true
+}
+
+// PlainID returns id when it is one the fast path's scanner takes (a plain
+// string, an integer of at most 15 digits), so that it compares byte for
+// byte with the ids of the edge's calls; nil otherwise.
+func PlainID(id []byte) json.RawMessage {
+	p := scanner{b: id}
+	p.ws()
+	got := p.id()
+	if got == nil || !p.end() {
+		return nil
+	}
+	return json.RawMessage(got)
+}

@@ -1,0 +1,110 @@
+package wire
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/agnara-go/agnara/internal/mcpversion"
+)
+
+// ModernHeaders reports whether r's headers pass every check the SDK's
+// streamable handler makes before it reads the body, as the SDK makes
+// them: no Last-Event-ID, a JSON body, and an Accept of both JSON and
+// event streams. (The Host of a loopback listener, the SDK's first check,
+// ServeHTTP has made before anything: see Rebound.)
+func ModernHeaders(r *http.Request) bool {
+	if r.Header.Get("Mcp-Protocol-Version") != mcpversion.Modern {
+		return false
+	}
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !ASCIIFold(ct[0], "application/json") {
+		return false
+	}
+	jsonOK, streamOK := Accepts(r.Header.Values("Accept"))
+	return jsonOK && streamOK
+}
+
+// LegacyHeaders reports whether a handshake-era POST's headers pass the
+// checks the SDK's streamable handler makes before it reads the body, as
+// the SDK makes them: a version header, when there is one, of a revision
+// served; a JSON body; an Accept of both JSON and event streams; no
+// Last-Event-ID.
+func LegacyHeaders(r *http.Request) bool {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !mcpversion.IsServed(v) {
+		return false
+	}
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !ASCIIFold(ct[0], "application/json") {
+		return false
+	}
+	jsonOK, streamOK := Accepts(r.Header.Values("Accept"))
+	return jsonOK && streamOK
+}
+
+// Rebound reports whether r came on a connection to a loopback address
+// but names another host, which the SDK's streamable handler refuses with
+// 403 (DNS rebinding protection): ServeHTTP refuses it first, the same way.
+func Rebound(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && IsLoopback(local.String()) && !IsLoopback(r.Host)
+}
+
+// IsLoopback is the SDK's test of a loopback address or host.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// Accepts reads Accept values as the SDK does: whether they accept JSON
+// and event streams.
+func Accepts(values []string) (jsonOK, streamOK bool) {
+	for _, value := range values {
+		for value != "" {
+			var token string
+			token, value, _ = strings.Cut(value, ",")
+			base, _, _ := strings.Cut(token, ";")
+			base = strings.TrimSpace(base)
+			switch {
+			case ASCIIFold(base, "application/json"), ASCIIFold(base, "application/*"):
+				jsonOK = true
+			case ASCIIFold(base, "text/event-stream"), ASCIIFold(base, "text/*"):
+				streamOK = true
+			case base == "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}
+
+// ASCIIFold reports whether s is lower, a lower-case ASCII string, in any
+// ASCII case: strings.ToLower(s) == lower, without its allocation, and
+// without the Unicode folds of strings.EqualFold ("ſ" is not "s").
+func ASCIIFold(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}

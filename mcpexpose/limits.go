@@ -1,0 +1,105 @@
+package mcpexpose
+
+import (
+	"errors"
+	"time"
+)
+
+// Limits bounds what one [Handler] holds for its callers (see
+// [HandlerOptions.Limits]). A nil *Limits and every zero field mean the
+// documented default.
+type Limits struct {
+	// MaxBodyBytes limits request bodies; larger ones get 413. Default:
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// SessionTimeout closes a handshake-era session that has had no
+	// request for this long (an open GET stream does not keep it alive).
+	// Its slot under MaxSessions is freed then. Default:
+	// DefaultSessionTimeout. (2026-07-28 requests have no sessions.)
+	SessionTimeout time.Duration
+	// MaxSessions caps the live handshake-era sessions of the handler: an
+	// initialize past it gets 503 with Retry-After and a JSON-RPC error
+	// naming the limit, until a session ends (DELETE, SessionTimeout, or
+	// the expiry of the token that opened it). Default:
+	// DefaultMaxSessions; negative: no limit.
+	MaxSessions int
+	// MaxSessionsPerPrincipal caps the live handshake-era sessions of one
+	// principal (as the identity mapper maps it), refused the same way.
+	// With Tokens, callers without a token (AllowAnonymous) all count as
+	// one principal; without Tokens, every caller is that one principal
+	// and only MaxSessions applies. Default:
+	// DefaultMaxSessionsPerPrincipal; negative: no limit.
+	MaxSessionsPerPrincipal int
+	// MaxStreams caps the 2026-07-28 subscriptions/listen streams open on
+	// the handler at once: a listen POST past it gets 503 with Retry-After
+	// and a JSON-RPC error naming the limit, as an initialize past
+	// MaxSessions does, until a stream ends (the client goes away,
+	// StreamLifetime, the expiry of its token). Streams are counted apart
+	// from sessions, which a listen does not have; a handshake-era session
+	// hears of changes on its GET stream and may not listen (-32601).
+	// Default: DefaultMaxStreams; negative: no limit.
+	MaxStreams int
+	// MaxStreamsPerPrincipal caps the open listen streams of one principal,
+	// who is counted as for MaxSessionsPerPrincipal (without Tokens only
+	// MaxStreams applies), refused the same way. Default:
+	// DefaultMaxStreamsPerPrincipal; negative: no limit.
+	MaxStreamsPerPrincipal int
+	// StreamLifetime bounds how long one subscriptions/listen stream stays
+	// open; a stream opened with a token ends at the token's expiry when
+	// that comes first. The stream then ends cleanly, with the listen's
+	// result, and the client listens again (a 2026-07-28 server may end a
+	// listen at any time; the Go SDK client v1.8.0 does not listen again by
+	// itself, see docs/operating.md). Default: DefaultStreamLifetime;
+	// negative: no limit but the token's.
+	StreamLifetime time.Duration
+	// ReplayBytes bounds the memory kept, for all handshake-era sessions
+	// together, to replay SSE streams to clients that resume them with
+	// Last-Event-ID after a dropped connection: the messages of the most
+	// recently written streams and the bookkeeping of every stream kept.
+	// The least recently written streams are forgotten first; resuming one
+	// gets 400. Default: DefaultReplayBytes. (2026-07-28 streams are not
+	// resumable.)
+	ReplayBytes int64
+}
+
+// DefaultSessionTimeout is how long an idle handshake-era session is kept.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// withDefaults returns l (nil for none) with every zero field set to its
+// default, or says which field is out of range.
+func (l *Limits) withDefaults() (Limits, error) {
+	var o Limits
+	if l != nil {
+		o = *l
+	}
+	switch {
+	case o.MaxBodyBytes < 0:
+		return o, errors.New("mcpexpose: negative Limits.MaxBodyBytes")
+	case o.SessionTimeout < 0:
+		return o, errors.New("mcpexpose: negative Limits.SessionTimeout")
+	case o.ReplayBytes < 0:
+		return o, errors.New("mcpexpose: negative Limits.ReplayBytes")
+	}
+	set := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	set(&o.MaxSessions, DefaultMaxSessions)
+	set(&o.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal)
+	set(&o.MaxStreams, DefaultMaxStreams)
+	set(&o.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal)
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.SessionTimeout == 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.StreamLifetime == 0 {
+		o.StreamLifetime = DefaultStreamLifetime
+	}
+	if o.ReplayBytes == 0 {
+		o.ReplayBytes = DefaultReplayBytes
+	}
+	return o, nil
+}

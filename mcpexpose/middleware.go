@@ -1,0 +1,184 @@
+package mcpexpose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// allowedMethods are the methods the server answers; everything else is
+// "method not found", so no surface the server does not mean to offer is
+// reachable through the SDK's defaults.
+var allowedMethods = map[string]bool{
+	"initialize": true, "notifications/initialized": true, "ping": true,
+	"server/discover": true, "notifications/cancelled": true,
+	"tools/list": true, "tools/call": true,
+}
+
+// middleware answers tools/list itself, guards tools/call, and refuses
+// methods the server does not offer.
+func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			rec, release := s.recordOf(ctx, method, req)
+			defer release()
+			return s.listToolsOf(ctx, rec, req)
+		case "tools/call":
+			if !s.invoke {
+				return nil, errNoCall
+			}
+			cr, _ := req.(*mcp.CallToolRequest)
+			if cr == nil || cr.Params == nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params"}
+			}
+			rec, release := s.recordOf(ctx, method, req)
+			defer release()
+			// The SDK runs the tool's handler (handler), which runs the
+			// call, and finishes its result; a call that became a task
+			// comes back as the one answer a tool handler cannot return.
+			res, err := next(withRecord(ctx, rec), method, req)
+			var tc *taskCreated
+			if errors.As(err, &tc) {
+				return tc.result, nil
+			}
+			return res, err
+		case "resources/list", "resources/templates/list", "resources/read",
+			"resources/subscribe", "resources/unsubscribe",
+			"prompts/list", "prompts/get", "completion/complete":
+			return s.serveFeature(ctx, method, req, next)
+		case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+			if s.tasks != nil {
+				return s.serveTask(ctx, method, req)
+			}
+		case "logging/setLevel":
+			if s.opts.ForwardLogs {
+				return next(ctx, method, req)
+			}
+		case "initialize":
+			if s.watch != nil {
+				if p, err := s.callerOf(ctx, method, req); err == nil {
+					ss, _ := req.GetSession().(*mcp.ServerSession)
+					s.watch.seen(ss, p)
+				}
+			}
+			return next(ctx, method, req)
+		case "subscriptions/listen":
+			// The 2026-07-28 way to hear of changes; only a server whose
+			// list can change, or that has resources to subscribe to,
+			// offers it. A handshake-era session hears of them on its GET
+			// stream: a listen of its own would park a handler that its
+			// client's going away does not end (streams.go).
+			if !legacySession(req) && (s.watch != nil || (s.invoke && s.cur.Load().snap.offers("resources/read"))) {
+				p, err := s.callerOf(ctx, method, req)
+				if err != nil {
+					return nil, err
+				}
+				if err := s.checkListen(req, p); err != nil {
+					return nil, err
+				}
+				if s.watch != nil {
+					ss, _ := req.GetSession().(*mcp.ServerSession)
+					s.watch.seen(ss, p)
+					defer s.watch.forget(ss)
+				}
+				ctx, cancel := s.boundListen(ctx, req)
+				defer cancel()
+				return next(ctx, method, req)
+			}
+		default:
+			if allowedMethods[method] {
+				return next(ctx, method, req)
+			}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not offered by this server", method)}
+	}
+}
+
+// requestInfo describes a request for the application's observer.
+func (s *server) requestInfo(method, tool string, req mcp.Request, p policy.Principal) agnara.RequestInfo {
+	info := agnara.RequestInfo{Method: method, Tool: tool, PrincipalID: p.ID()}
+	// Params may be a typed nil (a legacy tools/list sends none).
+	switch params := req.GetParams().(type) {
+	case *mcp.ListToolsParams:
+		if params != nil {
+			info.Meta = params.Meta
+		}
+	case *mcp.CallToolParamsRaw:
+		if params != nil {
+			info.Meta = params.Meta
+		}
+	}
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		info.ProtocolVersion = r.ProtocolVersion()
+	case *mcp.ListToolsRequest:
+		info.ProtocolVersion = r.ProtocolVersion()
+	}
+	return info
+}
+
+// labelOf is the label of a request whose result needs no further naming:
+// answered, or refused with a protocol error.
+func labelOf(err error) agnara.Label {
+	if err != nil {
+		return agnara.LabelError
+	}
+	return agnara.LabelOK
+}
+
+// principalOf maps verified token facts; nil means anonymous.
+func (s *server) principalOf(ctx context.Context, ti *auth.TokenInfo) (policy.Principal, error) {
+	if ti == nil {
+		switch {
+		case s.local != nil:
+			return *s.local, nil
+		case s.opts.DevelopmentPrincipal != nil:
+			return *s.opts.DevelopmentPrincipal, nil
+		}
+		return policy.Anonymous(), nil
+	}
+	p, err := s.identity(ctx, identityOf(ti))
+	if err != nil {
+		s.logger.LogAttrs(ctx, slog.LevelWarn, "identity mapper refused a caller", slog.Any("error", err))
+		return policy.Principal{}, errDenied
+	}
+	return p, nil
+}
+
+// legacySession reports whether req came on a handshake-era session, which
+// hears of list changes without asking.
+func legacySession(req mcp.Request) bool {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.ProtocolVersion < modernVersion
+}
+
+// listTools answers tools/list for p from e: the tools p may see, in one
+// page.
+func (s *server) listTools(e *epoch, req mcp.Request, p policy.Principal) (mcp.Result, error) {
+	if params, _ := req.GetParams().(*mcp.ListToolsParams); params != nil && params.Cursor != "" {
+		return nil, errCursor
+	}
+	visible := e.snap.visible(p)
+	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, len(visible))}
+	for i, t := range visible {
+		res.Tools[i] = t.listed(req)
+	}
+	res.TTLMs = 0
+	res.CacheScope = "public"
+	if e.private {
+		res.CacheScope = "private"
+	}
+	return res, nil
+}
