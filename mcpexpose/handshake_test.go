@@ -210,24 +210,26 @@ func TestSessionEdgeKeepsTheIdleTimer(t *testing.T) {
 			name = "sdk"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			wt := newWaiting(t)
-			const timeout = time.Second
+			const timeout = 1500 * time.Millisecond
 			h, url := hsServe(t, wt.snap, &HandlerOptions{DisableFastPath: disable, Limits: &Limits{SessionTimeout: timeout}})
 			sid := hsOpen(t, url)
-			// Calls for twice the timeout: the session stays.
-			for end := time.Now().Add(2 * timeout); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			// Calls for longer than the timeout: the session stays.
+			for end := time.Now().Add(3 * timeout / 2); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 				if status, _, body := hsPost(t, url, sid, "2025-11-25", hsCall("1", "hi", "")); status != http.StatusOK || !strings.Contains(body, `"hi"`) {
 					t.Fatalf("a call while calls keep coming: %d %s", status, body)
 				}
 			}
-			// One call in flight for twice the timeout: the session stays.
+			// One call in flight for longer than the timeout: the session
+			// stays.
 			done := make(chan string)
 			go func() {
 				_, _, body := hsPost(t, url, sid, "2025-11-25", hsCall("2", "wait", "long"))
 				done <- body
 			}()
 			<-wt.started
-			time.Sleep(2 * timeout)
+			time.Sleep(3 * timeout / 2)
 			close(wt.release)
 			if body := <-done; !strings.Contains(body, "released long") {
 				t.Fatalf("the long call: %s", body)

@@ -512,6 +512,15 @@ func TestLiveServer(t *testing.T) {
 	if _, err := cs.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
+	// A 2026-07-28 client hears of changes on the listen stream it opens
+	// after connecting, in the background: a change before the server
+	// hears the listen is not told (the client lists again when it
+	// listens). Swap once it is heard.
+	for deadline := time.Now().Add(10 * time.Second); mcpexpose.Watched(live) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the client's listen stream was never heard")
+		}
+	}
 	next := la.snap(t, "echo", "extra")
 	if err := live.Swap(next); err != nil || live.Snapshot() != next {
 		t.Fatalf("Swap = %v", err)

@@ -15,17 +15,7 @@ import (
 // event streams. (The Host of a loopback listener, the SDK's first check,
 // ServeHTTP has made before anything: see Rebound.)
 func ModernHeaders(r *http.Request) bool {
-	if r.Header.Get("Mcp-Protocol-Version") != mcpversion.Modern {
-		return false
-	}
-	if len(r.Header.Values("Last-Event-ID")) > 0 {
-		return false
-	}
-	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !ASCIIFold(ct[0], "application/json") {
-		return false
-	}
-	jsonOK, streamOK := Accepts(r.Header.Values("Accept"))
-	return jsonOK && streamOK
+	return r.Header.Get("Mcp-Protocol-Version") == mcpversion.Modern && postHeaders(r)
 }
 
 // LegacyHeaders reports whether a handshake-era POST's headers pass the
@@ -34,9 +24,15 @@ func ModernHeaders(r *http.Request) bool {
 // served; a JSON body; an Accept of both JSON and event streams; no
 // Last-Event-ID.
 func LegacyHeaders(r *http.Request) bool {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !mcpversion.IsServed(v) {
-		return false
-	}
+	v := r.Header.Get("Mcp-Protocol-Version")
+	return (v == "" || mcpversion.IsServed(v)) && postHeaders(r)
+}
+
+// postHeaders reports whether r, a POST, has the headers of every era the
+// SDK accepts before it reads the body: no Last-Event-ID, one
+// Content-Type, application/json (the edge takes no parameters the SDK
+// would strip), and an Accept of both JSON and event streams.
+func postHeaders(r *http.Request) bool {
 	if len(r.Header.Values("Last-Event-ID")) > 0 {
 		return false
 	}

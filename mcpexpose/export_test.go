@@ -1,0 +1,10 @@
+package mcpexpose
+
+// Watched returns how many sessions the live server would tell of a change
+// of their lists: tests wait for a client's listen stream to be heard
+// before they swap.
+func Watched(l *Live) int {
+	l.s.watch.mu.Lock()
+	defer l.s.watch.mu.Unlock()
+	return len(l.s.watch.by)
+}
