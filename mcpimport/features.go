@@ -90,32 +90,9 @@ func DiscoverFeatures(ctx context.Context, sess *Session, bindings FeatureBindin
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	var errs []error
-	var sels []featureSelection
-	for _, group := range []struct {
-		kind     featureKind
-		bindings map[string]ResourceBinding
-	}{{resourceKind, bindings.Resources}, {templateKind, bindings.ResourceTemplates}} {
-		for _, remote := range slices.Sorted(maps.Keys(group.bindings)) {
-			b := group.bindings[remote]
-			sel, err := b.selection(group.kind, remote)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			sels = append(sels, sel)
-		}
-	}
-	for _, remote := range slices.Sorted(maps.Keys(bindings.Prompts)) {
-		b := bindings.Prompts[remote]
-		if err := b.check(remote); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		sels = append(sels, b.selection(remote))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	sels, err := bindings.selections()
+	if err != nil {
+		return nil, err
 	}
 	limits, err := o.Limits.resolve()
 	if err != nil {
@@ -124,12 +101,7 @@ func DiscoverFeatures(ctx context.Context, sess *Session, bindings FeatureBindin
 	if sess == nil {
 		return nil, newError(BindingInvalid, "", "discovery needs a connected session (see Connect)")
 	}
-	if len(sels) == 0 {
-		return nil, newError(BindingInvalid, "", "no bindings: a catalog imports only the resources and prompts the host binds")
-	}
-	if errs := checkLocals(sels); len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+	var errs []error
 
 	w := sess.mon.featureWatch()
 	if err := w.check(sess.cs); err != nil {
@@ -198,6 +170,55 @@ func DiscoverFeatures(ctx context.Context, sess *Session, bindings FeatureBindin
 	}
 	c.snap = snap
 	return c, nil
+}
+
+// Check reports every mistake of the bindings themselves, as
+// [DiscoverFeatures] would before listing anything: a local name that is
+// not one, a missing title, a URI that is not absolute, a URI template
+// that does not parse or whose local form has other variables, a media
+// type that is not one, a local name, URI or URI template bound twice, no
+// bindings at all. Each is an [*Error] with reason [BindingInvalid] whose
+// Tool is the binding's key; they are joined. It contacts nothing.
+func (b FeatureBindings) Check() error {
+	_, err := b.selections()
+	return err
+}
+
+// selections checks the bindings and returns what discovery needs of them,
+// resources, then templates, then prompts, each sorted by remote key.
+func (b FeatureBindings) selections() ([]featureSelection, error) {
+	var errs []error
+	var sels []featureSelection
+	for _, group := range []struct {
+		kind     featureKind
+		bindings map[string]ResourceBinding
+	}{{resourceKind, b.Resources}, {templateKind, b.ResourceTemplates}} {
+		for _, remote := range slices.Sorted(maps.Keys(group.bindings)) {
+			rb := group.bindings[remote]
+			sel, err := rb.selection(group.kind, remote)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			sels = append(sels, sel)
+		}
+	}
+	for _, remote := range slices.Sorted(maps.Keys(b.Prompts)) {
+		pb := b.Prompts[remote]
+		if err := pb.check(remote); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sels = append(sels, pb.selection(remote))
+	}
+	if len(errs) == 0 && len(sels) == 0 {
+		errs = append(errs, newError(BindingInvalid, "", "no bindings: a catalog imports only the resources and prompts the host binds"))
+	}
+	errs = append(errs, checkLocals(sels)...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return sels, nil
 }
 
 // featureError is an [*Error] about the remote resource, template or

@@ -259,6 +259,9 @@ func invoke(t *testing.T, plans *execution.Plans, name, args string, who policy.
 // sorted by local name, in a version 3 snapshot whose digest covers them;
 // nothing unbound is imported, and no tool.
 func TestDiscoverFeatures(t *testing.T) {
+	if err := featureBindings().Check(); err != nil {
+		t.Fatalf("Check() of valid bindings: %v", err)
+	}
 	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
 			l := newLibrary(nil)
@@ -450,6 +453,13 @@ func TestFeatureBindings(t *testing.T) {
 			}
 			if n := strings.Count(err.Error(), "\n") + 1; n != len(tc.want) && tc.name != "no bindings" {
 				t.Errorf("%d problems, want %d:\n%v", n, len(tc.want), err)
+			}
+			// Check, which contacts nothing, finds the same.
+			if check := tc.b.Check(); check == nil || check.Error() != err.Error() {
+				t.Errorf("Check() = %v, want %v", check, err)
+			}
+			if l.reads.Load()+l.gets.Load() != 0 {
+				t.Error("a refused binding reached the remote server")
 			}
 		})
 	}
