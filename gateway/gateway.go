@@ -89,9 +89,13 @@ const (
 type UpstreamStatus struct {
 	Name  string
 	State State
-	// Tools are the local names served from it; Absent the optional
-	// bindings it cannot import now ("name (reason)").
+	// Tools are the local names of the tools served from it; Absent the
+	// optional bindings, and the bound resources, templates and prompts,
+	// it cannot import or does not offer now ("name (reason)").
 	Tools, Absent []string
+	// Resources are the local names of its resources and resource
+	// templates served; Prompts of its prompts.
+	Resources, Prompts []string
 	// Held are the bound tools it offers that are not served because
 	// their definition is not the one the lock file pins: each says why
 	// ([ReasonDefinitionChanged], [ReasonDefinitionUnaccepted]) and what
@@ -149,7 +153,9 @@ func New(cfg Config, opts *Options) (*Gateway, error) {
 	ce := &ConfigError{}
 	cfg.Upstreams = slices.Clone(cfg.Upstreams)
 	for i := range cfg.Upstreams {
-		cfg.Upstreams[i].Tools = slices.Clone(cfg.Upstreams[i].Tools)
+		u := &cfg.Upstreams[i]
+		u.Tools = slices.Clone(u.Tools)
+		u.Resources, u.ResourceTemplates, u.Prompts = slices.Clone(u.Resources), slices.Clone(u.ResourceTemplates), slices.Clone(u.Prompts)
 	}
 	approvalsGiven := o.Approvals != nil
 	if approvalsGiven && cfg.Approvals == (Approvals{}) {
@@ -503,6 +509,9 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 			for _, a := range cat.Absent() {
 				exp.Withdrawn(wireName(app, a.Name), absentFailure(a.Reason), &mcpexpose.WithdrawnOptions{Scopes: u.scopes(a.Name)})
 			}
+		}
+		if s.features != nil {
+			exposeFeatures(app, exp, s.features)
 		}
 	}
 	return exp.Compile()

@@ -46,6 +46,11 @@ type upstream struct {
 	// retry wakes a failed upstream ([Gateway.Reload]).
 	retry chan struct{}
 
+	// features binds resources, templates and prompts (features.go), when
+	// hasFeatures.
+	features    mcpimport.FeatureBindings
+	hasFeatures bool
+
 	// Guarded by g.mu.
 	served      served
 	swaps       int
@@ -58,11 +63,12 @@ type upstream struct {
 type served struct {
 	state         State
 	reads, writes *mcpimport.Catalog // when up; each nil without bindings of its kind
+	features      *mcpimport.Catalog // resources and prompts, when up; nil without bindings
 	err           string             // when down or failed
 	reason        execution.Reason   // when down or failed
 }
 
-// catalogs returns the catalogs served, reads first.
+// catalogs returns the tool catalogs served, reads first.
 func (s served) catalogs() []*mcpimport.Catalog {
 	var out []*mcpimport.Catalog
 	for _, c := range []*mcpimport.Catalog{s.reads, s.writes} {
@@ -105,6 +111,7 @@ func newUpstream(g *Gateway, cfg *Upstream) *upstream {
 		retry:    make(chan struct{}, 1),
 		warned:   map[string]string{},
 	}
+	u.features, u.hasFeatures = featureBindings(cfg)
 	u.limits.CallTimeout = max(u.limits.CallTimeout, 0)
 	if u.limits.CallTimeout == 0 {
 		u.limits.CallTimeout = mcpimport.DefaultLimits().CallTimeout
@@ -167,7 +174,19 @@ func (u *upstream) scopes(name string) []string {
 
 func (u *upstream) status() UpstreamStatus {
 	s := UpstreamStatus{Name: u.cfg.Name, State: u.served.state, Error: u.served.err, Reason: u.served.reason,
-		Connections: u.connections, Swaps: u.swaps, Tools: []string{}, Absent: []string{}, Held: []Change{}}
+		Connections: u.connections, Swaps: u.swaps, Tools: []string{}, Absent: []string{}, Resources: []string{}, Prompts: []string{}, Held: []Change{}}
+	if f := u.served.features; f != nil {
+		snap := f.Snapshot()
+		for _, e := range append(snap.Resources(), snap.ResourceTemplates()...) {
+			s.Resources = append(s.Resources, e.Name)
+		}
+		for _, e := range snap.Prompts() {
+			s.Prompts = append(s.Prompts, e.Name)
+		}
+		for _, a := range f.Absent() {
+			s.Absent = append(s.Absent, a.Name+" ("+string(a.Reason)+")")
+		}
+	}
 	for _, cat := range u.served.catalogs() {
 		for _, e := range cat.Snapshot().Entries() {
 			if h, ok := u.held[e.Name]; ok {
@@ -363,7 +382,8 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 	u.markTried()
 	st := u.statusNow()
 	u.logger.Info("upstream imported", slog.String("protocol", sess.ClientSession().InitializeResult().ProtocolVersion),
-		slog.Any("tools", st.Tools), slog.Any("absent", st.Absent), slog.Any("held", heldNames(st.Held)))
+		slog.Any("tools", st.Tools), slog.Any("resources", st.Resources), slog.Any("prompts", st.Prompts),
+		slog.Any("absent", st.Absent), slog.Any("held", heldNames(st.Held)))
 	for {
 		select {
 		case <-ctx.Done():
@@ -380,6 +400,7 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 			}
 			return true, &endedError{msg: msg}
 		case <-cur.stale():
+		case <-cur.featuresStale():
 		}
 		next, err := func() (served, error) {
 			c, cancel := context.WithTimeout(ctx, importTimeout)
@@ -387,7 +408,7 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 			return u.discover(c, sess)
 		}()
 		if err != nil {
-			return true, fmt.Errorf("re-importing after tools/list_changed: %w", err)
+			return true, fmt.Errorf("re-importing after a list_changed: %w", err)
 		}
 		// Annotations are outside the digest Renew compares, but pinned.
 		renewed := sameAnnotations(cur, next)
@@ -397,6 +418,9 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 		if cur.writes != nil {
 			renewed = cur.writes.Renew(next.writes) && renewed
 		}
+		if cur.features != nil {
+			renewed = cur.features.Renew(next.features) && renewed
+		}
 		if renewed {
 			u.logger.Debug("the upstream catalog changed; what the gateway imports did not")
 			continue
@@ -404,18 +428,23 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 		u.g.publish(u, next)
 		cur = next
 		st := u.statusNow()
-		u.logger.Info("upstream catalog changed; serving the new one", slog.Any("tools", st.Tools), slog.Any("absent", st.Absent),
+		u.logger.Info("upstream catalog changed; serving the new one", slog.Any("tools", st.Tools),
+			slog.Any("resources", st.Resources), slog.Any("prompts", st.Prompts), slog.Any("absent", st.Absent),
 			slog.Any("held", heldNames(st.Held)))
 	}
 }
 
-// stale is closed when the served catalogs go stale (reads and writes
-// share the session's monitor: they go stale together).
+// stale is closed when the served tool catalogs go stale (reads and
+// writes share the session's monitor: they go stale together); nil (never
+// ready) without tools.
 func (s served) stale() <-chan struct{} {
-	if s.reads != nil {
+	switch {
+	case s.reads != nil:
 		return s.reads.Stale()
+	case s.writes != nil:
+		return s.writes.Stale()
 	}
-	return s.writes.Stale()
+	return nil
 }
 
 // discover imports the bound tools on sess, as the contract says: a
@@ -456,6 +485,12 @@ func (u *upstream) importAll(ctx context.Context, sess *mcpimport.Session) (serv
 	}
 	if len(u.writes) > 0 {
 		s.writes, err = mcpimport.DiscoverWrites(ctx, sess, u.writes, &mcpimport.WriteOptions{Limits: u.limits, Logger: u.g.logger, Approvals: u.g.store, AllowAbsent: true})
+		if err != nil {
+			return served{}, err
+		}
+	}
+	if u.hasFeatures {
+		s.features, err = mcpimport.DiscoverFeatures(ctx, sess, u.features, &mcpimport.Options{Limits: u.limits, Logger: u.g.logger, AllowAbsent: true})
 		if err != nil {
 			return served{}, err
 		}
