@@ -32,7 +32,7 @@ import (
 const ReasonUpstreamUnavailable execution.Reason = "gateway_upstream_unavailable"
 
 // The reasons a bound tool its upstream offers is held, not served (ADR
-// 39): withdrawn, in no tools/list, answering the failure unavailable with
+// 42): withdrawn, in no tools/list, answering the failure unavailable with
 // one of them until an operator accepts the definition the upstream offers
 // (`agnara gateway accept`, then [Gateway.Reload]).
 const (

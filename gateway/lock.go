@@ -23,7 +23,7 @@ const LockVersion = 1
 // operator accepted, the definition accepted (its [Pin]). A gateway serves
 // a bound tool only while the definition its upstream offers is the one
 // pinned; any other is held, unlisted, answering
-// [ReasonDefinitionChanged], until an operator accepts it (ADR 39).
+// [ReasonDefinitionChanged], until an operator accepts it (ADR 42).
 //
 // The file is JSON, written by [Lock.WriteFile] (the command `agnara
 // gateway accept`) sorted by upstream and local name, each pin's entry in
