@@ -307,3 +307,36 @@ func TestUnacceptedToolIsHeld(t *testing.T) {
 		t.Error("pid stopped serving after a failed reload")
 	}
 }
+
+// TestHeldToolStaysHeldAcrossARestart: a redefinition held after a list
+// change stays held when the upstream's process exits and a new one
+// offers it again at its first import (a restart is a rediscovery too),
+// and the log warns of it once, never saying it is served meanwhile.
+func TestHeldToolStaysHeldAcrossARestart(t *testing.T) {
+	up := selfUpstream(t, "self", readTool("envdump"), readTool("pid"), readTool("redefine"), readTool("crash"))
+	up.Stdio.Env[stateEnv] = filepath.Join(t.TempDir(), "state")
+	g, url, log := started(t, gateway.Config{Upstreams: []gateway.Upstream{up}}, nil)
+	cs := connect(t, url, "")
+	if text, isErr := call(t, cs, "gateway.self_redefine", map[string]any{}); isErr {
+		t.Fatalf("redefine: %s", text)
+	}
+	eventually(t, "envdump held", func() bool { return len(state(g, "self").Held) == 1 })
+	call(t, cs, "gateway.self_crash", map[string]any{}) // the process exits mid-call
+	eventually(t, "a second process serving", func() bool {
+		s := state(g, "self")
+		return s.State == gateway.StateUp && s.Connections >= 2
+	})
+	st := state(g, "self")
+	if len(st.Held) != 1 || st.Held[0].Name != "self_envdump" || st.Held[0].Reason != gateway.ReasonDefinitionChanged || slices.Contains(st.Tools, "self_envdump") {
+		t.Errorf("after the restart: %+v, want envdump still held", st)
+	}
+	if got := listed(t, cs); slices.Contains(got, "gateway.self_envdump") {
+		t.Errorf("listed %v after the restart", got)
+	}
+	if n := strings.Count(log.String(), `msg="bound tool held: its definition differs`); n != 1 {
+		t.Errorf("warned %d times of envdump, want once:\n%s", n, log)
+	}
+	if strings.Contains(log.String(), `msg="bound tool served`) {
+		t.Errorf("the log says envdump was served:\n%s", log)
+	}
+}

@@ -215,12 +215,15 @@ func (u *upstream) statusNow() UpstreamStatus {
 // returns those that are not to be served, by local name. It logs each
 // tool it newly holds (or holds for a new reason, or whose definition
 // changed again) once, as a warning naming what changed, never the
-// upstream's words; and, at info, each it serves again. Must be called with
-// g.mu held.
+// upstream's words; and, at info, each it serves again. A tool it held
+// that is not imported now (the upstream is down) is logged again only if
+// it comes back with another definition. Must be called with g.mu held.
 func (u *upstream) hold(lock *Lock) map[string]Change {
 	held := map[string]Change{}
+	imported := map[string]bool{}
 	for _, cat := range u.served.catalogs() {
 		for _, e := range cat.Snapshot().Entries() {
+			imported[e.Name] = true
 			var pin *Pin
 			if p, ok := lock.Pin(e.Name); ok {
 				pin = &p
@@ -245,7 +248,9 @@ func (u *upstream) hold(lock *Lock) map[string]Change {
 		}
 	}
 	for name := range u.warned {
-		if _, still := held[name]; !still {
+		// A tool not imported now (its upstream down, or failed) is not
+		// served either: what was logged of it stands until it is.
+		if _, still := held[name]; !still && imported[name] {
 			delete(u.warned, name)
 			u.logger.Info("bound tool served: its definition is the one the lock file pins", slog.String("tool", name))
 		}
