@@ -28,6 +28,9 @@ func TestSampleParses(t *testing.T) {
 	if w := cfg.Upstreams[1].Tools[1]; w.ApprovalScope != "notes" || w.ApprovalScopeRevision != "1" {
 		t.Errorf("write defaults: %+v", w)
 	}
+	if o := files.Tools[1].Optional; o == nil || !*o || files.Tools[0].Optional != nil || files.Optional {
+		t.Errorf("the sample's optional binding: %+v", files.Tools)
+	}
 	// The lock file is beside the config, unless the config names one.
 	if cfg.Lock != "sample.lock" {
 		t.Errorf("lock %q, want sample.lock", cfg.Lock)
