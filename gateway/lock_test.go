@@ -1,9 +1,11 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +105,59 @@ func TestParseLockRefuses(t *testing.T) {
 	}
 	if _, err := gateway.ParseLock("gateway.lock", good); err != nil {
 		t.Errorf("the good lock: %v", err)
+	}
+}
+
+// TestReviewOfWhatCannotBeRead: a review names, per bound tool, why a
+// definition could not be read (a strict binding's schema, an upstream's
+// protocol revision) and refuses to accept it; accepting everything pins
+// what could be read, and drops the pins of tools no longer bound.
+func TestReviewOfWhatCannotBeRead(t *testing.T) {
+	old := selfUpstream(t, "old", readTool("pid"))
+	old.Stdio.Env[serveEnv] = serveOld
+	cfg := gateway.Config{Lock: filepath.Join(t.TempDir(), "gateway.lock"),
+		Upstreams: []gateway.Upstream{selfUpstream(t, "self", readTool("pid"), readTool("env")), old}}
+	cfg.Auth.Development = &gateway.Development{Scopes: devScopes}
+	accept(t, cfg, nil, "self_env")
+
+	cfg.Upstreams[0].Tools[1] = readTool("loose") // env unbound; loose is strict, its schema outside the profile
+	review, err := gateway.Inspect(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []gateway.Change{
+		{Upstream: "self", Name: "self_pid", Remote: "pid", Reason: gateway.ReasonDefinitionUnaccepted},
+		{Upstream: "self", Name: "self_loose", Remote: "loose", Reason: mcpimport.SchemaUnsupported},
+		{Upstream: "old", Name: "old_pid", Remote: "pid", Reason: mcpimport.ProtocolUnsupported},
+	}
+	if diff := cmp.Diff(want, review.Changes()); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	for _, name := range []string{"self_loose", "old_pid"} {
+		if review.Problem(name) == nil {
+			t.Errorf("no problem named for %s", name)
+		}
+		if _, ok := review.Live(name); ok {
+			t.Errorf("%s has a live definition", name)
+		}
+	}
+	if u := review.Unbound(); len(u) != 1 || u[0].Entry.Name != "self_env" {
+		t.Errorf("unbound %+v, want self_env", u)
+	}
+	for _, names := range [][]string{{"self_loose"}, {"old_pid", "self_pid"}, {"nosuch"}} {
+		if _, err := review.Accept(names...); err == nil {
+			t.Errorf("Accept(%v) succeeded", names)
+		}
+	}
+	lock, err := review.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinned []string
+	for _, p := range lock.Pins() {
+		pinned = append(pinned, p.Entry.Name)
+	}
+	if !slices.Equal(pinned, []string{"self_pid"}) {
+		t.Errorf("pinned %v, want only self_pid", pinned)
 	}
 }
