@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agnara-go/agnara/gateway"
 	"github.com/agnara-go/agnara/mcpimport"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestUpstreamOfAnUnsupportedRevisionFailsOnce: an upstream that answers
@@ -114,6 +116,57 @@ func TestStrictBindings(t *testing.T) {
 			}
 			if !isErr || f.Code != "unavailable" || f.Reason != tc.reason {
 				t.Errorf("%s answers %s, want unavailable with %s", other, text, tc.reason)
+			}
+		})
+	}
+}
+
+// TestStrictBindingLostInAListChange: an upstream whose list change takes
+// away a strict binding's tool is failed with mcp_tool_missing on the
+// session it has (no new one is made); one that takes away an optional
+// binding's keeps serving the rest, the tool withdrawn with that reason.
+func TestStrictBindingLostInAListChange(t *testing.T) {
+	yes := true
+	for _, tc := range []struct {
+		name     string
+		optional *bool
+	}{{"strict", nil}, {"optional", &yes}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+			for _, name := range []string{"pid", "other"} {
+				mcp.AddTool(s, &mcp.Tool{Name: name, Description: "a number"}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, textOut, error) {
+					return nil, textOut{"1"}, nil
+				})
+			}
+			other := readTool("other")
+			other.Optional = tc.optional
+			up := gateway.Upstream{Name: "self", Prefix: "self_", HTTP: &gateway.HTTPUpstream{URL: sdkUpstream(t, s)}, Tools: []gateway.Tool{readTool("pid"), other},
+				Restart: gateway.Restart{Min: gateway.Duration(time.Millisecond), Max: gateway.Duration(time.Millisecond)}}
+			g, url, log := started(t, gateway.Config{Upstreams: []gateway.Upstream{up}}, nil)
+			cs := connect(t, url, "")
+			s.RemoveTools("other")
+			text := ""
+			if tc.optional == nil {
+				eventually(t, "the upstream failed", func() bool { return state(g, "self").State == gateway.StateFailed })
+				if st := state(g, "self"); st.Reason != mcpimport.ToolMissing || st.Connections != 1 {
+					t.Errorf("status %+v, want failed with %s after one connection", st, mcpimport.ToolMissing)
+				}
+				if n := strings.Count(log.String(), `msg="upstream failed`); n != 1 {
+					t.Errorf("logged %d failures, want 1", n)
+				}
+				text, _ = call(t, cs, "gateway.self_pid", map[string]any{})
+			} else {
+				eventually(t, "other withdrawn", func() bool { return len(state(g, "self").Absent) == 1 })
+				if st := state(g, "self"); st.State != gateway.StateUp || !slices.Equal(st.Tools, []string{"self_pid"}) {
+					t.Errorf("status %+v, want up, serving pid", st)
+				}
+				if pid, isErr := call(t, cs, "gateway.self_pid", map[string]any{}); isErr {
+					t.Errorf("pid: %s", pid)
+				}
+				text, _ = call(t, cs, "gateway.self_other", map[string]any{})
+			}
+			if f := parseFailure(t, text); f.Code != "unavailable" || f.Reason != string(mcpimport.ToolMissing) {
+				t.Errorf("answers %s, want unavailable with %s", text, mcpimport.ToolMissing)
 			}
 		})
 	}
