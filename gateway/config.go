@@ -36,6 +36,13 @@ type Config struct {
 	// Upstreams are the servers tools are imported from, at least one.
 	// (upstreams)
 	Upstreams []Upstream `yaml:"upstreams"`
+
+	// Lock is the lock file: the definition of each bound tool an operator
+	// accepted ([Lock]). A tool is served only while its upstream offers
+	// the definition pinned there. [Parse] defaults it to the config file's
+	// name with the extension ".lock" (gateway.yaml: gateway.lock);
+	// required for a config built in Go. (lock)
+	Lock string `yaml:"lock"`
 }
 
 // Auth says how the gateway identifies its callers: with OAuth bearer
@@ -118,6 +125,11 @@ type Upstream struct {
 	Limits UpstreamLimits `yaml:"limits"`
 	// Tools are the bindings: the only remote tools imported. (tools)
 	Tools []Tool `yaml:"tools"`
+
+	// Optional makes every binding of this upstream optional unless the
+	// binding says otherwise ([Tool.Optional]). Default false: strict.
+	// (optional)
+	Optional bool `yaml:"optional"`
 
 	// Resources, ResourceTemplates and Prompts bind the upstream's
 	// resources, resource templates and prompts: the only ones served.
@@ -250,6 +262,24 @@ type Tool struct {
 	// upstream's name and "1". (approval_scope, approval_scope_revision)
 	ApprovalScope         string `yaml:"approval_scope"`
 	ApprovalScopeRevision string `yaml:"approval_scope_revision"`
+
+	// Optional says whether the upstream may lack this tool. A strict
+	// binding (the default) that cannot be imported (the upstream does not
+	// list the tool, its schema is outside the profile, its description is
+	// too large) fails the upstream's import with that reason, and the
+	// upstream is marked failed. An optional one is withdrawn alone, with
+	// its reason, while the upstream's other tools serve. Default: the
+	// upstream's Optional. It is no part of a write's binding revision:
+	// tolerating absence authorizes nothing. (optional)
+	Optional *bool `yaml:"optional" json:"-"`
+}
+
+// optional reports whether t, a binding of u, is optional.
+func (u *Upstream) optional(t Tool) bool {
+	if t.Optional != nil {
+		return *t.Optional
+	}
+	return u.Optional
 }
 
 // Resource is the binding of one upstream resource, or, in
@@ -337,7 +367,8 @@ func Load(path string) (*Config, error) {
 // in messages. Unknown keys, values of the wrong type and every rule [New]
 // checks are reported at once, each with its line; the error is a
 // [*ConfigError]. Environment variables the config names (client_secret_env,
-// postgres_env) must be set. Defaults are filled in.
+// postgres_env) must be set. Defaults are filled in, the lock file's
+// among them: name with its extension replaced by ".lock".
 func Parse(name string, data []byte) (*Config, error) {
 	ce := &ConfigError{File: name}
 	var root yaml.Node
@@ -361,6 +392,9 @@ func Parse(name string, data []byte) (*Config, error) {
 		} else {
 			ce.addRaw(err.Error())
 		}
+	}
+	if cfg.Lock == "" {
+		cfg.Lock = lockPath(name)
 	}
 	cfg.validate(ce, positions{doc}, os.LookupEnv)
 	if len(ce.Problems) > 0 {

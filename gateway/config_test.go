@@ -28,6 +28,46 @@ func TestSampleParses(t *testing.T) {
 	if w := cfg.Upstreams[1].Tools[1]; w.ApprovalScope != "notes" || w.ApprovalScopeRevision != "1" {
 		t.Errorf("write defaults: %+v", w)
 	}
+	if o := files.Tools[1].Optional; o == nil || !*o || files.Tools[0].Optional != nil || files.Optional {
+		t.Errorf("the sample's optional binding: %+v", files.Tools)
+	}
+	// The lock file is beside the config, unless the config names one.
+	if cfg.Lock != "sample.lock" {
+		t.Errorf("lock %q, want sample.lock", cfg.Lock)
+	}
+	for name, want := range map[string]string{"/etc/agnara/gateway.yaml": "/etc/agnara/gateway.lock", "gw": "gw.lock"} {
+		if cfg, err := gateway.Parse(name, gateway.Sample); err != nil || cfg.Lock != want {
+			t.Errorf("Parse(%q): lock %q (%v), want %q", name, cfg.Lock, err, want)
+		}
+	}
+	if cfg, err := gateway.Parse("gw.yaml", append([]byte("lock: pins/gw.lock\n"), gateway.Sample...)); err != nil || cfg.Lock != "pins/gw.lock" {
+		t.Errorf("a lock key: %v", err)
+	}
+}
+
+// TestStrictUnlessOptional: a binding is strict unless it, or its
+// upstream, says optional; a binding's word wins.
+func TestStrictUnlessOptional(t *testing.T) {
+	cfg, err := gateway.Parse("gw.yaml", []byte(strings.Replace(valid, "tools:", "optional: true\n    tools:", 1)+`  - name: two
+    stdio: {command: other}
+    tools:
+      - {remote: a, title: A}
+      - {remote: b, title: B, optional: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		upstream, tool int
+		optional       *bool
+	}{{0, 0, nil}, {1, 0, nil}} {
+		if got := cfg.Upstreams[tc.upstream].Tools[tc.tool].Optional; got != tc.optional {
+			t.Errorf("upstreams[%d].tools[%d].optional = %v", tc.upstream, tc.tool, got)
+		}
+	}
+	if !cfg.Upstreams[0].Optional || cfg.Upstreams[1].Optional || cfg.Upstreams[1].Tools[1].Optional == nil || !*cfg.Upstreams[1].Tools[1].Optional {
+		t.Errorf("optional read as %+v", cfg.Upstreams)
+	}
 }
 
 // valid is a minimal valid config; each case below breaks it.
@@ -92,6 +132,12 @@ func TestParseReportsEveryMistakeWithItsLine(t *testing.T) {
       - {remote: read, title: Read}
       - {remote: write, title: Write, write: write}
 `, "", 1), []string{"6: upstreams[0].tools: bind at least one tool"}},
+		{"optional keys", strings.Replace(strings.Replace(valid, "stdio: {command: server}", "stdio: {command: server}\n    optional: true", 1),
+			"title: Read}", "title: Read, optional: false}", 1), nil},
+		{"optional not a bool", strings.Replace(strings.Replace(valid, "stdio: {command: server}", "stdio: {command: server}\n    optional: sometimes", 1),
+			"title: Read}", "title: Read, optional: maybe}", 1),
+			[]string{"8: cannot unmarshal !!str `sometimes` into bool", "10: cannot unmarshal !!str `maybe` into bool"}},
+		{"a lock key", valid + "lock: gateway.pins\n", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,6 +174,7 @@ func TestParseReportsEveryMistakeWithItsLine(t *testing.T) {
 func TestNewChecksACodeConfig(t *testing.T) {
 	cfg := gateway.Config{
 		Auth: gateway.Auth{Development: &gateway.Development{}},
+		Lock: "gateway.lock",
 		Upstreams: []gateway.Upstream{
 			{Name: "a", Prefix: "x_", Stdio: &gateway.StdioUpstream{Command: "a"}, Tools: []gateway.Tool{{Remote: "get", Title: "Get"}}},
 			{Name: "b", Stdio: &gateway.StdioUpstream{Command: "b"}, Tools: []gateway.Tool{{Remote: "x_get", Title: "Get"}}},

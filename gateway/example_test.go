@@ -31,6 +31,7 @@ upstreams:
 func ExampleNew() {
 	_, err := gateway.New(gateway.Config{
 		Auth: gateway.Auth{Development: &gateway.Development{Scopes: []string{"docs:read"}}},
+		Lock: "gateway.lock",
 		Upstreams: []gateway.Upstream{
 			{Name: "wiki", Stdio: &gateway.StdioUpstream{Command: "wiki-mcp"},
 				Tools: []gateway.Tool{{Remote: "search", Title: "Search the wiki", Scopes: []string{"docs:read"}}}},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -30,6 +31,20 @@ import (
 // Its canonical code is unavailable.
 const ReasonUpstreamUnavailable execution.Reason = "gateway_upstream_unavailable"
 
+// The reasons a bound tool its upstream offers is held, not served (ADR
+// 42): withdrawn, in no tools/list, answering the failure unavailable with
+// one of them until an operator accepts the definition the upstream offers
+// (`agnara gateway accept`, then [Gateway.Reload]).
+const (
+	// ReasonDefinitionChanged: the upstream's definition of the tool
+	// differs from the one the lock file pins (its description, a schema,
+	// its annotations, or the binding's own declaration).
+	ReasonDefinitionChanged execution.Reason = "gateway_definition_changed"
+	// ReasonDefinitionUnaccepted: the lock file pins no definition of the
+	// tool: no operator has accepted one yet.
+	ReasonDefinitionUnaccepted execution.Reason = "gateway_definition_unaccepted"
+)
+
 // Options configures [New]. A nil *Options and every zero field mean the
 // documented default.
 type Options struct {
@@ -50,6 +65,10 @@ type Options struct {
 	// StartTimeout bounds how long Start waits for every upstream's first
 	// import before serving what it has. Default 30 s.
 	StartTimeout time.Duration
+	// Reload, when set, makes the gateway reload ([Gateway.Reload]) each
+	// time a value is received from it, from Start until Close; the
+	// command `agnara gateway` feeds it SIGHUP.
+	Reload <-chan struct{}
 }
 
 // State is an upstream's state.
@@ -60,6 +79,10 @@ const (
 	StateStarting State = "starting" // no import yet
 	StateUp       State = "up"       // connected; its catalog is served
 	StateDown     State = "down"     // lost or refused; retried with backoff
+	// StateFailed: refused for a reason no new session mends (a protocol
+	// revision the gateway does not speak, a strict binding it cannot
+	// import); not retried until [Gateway.Reload].
+	StateFailed State = "failed"
 )
 
 // UpstreamStatus is what [Gateway.Status] reports of one upstream.
@@ -67,21 +90,27 @@ type UpstreamStatus struct {
 	Name  string
 	State State
 	// Tools are the local names of the tools served from it; Absent the
-	// bound tools, resources, templates and prompts it does not offer now,
-	// with why.
+	// optional bindings, and the bound resources, templates and prompts,
+	// it cannot import or does not offer now ("name (reason)").
 	Tools, Absent []string
 	// Resources are the local names of its resources and resource
 	// templates served; Prompts of its prompts.
 	Resources, Prompts []string
-	// Error is why it is down (caller-safe: reasons and the transport's
-	// words, never a secret); empty when up.
+	// Held are the bound tools it offers that are not served because
+	// their definition is not the one the lock file pins: each says why
+	// ([ReasonDefinitionChanged], [ReasonDefinitionUnaccepted]) and what
+	// changed. Sorted by local name.
+	Held []Change
+	// Error is why it is down or failed (caller-safe: reasons and the
+	// transport's words, never a secret); empty when up.
 	Error string
-	// Reason is why it is down, as a stable name: the reason
+	// Reason is why it is down or failed, as a stable name: the reason
 	// [execution.ReasonOf] reads from the error that took it down, such as
 	// [mcpimport.ConnectFailed], [mcpimport.ProtocolUnsupported],
-	// [mcpimport.DiscoveryFailed] or [mcpimport.ReasonConnectionClosed]
-	// (its session ended), or [ReasonUpstreamUnavailable] when that error
-	// names none. Empty when up or starting.
+	// [mcpimport.DiscoveryFailed], [mcpimport.SchemaUnsupported] (a
+	// strict binding) or [mcpimport.ReasonConnectionClosed] (its session
+	// ended), or [ReasonUpstreamUnavailable] when that error names none.
+	// Empty when up or starting.
 	Reason execution.Reason
 	// Connections counts the sessions made (for stdio, the processes
 	// started); Swaps the catalogs of it served after the first.
@@ -91,14 +120,17 @@ type UpstreamStatus struct {
 // Gateway serves the tools it imports from its upstreams as one MCP server,
 // under its own scopes, identity and approvals. One upstream failing leaves
 // the others serving: its tools answer [ReasonUpstreamUnavailable] until it
-// is back, and its callers' lists drop them.
+// is back (or, failed, the reason it was refused), and its callers' lists
+// drop them. A tool is served only with the definition the lock file pins.
+// A Gateway is safe for concurrent use.
 type Gateway struct {
 	cfg    Config
 	opts   Options
 	logger *slog.Logger
 	ups    []*upstream
 
-	mu       sync.Mutex // serializes publish; guards each upstream's served state
+	mu       sync.Mutex // serializes publish; guards each upstream's served state, and lock
+	lock     *Lock
 	handler  *mcpexpose.Handler
 	router   http.Handler
 	store    approval.Store
@@ -159,17 +191,28 @@ func New(cfg Config, opts *Options) (*Gateway, error) {
 // Config returns the gateway's config, defaults filled in.
 func (g *Gateway) Config() Config { return g.cfg }
 
-// Start opens the approval store, builds the MCP handler, connects to every
-// upstream in the background, and waits until each has made its first
-// import (or StartTimeout passes): the first catalog served is then whole
-// when the upstreams are healthy. An upstream that fails keeps being
-// retried; Start fails only for what no retry mends (the approval store, the
-// token issuer). Stop the gateway with [Gateway.Close].
+// Start reads the lock file, opens the approval store, builds the MCP
+// handler, connects to every upstream in the background, and waits until
+// each has made its first import (or StartTimeout passes): the first
+// catalog served is then whole when the upstreams are healthy. An upstream
+// that fails keeps being retried, unless it was refused for a reason no
+// retry mends (it is then failed); Start fails only for what no retry
+// mends in the gateway itself: a missing or unreadable lock file, the
+// approval store, the token issuer. Stop the gateway with [Gateway.Close].
 func (g *Gateway) Start(ctx context.Context) error {
 	if g.started {
 		return errors.New("gateway: Start called twice")
 	}
 	g.started = true
+	lock, err := ReadLock(g.cfg.Lock)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("gateway: there is no lock file %s: a tool is served only with the definition an operator accepted; "+
+			"review the upstreams' definitions with `agnara gateway diff -config FILE` and pin them with `agnara gateway accept -config FILE` (from Go: Inspect, Review.Accept, Lock.WriteFile)", g.cfg.Lock)
+	}
+	if err != nil {
+		return fmt.Errorf("gateway: lock file: %w", err)
+	}
+	g.lock = lock
 	if err := g.openApprovals(ctx); err != nil {
 		return err
 	}
@@ -209,6 +252,23 @@ func (g *Gateway) Start(ctx context.Context) error {
 			u.run(runCtx)
 		}()
 	}
+	if reload := g.opts.Reload; reload != nil {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			for {
+				select {
+				case <-runCtx.Done():
+					return
+				case _, ok := <-reload:
+					if !ok {
+						return
+					}
+					g.Reload() // it logs its own failure
+				}
+			}
+		}()
+	}
 	wait := time.NewTimer(g.opts.StartTimeout)
 	defer wait.Stop()
 	for _, u := range g.ups {
@@ -243,6 +303,37 @@ func (g *Gateway) Status() []UpstreamStatus {
 		out = append(out, u.status())
 	}
 	return out
+}
+
+// Reload re-reads the lock file and serves what it now pins: a held tool
+// whose upstream offers the definition just accepted is served (no new
+// import is needed: the gateway holds what its upstream offers), and a
+// served one whose pin no longer matches is held. It also retries every
+// failed upstream, once. When the lock file cannot be read, the gateway
+// keeps the lock it has, logs why and returns it. The config is not
+// re-read: a changed config needs a restart.
+func (g *Gateway) Reload() error {
+	lock, err := ReadLock(g.cfg.Lock)
+	if err != nil {
+		g.logger.Error("reload: the lock file cannot be read; the gateway keeps the one it has", slog.String("error", err.Error()))
+		return fmt.Errorf("gateway: reload: %w", err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lock = lock
+	g.swap(nil)
+	retried := 0
+	for _, u := range g.ups {
+		if u.served.state == StateFailed {
+			select {
+			case u.retry <- struct{}{}:
+			default: // already woken
+			}
+			retried++
+		}
+	}
+	g.logger.Info("reloaded the lock file", slog.String("lock", g.cfg.Lock), slog.Int("pins", len(lock.pins)), slog.Int("failed_upstreams_retried", retried))
+	return nil
 }
 
 // Close stops following the upstreams, closes their sessions (stopping
@@ -340,17 +431,29 @@ func (g *Gateway) publish(u *upstream, s served) {
 	if s.state == StateUp && !first {
 		u.swaps++
 	}
+	g.swap(u)
+}
+
+// swap compares what every upstream offers with the lock, then hands the
+// handler a snapshot of what is served. changed, when not nil, is the
+// upstream whose catalog just changed: the one at fault when the snapshot
+// cannot be compiled. Must be called with g.mu held.
+func (g *Gateway) swap(changed *upstream) {
+	for _, u := range g.ups {
+		u.held = u.hold(g.lock)
+	}
 	if g.handler == nil {
 		return // Start compiles when it builds the handler
 	}
 	snap, err := g.compile()
-	if err != nil && s.state == StateUp {
+	if err != nil && changed != nil && changed.served.state == StateUp {
 		// What this upstream now offers cannot be served (New checked the
 		// names, so its catalog is at fault): its tools are unavailable,
 		// and the other upstreams keep serving.
 		g.logger.Error("gateway: the upstream's catalog cannot be served; its tools are unavailable until it changes",
-			slog.String("upstream", u.cfg.Name), slog.String("error", err.Error()))
-		u.served = served{state: StateDown, err: "its catalog cannot be served: " + err.Error(), reason: ReasonUpstreamUnavailable}
+			slog.String("upstream", changed.cfg.Name), slog.String("error", err.Error()))
+		changed.served = served{state: StateDown, err: "its catalog cannot be served: " + err.Error(), reason: ReasonUpstreamUnavailable}
+		changed.held = nil
 		snap, err = g.compile()
 	}
 	if err == nil {
@@ -358,7 +461,11 @@ func (g *Gateway) publish(u *upstream, s served) {
 	}
 	if err != nil {
 		// A bug: the last good snapshot keeps serving.
-		g.logger.Error("gateway: the new catalog could not be served; the last one still is", slog.String("upstream", u.cfg.Name), slog.String("error", err.Error()))
+		name := ""
+		if changed != nil {
+			name = changed.cfg.Name
+		}
+		g.logger.Error("gateway: the new catalog could not be served; the last one still is", slog.String("upstream", name), slog.String("error", err.Error()))
 	}
 }
 
@@ -370,7 +477,16 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 	exp := mcpexpose.New(app)
 	for _, u := range g.ups {
 		s := u.served
-		if s.state != StateUp {
+		switch s.state {
+		case StateUp:
+		case StateFailed:
+			for _, t := range u.cfg.Tools {
+				exp.Withdrawn(wireName(app, t.Name), execution.Fail(execution.Unavailable,
+					"the upstream serving this tool was refused for a reason a new connection cannot mend; it is not served until an operator acts", nil).WithReason(s.reason),
+					&mcpexpose.WithdrawnOptions{Scopes: t.Scopes})
+			}
+			continue
+		default:
 			for _, t := range u.cfg.Tools {
 				exp.Withdrawn(wireName(app, t.Name), execution.Fail(execution.Unavailable,
 					"the upstream serving this tool is not connected; the gateway is reconnecting", nil).WithReason(ReasonUpstreamUnavailable),
@@ -378,17 +494,20 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 			}
 			continue
 		}
-		for _, cat := range []*mcpimport.Catalog{s.reads, s.writes} {
-			if cat == nil {
-				continue
-			}
+		for _, cat := range s.catalogs() {
 			for _, c := range cat.Register(app) {
+				if h, ok := u.held[c.Name()]; ok {
+					// Registered with the application, which serves
+					// nothing by itself, and never exposed: what the
+					// exposure does not declare no caller can list or
+					// call.
+					exp.Withdrawn(wireName(app, c.Name()), heldFailure(h.Reason), &mcpexpose.WithdrawnOptions{Scopes: u.scopes(c.Name())})
+					continue
+				}
 				exp.Tool(c, nil)
 			}
 			for _, a := range cat.Absent() {
-				exp.Withdrawn(wireName(app, a.Name), execution.Fail(execution.Unavailable,
-					"the upstream no longer offers this tool; it comes back when the upstream restores it", nil).WithReason(mcpimport.ReasonCatalogStale),
-					&mcpexpose.WithdrawnOptions{Scopes: u.scopes(a.Name)})
+				exp.Withdrawn(wireName(app, a.Name), absentFailure(a.Reason), &mcpexpose.WithdrawnOptions{Scopes: u.scopes(a.Name)})
 			}
 		}
 		if s.features != nil {
@@ -396,6 +515,30 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 		}
 	}
 	return exp.Compile()
+}
+
+// heldFailure is what a held tool answers.
+func heldFailure(reason execution.Reason) *execution.Failure {
+	msg := "the upstream changed this tool's definition since an operator accepted it; it is not served until an operator reviews and accepts the new one"
+	if reason == ReasonDefinitionUnaccepted {
+		msg = "no operator has accepted this tool's definition yet; it is not served until one does"
+	}
+	return execution.Fail(execution.Unavailable, msg, nil).WithReason(reason)
+}
+
+// absentFailure is what an optional binding the upstream's import left out
+// answers, under the reason it was left out for.
+func absentFailure(reason execution.Reason) *execution.Failure {
+	msg := "the upstream's definition of this tool cannot be imported; it is served again once it can"
+	switch reason {
+	case mcpimport.ToolMissing:
+		msg = "the upstream does not offer this tool now; it is served again once it does"
+	case mcpimport.SchemaUnsupported:
+		msg = "the upstream offers this tool with a schema outside its binding's profile; it is never served in a weaker form"
+	case mcpimport.DescriptionTooLarge:
+		msg = "the upstream's description of this tool is larger than the limit"
+	}
+	return execution.Fail(execution.Unavailable, msg, nil).WithReason(reason)
 }
 
 // wireName is the tool name a bound tool has when its upstream serves it:

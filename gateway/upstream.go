@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +41,10 @@ type upstream struct {
 	tasks  bool          // some binding follows remote tasks
 	tried  chan struct{} // closed after the first attempt, whatever it gave
 	once   sync.Once
+	// optional holds the local names of the bindings that may be absent.
+	optional map[string]bool
+	// retry wakes a failed upstream ([Gateway.Reload]).
+	retry chan struct{}
 
 	// features binds resources, templates and prompts (features.go), when
 	// hasFeatures.
@@ -49,6 +55,8 @@ type upstream struct {
 	served      served
 	swaps       int
 	connections int
+	held        map[string]Change // served tools whose definition is not the pinned one, by local name
+	warned      map[string]string // what was logged of each held tool
 }
 
 // served is what the gateway serves of an upstream.
@@ -56,8 +64,19 @@ type served struct {
 	state         State
 	reads, writes *mcpimport.Catalog // when up; each nil without bindings of its kind
 	features      *mcpimport.Catalog // resources and prompts, when up; nil without bindings
-	err           string             // when down
-	reason        execution.Reason   // when down
+	err           string             // when down or failed
+	reason        execution.Reason   // when down or failed
+}
+
+// catalogs returns the tool catalogs served, reads first.
+func (s served) catalogs() []*mcpimport.Catalog {
+	var out []*mcpimport.Catalog
+	for _, c := range []*mcpimport.Catalog{s.reads, s.writes} {
+		if c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // endedError is why a session with an upstream ended: the gateway's words,
@@ -87,6 +106,10 @@ func newUpstream(g *Gateway, cfg *Upstream) *upstream {
 		writes: map[string]mcpimport.WriteBinding{},
 		tried:  make(chan struct{}),
 		served: served{state: StateStarting},
+
+		optional: map[string]bool{},
+		retry:    make(chan struct{}, 1),
+		warned:   map[string]string{},
 	}
 	u.features, u.hasFeatures = featureBindings(cfg)
 	u.limits.CallTimeout = max(u.limits.CallTimeout, 0)
@@ -94,6 +117,9 @@ func newUpstream(g *Gateway, cfg *Upstream) *upstream {
 		u.limits.CallTimeout = mcpimport.DefaultLimits().CallTimeout
 	}
 	for _, t := range cfg.Tools {
+		if cfg.optional(t) {
+			u.optional[t.Name] = true
+		}
 		validator := g.opts.Validators[t.Name]
 		if t.Write == "" {
 			u.reads[t.Remote] = mcpimport.Binding{
@@ -148,7 +174,7 @@ func (u *upstream) scopes(name string) []string {
 
 func (u *upstream) status() UpstreamStatus {
 	s := UpstreamStatus{Name: u.cfg.Name, State: u.served.state, Error: u.served.err, Reason: u.served.reason,
-		Connections: u.connections, Swaps: u.swaps, Tools: []string{}, Absent: []string{}, Resources: []string{}, Prompts: []string{}}
+		Connections: u.connections, Swaps: u.swaps, Tools: []string{}, Absent: []string{}, Resources: []string{}, Prompts: []string{}, Held: []Change{}}
 	if f := u.served.features; f != nil {
 		snap := f.Snapshot()
 		for _, e := range append(snap.Resources(), snap.ResourceTemplates()...) {
@@ -161,18 +187,75 @@ func (u *upstream) status() UpstreamStatus {
 			s.Absent = append(s.Absent, a.Name+" ("+string(a.Reason)+")")
 		}
 	}
-	for _, cat := range []*mcpimport.Catalog{u.served.reads, u.served.writes} {
-		if cat == nil {
-			continue
-		}
+	for _, cat := range u.served.catalogs() {
 		for _, e := range cat.Snapshot().Entries() {
+			if h, ok := u.held[e.Name]; ok {
+				h.Fields = slices.Clone(h.Fields)
+				s.Held = append(s.Held, h)
+				continue
+			}
 			s.Tools = append(s.Tools, e.Name)
 		}
 		for _, a := range cat.Absent() {
 			s.Absent = append(s.Absent, a.Name+" ("+string(a.Reason)+")")
 		}
 	}
+	slices.SortFunc(s.Held, func(a, b Change) int { return strings.Compare(a.Name, b.Name) })
 	return s
+}
+
+// statusNow is status, with g.mu taken.
+func (u *upstream) statusNow() UpstreamStatus {
+	u.g.mu.Lock()
+	defer u.g.mu.Unlock()
+	return u.status()
+}
+
+// hold compares every tool u's catalogs import with its pin in lock, and
+// returns those that are not to be served, by local name. It logs each
+// tool it newly holds (or holds for a new reason, or whose definition
+// changed again) once, as a warning naming what changed, never the
+// upstream's words; and, at info, each it serves again. A tool it held
+// that is not imported now (the upstream is down) is logged again only if
+// it comes back with another definition. Must be called with g.mu held.
+func (u *upstream) hold(lock *Lock) map[string]Change {
+	held := map[string]Change{}
+	imported := map[string]bool{}
+	for _, cat := range u.served.catalogs() {
+		for _, e := range cat.Snapshot().Entries() {
+			imported[e.Name] = true
+			var pin *Pin
+			if p, ok := lock.Pin(e.Name); ok {
+				pin = &p
+			}
+			c := compare(pin, Pin{Upstream: u.cfg.Name, Entry: e})
+			if c.Reason == "" {
+				continue
+			}
+			held[e.Name] = c
+			live, _ := e.Identity() // discovery's entries have one
+			key := string(c.Reason) + " " + live + " " + strings.Join(c.Fields, ",")
+			if u.warned[e.Name] == key {
+				continue
+			}
+			u.warned[e.Name] = key
+			msg := "bound tool held: its definition differs from the one the lock file pins; it is not served until an operator reviews and accepts it (agnara gateway diff, then accept)"
+			if c.Reason == ReasonDefinitionUnaccepted {
+				msg = "bound tool held: the lock file pins no definition for it; it is not served until an operator reviews and accepts one (agnara gateway diff, then accept)"
+			}
+			u.logger.Warn(msg, slog.String("tool", e.Name), slog.String("remote", e.RemoteName), slog.String("reason", string(c.Reason)),
+				slog.Any("changed", c.Fields), slog.String("identity", live))
+		}
+	}
+	for name := range u.warned {
+		// A tool not imported now (its upstream down, or failed) is not
+		// served either: what was logged of it stands until it is.
+		if _, still := held[name]; !still && imported[name] {
+			delete(u.warned, name)
+			u.logger.Info("bound tool served: its definition is the one the lock file pins", slog.String("tool", name))
+		}
+	}
+	return held
 }
 
 func (u *upstream) markTried() { u.once.Do(func() { close(u.tried) }) }
@@ -188,7 +271,27 @@ func (u *upstream) run(ctx context.Context) {
 		if wasUp {
 			attempt = 0 // a session that worked starts the backoff over
 		}
-		reason := downReason(err)
+		reason, permanent := classify(err)
+		if permanent {
+			// A wake-up sent before this failure is not for it
+			// (Reload wakes failed upstreams only).
+			select {
+			case <-u.retry:
+			default:
+			}
+			u.g.publish(u, served{state: StateFailed, err: err.Error(), reason: reason})
+			u.markTried()
+			u.logger.Error("upstream failed: refused for a reason a new session cannot mend; its tools are withdrawn and it is not retried until the gateway is reloaded (SIGHUP)",
+				slog.String("reason", string(reason)), slog.String("error", err.Error()))
+			select {
+			case <-ctx.Done():
+				return
+			case <-u.retry:
+			}
+			u.logger.Info("retrying the failed upstream")
+			attempt = -1
+			continue
+		}
 		u.g.publish(u, served{state: StateDown, err: err.Error(), reason: reason})
 		u.markTried()
 		wait := u.cfg.Restart.Delay(attempt)
@@ -218,9 +321,11 @@ func (u *upstream) transport(ctx context.Context) (mcp.Transport, *stdioTranspor
 	return t, t
 }
 
-// session makes one session and serves it until it ends or ctx is done.
-// wasUp reports whether it got as far as serving a catalog.
-func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
+// connect makes one session with the upstream: the handshake within
+// connectCtx, the session (and the HTTP client's tokens) for as long as ctx
+// lives. stdio is the stdio transport, to report its process's exit; nil
+// for HTTP.
+func (u *upstream) connect(ctx, connectCtx context.Context) (sess *mcpimport.Session, stdio *stdioTransport, err error) {
 	transport, stdio := u.transport(ctx)
 	var protocol string
 	if u.cfg.HTTP != nil {
@@ -232,12 +337,7 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 			protocol = mcpimport.HTTPProtocolVersion
 		}
 	}
-	connectCtx, cancel := context.WithTimeout(ctx, importTimeout)
-	defer cancel()
-	u.g.mu.Lock()
-	u.connections++
-	u.g.mu.Unlock()
-	sess, err := mcpimport.Connect(connectCtx, u.cfg.Name, transport, &mcpimport.ConnectOptions{
+	sess, err = mcpimport.Connect(connectCtx, u.cfg.Name, transport, &mcpimport.ConnectOptions{
 		Client: &mcp.Implementation{Name: "agnara-gateway", Version: "1"},
 		// Pings find a session the upstream lost, which then ends and is
 		// made again.
@@ -255,10 +355,25 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 		}
 		if stdio != nil {
 			if status, exited := stdio.exit(); exited {
-				return false, fmt.Errorf("connecting: %w%s (the process exited: %s)", err, cause, status)
+				return nil, stdio, fmt.Errorf("connecting: %w%s (the process exited: %s)", err, cause, status)
 			}
 		}
-		return false, fmt.Errorf("connecting: %w%s", err, cause)
+		return nil, stdio, fmt.Errorf("connecting: %w%s", err, cause)
+	}
+	return sess, stdio, nil
+}
+
+// session makes one session and serves it until it ends or ctx is done.
+// wasUp reports whether it got as far as serving a catalog.
+func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
+	connectCtx, cancel := context.WithTimeout(ctx, importTimeout)
+	defer cancel()
+	u.g.mu.Lock()
+	u.connections++
+	u.g.mu.Unlock()
+	sess, stdio, err := u.connect(ctx, connectCtx)
+	if err != nil {
+		return false, err
 	}
 	defer sess.Close()
 	ended := make(chan error, 1)
@@ -270,9 +385,10 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 	}
 	u.g.publish(u, cur)
 	u.markTried()
+	st := u.statusNow()
 	u.logger.Info("upstream imported", slog.String("protocol", sess.ClientSession().InitializeResult().ProtocolVersion),
-		slog.Any("tools", u.status().Tools), slog.Any("resources", u.status().Resources), slog.Any("prompts", u.status().Prompts),
-		slog.Any("absent", u.status().Absent))
+		slog.Any("tools", st.Tools), slog.Any("resources", st.Resources), slog.Any("prompts", st.Prompts),
+		slog.Any("absent", st.Absent), slog.Any("held", heldNames(st.Held)))
 	for {
 		select {
 		case <-ctx.Done():
@@ -299,8 +415,9 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 		if err != nil {
 			return true, fmt.Errorf("re-importing after a list_changed: %w", err)
 		}
-		renewed := true
-		if cur.reads != nil {
+		// Annotations are outside the digest Renew compares, but pinned.
+		renewed := sameAnnotations(cur, next)
+		if renewed && cur.reads != nil {
 			renewed = cur.reads.Renew(next.reads)
 		}
 		if cur.writes != nil {
@@ -315,8 +432,10 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 		}
 		u.g.publish(u, next)
 		cur = next
-		u.logger.Info("upstream catalog changed; serving the new one", slog.Any("tools", u.status().Tools),
-			slog.Any("resources", u.status().Resources), slog.Any("prompts", u.status().Prompts), slog.Any("absent", u.status().Absent))
+		st := u.statusNow()
+		u.logger.Info("upstream catalog changed; serving the new one", slog.Any("tools", st.Tools),
+			slog.Any("resources", st.Resources), slog.Any("prompts", st.Prompts), slog.Any("absent", st.Absent),
+			slog.Any("held", heldNames(st.Held)))
 	}
 }
 
@@ -333,10 +452,34 @@ func (s served) stale() <-chan struct{} {
 	return nil
 }
 
-// discover imports the bound tools on sess. A bound tool the upstream does
-// not offer, or offers with a schema outside its profile, is left out alone
-// (AllowAbsent) and answered with mcp_catalog_stale until it is back.
+// discover imports the bound tools on sess, as the contract says: a
+// strict binding that cannot be imported (not listed, a schema outside its
+// profile, a description past the limit) fails the import with its own
+// reason; an optional one is left out alone and withdrawn with its reason
+// until a later import brings it.
 func (u *upstream) discover(ctx context.Context, sess *mcpimport.Session) (served, error) {
+	s, err := u.importAll(ctx, sess)
+	if err != nil {
+		return served{}, err
+	}
+	var strict []error
+	for _, cat := range s.catalogs() {
+		for _, a := range cat.Absent() {
+			if !u.optional[a.Name] {
+				strict = append(strict, a.Err)
+			}
+		}
+	}
+	if len(strict) > 0 {
+		return served{}, fmt.Errorf("a strict binding cannot be imported: %w", errors.Join(strict...))
+	}
+	return s, nil
+}
+
+// importAll imports the bound tools on sess, leaving out every one that
+// cannot be imported (AllowAbsent): [upstream.discover] decides what its
+// absence means; [Inspect] reports it.
+func (u *upstream) importAll(ctx context.Context, sess *mcpimport.Session) (served, error) {
 	s := served{state: StateUp}
 	var err error
 	if len(u.reads) > 0 {
@@ -358,6 +501,29 @@ func (u *upstream) discover(ctx context.Context, sess *mcpimport.Session) (serve
 		}
 	}
 	return s, nil
+}
+
+// sameAnnotations reports whether two imports list the same annotations
+// for every tool.
+func sameAnnotations(a, b served) bool {
+	ann := func(s served) map[string]string {
+		m := map[string]string{}
+		for _, cat := range s.catalogs() {
+			for _, e := range cat.Snapshot().Entries() {
+				m[e.Name] = string(e.Annotations)
+			}
+		}
+		return m
+	}
+	return maps.Equal(ann(a), ann(b))
+}
+
+func heldNames(cs []Change) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name + " (" + string(c.Reason) + ")"
+	}
+	return out
 }
 
 // profile maps a config profile name to mcpimport's.

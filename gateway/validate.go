@@ -420,6 +420,14 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 		}
 	}
 	c.validateFeatures(bad, pos)
+	c.validateLock(bad)
+}
+
+// validateLock checks the lock file's key (pinned definitions, issue 30).
+func (c *Config) validateLock(bad func(string, ...any) func(...any)) {
+	if strings.TrimSpace(c.Lock) == "" {
+		bad("name the lock file that pins the upstreams' tool definitions (`agnara gateway accept` writes it)")("lock")
+	}
 }
 
 // validateFeatures checks every upstream's resources, resource templates

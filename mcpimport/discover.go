@@ -302,6 +302,18 @@ func newTool(c *Catalog, s selection, def *mcp.Tool, limits Limits) (*tool, []er
 	t.entry.Description = def.Description
 	t.entry.InputSchema = in
 	t.entry.OutputSchema = out
+	if def.Annotations != nil {
+		// Kept for hosts that compare them (the gateway pins them); they
+		// grant nothing and stay out of the digest.
+		raw, err := json.Marshal(def.Annotations)
+		if err == nil {
+			raw, err = canonjson.Canonicalize(raw)
+		}
+		if err != nil {
+			return nil, []error{newError(DiscoveryFailed, remote, "the tool's annotations cannot be encoded")}
+		}
+		t.entry.Annotations = raw
+	}
 	if !t.entry.ConcurrencySafe {
 		t.turn = make(chan struct{}, 1)
 	}

@@ -1,7 +1,9 @@
 package mcpimport
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/agnara-go/agnara/approval"
@@ -80,6 +82,100 @@ type Entry struct {
 	// part of the digest (as "schemaProfile", omitted for [ProfileStrict],
 	// so that strict snapshots keep their documents and digests).
 	Profile Profile
+	// Annotations are the remote tool's annotations as listed, in
+	// canonical JSON, or nil when it lists none. They are hints: they
+	// grant nothing, are never published by [Catalog.Register], and are
+	// part of neither the digest nor the entry's [Entry.Identity] (the
+	// entry identity is the contract's: names, policy, description,
+	// schemas and the host's declarations). A host that wants to notice a
+	// change of them, as the gateway's lock file does, compares them
+	// itself.
+	Annotations json.RawMessage
+}
+
+// Identity returns the entry's identity: "sha256:" and the hex SHA-256 of
+// its canonical document ([Entry.MarshalJSON]), the member of the snapshot
+// document that the revision digest covers for this tool. Two entries with
+// the same identity import the same remote definition under the same host
+// declaration. It fails only for an entry whose schemas are not JSON.
+func (e Entry) Identity() (string, error) {
+	b, err := e.MarshalJSON()
+	if err != nil {
+		return "", err
+	}
+	return canonjson.Digest(b)
+}
+
+// MarshalJSON returns the entry's canonical document, as it appears among
+// the entries of the snapshot document ([Snapshot.MarshalJSON]):
+//
+//	{"concurrencySafe":false,"description":"...","inputSchema":{...},
+//	 "localName":"search","outputSchema":null,"policy":{"mode":"read","title":"..."},
+//	 "remoteName":"remote.search"}
+//
+// Annotations are not part of it.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(e.doc())
+	if err != nil {
+		return nil, err
+	}
+	return canonjson.Canonicalize(b)
+}
+
+// UnmarshalJSON reads an entry's document ([Entry.MarshalJSON]) back,
+// strictly: an unknown member, a missing name or input schema, or a mode
+// other than read and confirm is an error. Schemas are kept in canonical
+// form; Annotations are left nil.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	var d entryDoc
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return fmt.Errorf("mcpimport: entry: %w", err)
+	}
+	switch {
+	case d.LocalName == "" || d.RemoteName == "":
+		return fmt.Errorf("mcpimport: entry: localName and remoteName are required")
+	case d.Policy.Mode != ModeRead && d.Policy.Mode != ModeConfirm:
+		return fmt.Errorf("mcpimport: entry %q: policy mode %q: want %q or %q", d.LocalName, d.Policy.Mode, ModeRead, ModeConfirm)
+	case len(d.InputSchema) == 0 || string(d.InputSchema) == "null":
+		return fmt.Errorf("mcpimport: entry %q: inputSchema is required", d.LocalName)
+	}
+	in, err := canonjson.Canonicalize(d.InputSchema)
+	if err != nil {
+		return fmt.Errorf("mcpimport: entry %q: inputSchema: %w", d.LocalName, err)
+	}
+	var out json.RawMessage
+	if len(d.OutputSchema) > 0 && string(d.OutputSchema) != "null" {
+		if out, err = canonjson.Canonicalize(d.OutputSchema); err != nil {
+			return fmt.Errorf("mcpimport: entry %q: outputSchema: %w", d.LocalName, err)
+		}
+	}
+	*e = Entry{
+		Name: d.LocalName, RemoteName: d.RemoteName, Title: d.Policy.Title, Mode: d.Policy.Mode, Effect: d.Policy.Effect,
+		Authorization: d.Authorization, Description: d.Description, InputSchema: in, OutputSchema: out,
+		ConcurrencySafe: d.ConcurrencySafe, Profile: d.SchemaProfile,
+	}
+	return nil
+}
+
+// doc is the entry's member of the snapshot document.
+func (e Entry) doc() entryDoc {
+	out := e.OutputSchema
+	if out == nil {
+		out = json.RawMessage("null")
+	}
+	return entryDoc{
+		Authorization:   e.Authorization,
+		ConcurrencySafe: e.ConcurrencySafe,
+		Description:     e.Description,
+		InputSchema:     e.InputSchema,
+		LocalName:       e.Name,
+		OutputSchema:    out,
+		Policy:          policyDoc{Effect: e.Effect, Mode: e.Mode, Title: e.Title},
+		RemoteName:      e.RemoteName,
+		SchemaProfile:   e.Profile,
+	}
 }
 
 // Authorization is the host's explicit authorization of a remote write tool:
@@ -112,6 +208,7 @@ func (s *Snapshot) Entries() []Entry {
 	for i, e := range s.entries {
 		e.InputSchema = slices.Clone(e.InputSchema)
 		e.OutputSchema = slices.Clone(e.OutputSchema)
+		e.Annotations = slices.Clone(e.Annotations)
 		if e.Authorization != nil {
 			a := *e.Authorization
 			e.Authorization = &a
@@ -180,21 +277,7 @@ func (s *Snapshot) document(withDigest bool) ([]byte, error) {
 		doc.RevisionDigest = s.digest
 	}
 	for i, e := range s.entries {
-		out := e.OutputSchema
-		if out == nil {
-			out = json.RawMessage("null")
-		}
-		doc.Entries[i] = entryDoc{
-			Authorization:   e.Authorization,
-			ConcurrencySafe: e.ConcurrencySafe,
-			Description:     e.Description,
-			InputSchema:     e.InputSchema,
-			LocalName:       e.Name,
-			OutputSchema:    out,
-			Policy:          policyDoc{Effect: e.Effect, Mode: e.Mode, Title: e.Title},
-			RemoteName:      e.RemoteName,
-			SchemaProfile:   e.Profile,
-		}
+		doc.Entries[i] = e.doc()
 	}
 	s.featureDocs(&doc)
 	b, err := json.Marshal(doc)

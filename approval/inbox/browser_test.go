@@ -143,20 +143,34 @@ func TestInboxInARealBrowser(t *testing.T) {
 	notes := filepath.Join(t.TempDir(), "notes.jsonl")
 	s := store(t)
 
-	// The gateway: bob, its development caller, asks for a write.
-	gw, err := gateway.New(gateway.Config{
+	// The gateway: bob, its development caller, asks for a write. Its
+	// definition is accepted first, as `agnara gateway accept` does.
+	cfg := gateway.Config{
 		Auth: gateway.Auth{Development: &gateway.Development{Principal: "bob", Scopes: []string{"notes:write"}}},
+		Lock: filepath.Join(t.TempDir(), "gateway.lock"),
 		Upstreams: []gateway.Upstream{{
 			Name: "notes", Prefix: "notes_",
 			Stdio: &gateway.StdioUpstream{Command: nodeBin, Args: []string{memory}, Env: map[string]string{"MEMORY_FILE_PATH": notes}},
 			Tools: []gateway.Tool{{Remote: "create_entities", Name: "notes_create", Title: "Create notes", Write: "write", Scopes: []string{"notes:write"}, Profile: "standard"}},
 		}},
-	}, &gateway.Options{Approvals: s})
-	if err != nil {
-		t.Fatal(err)
 	}
 	startCtx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	review, err := gateway.Inspect(startCtx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := review.Accept()
+	if err == nil {
+		err = lock.WriteFile(cfg.Lock)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(cfg, &gateway.Options{Approvals: s})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := gw.Start(startCtx); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 )
 
 const gatewayUsage = `usage: agnara gateway -config FILE [-check] [-log-level info]
+       agnara gateway diff -config FILE [-log-level warn]
+       agnara gateway accept -config FILE [-tool NAME]... [-log-level warn]
        agnara gateway -sample
 
 Serves the governed gateway a config file declares (package gateway;
@@ -21,14 +23,34 @@ from each, under the gateway's own auth, limits and approvals. It prints
 the MCP URL on its first line of output, logs to standard error, and stops
 on SIGINT or SIGTERM (stdio upstreams are stopped with it).
 
+A tool is served only with the definition an operator accepted, pinned in
+the lock file beside the config (gateway.yaml: gateway.lock; the config's
+lock key names another). The gateway does not start without one. On
+SIGHUP it re-reads the lock file (serving what was just accepted) and
+retries every upstream marked failed.
+
   -config FILE     the gateway config (YAML)
   -check           check the config and exit: every mistake, with its line
   -sample          print a commented sample config and exit
   -log-level LVL   debug, info, warn or error (default info)
+
+Commands:
+  diff     connect to every upstream and show how the definitions it
+           offers differ from the lock file; exit 1 when any does
+  accept   pin the definitions the upstreams offer now (every bound
+           tool's, or only the -tool ones) in the lock file
 `
 
 // gateway runs `agnara gateway`.
 func (c *cli) gateway(args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "diff":
+			return c.gatewayPins(args[1:], false)
+		case "accept":
+			return c.gatewayPins(args[1:], true)
+		}
+	}
 	flags := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	flags.SetOutput(c.stderr)
 	flags.Usage = func() { fmt.Fprint(c.stderr, gatewayUsage) }
@@ -72,7 +94,25 @@ func (c *cli) gateway(args []string) int {
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: lvl}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := gateway.Run(ctx, *cfg, &gateway.Options{Logger: logger}, c.stdout); err != nil {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reload := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				select {
+				case reload <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	if err := gateway.Run(ctx, *cfg, &gateway.Options{Logger: logger, Reload: reload}, c.stdout); err != nil {
 		fmt.Fprintln(c.stderr, "agnara gateway:", err)
 		return 1
 	}

@@ -80,6 +80,9 @@ upstreams:
     tools:
       - {remote: read_text_file, title: Read a text file, scopes: [files:read], profile: standard}
 `), 0o644)
+	if code, out, errOut := agnara(time.Time{}, "gateway", "accept", "-config", cfg); code != 0 || !strings.Contains(out, "pinned files_read_text_file (new)") {
+		t.Fatalf("accept: exit %d, %q %q", code, out, errOut)
+	}
 	p := proctest.StartCmd(t, proctest.Build(t, "."), "gateway", "-config", cfg)
 	url := p.URL
 

@@ -189,6 +189,9 @@ upstreams:
       - {remote: users.get_user, name: get_user, title: Get a user, scopes: [directory:read]}
       - {remote: users.list_users, name: list_users, title: List the users, scopes: [directory:read]}
 `), 0o644)
+	if code, out, errOut := agnara(time.Time{}, "gateway", "accept", "-config", cfg); code != 0 {
+		t.Fatalf("accept: exit %d, %q %q", code, out, errOut)
+	}
 	gw := proctest.StartCmd(t, proctest.Build(t, "."), "gateway", "-config", cfg).URL
 	for _, era := range []string{"modern", "legacy"} {
 		code, out, errOut := tools(t, "list", gw, "-era", era)
