@@ -358,6 +358,13 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		return nil, ec.ctx.Err() // the caller's own deadline or cancellation
 	}
 	switch {
+	case p.sig.result:
+		r := results[0].Interface().(Result)
+		cs := r.Content
+		if cs == nil {
+			cs = []Content{} // a content result, even without blocks
+		}
+		return Success{Content: cs, Structured: r.Structured}, nil
 	case p.sig.content:
 		cs, _ := results[0].Interface().([]Content)
 		return Success{Content: cs}, nil

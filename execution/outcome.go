@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -127,8 +128,11 @@ type Success struct {
 	// handler that returns only an error, and for content-only results.
 	Value any
 	// Content holds rich content blocks when the handler returned
-	// []Content.
+	// []Content or a [Result] (never nil for a Result).
 	Content []Content
+	// Structured is the structured value of a [Result], as JSON, to be
+	// published as it is (no envelope), or nil.
+	Structured json.RawMessage
 }
 
 func (Success) isOutcome() {}
