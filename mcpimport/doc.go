@@ -56,11 +56,16 @@
 //
 // # Results and failures
 //
-// A successful call returns an [Envelope], {"text": [...], "structured":
-// {...} | null}. When the remote tool advertises an output schema, valid
-// structured content is required; JSON-looking text is never a substitute.
-// Images, audio, resources, links, input requests and isError results fail
-// closed. A failed call ends in a canonical failure whose
+// A successful call returns an [execution.Result]: the remote content
+// blocks (text, images, audio, resource links, embedded resources, with
+// their annotations), each checked and bounded ([Limits].BlockBytes,
+// ResultBytes, ContentBlocks), and, when the remote tool advertises an
+// output schema, its structured content, required and valid against that
+// schema, which is also the local tool's output schema: served again, the
+// caller sees the remote's structured content once, unwrapped (ADR 39).
+// JSON-looking text is never a substitute for it; without an output schema
+// structured content is not passed on. isError results fail closed. A
+// failed call ends in a canonical failure whose
 // [execution.Failure.Reason] is one of the call reasons
 // ([ReasonInvalidArguments] ... [ReasonResultTooLarge]), or for a write one
 // of the approval reasons of package approval; what the remote server said

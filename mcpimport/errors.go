@@ -77,14 +77,19 @@ const (
 	// (unavailable).
 	ReasonToolError execution.Reason = "mcp_tool_error"
 	// ReasonResultInvalid: the result does not match the tool's output
-	// schema, or lacks the structured content an output schema requires
-	// (unavailable).
+	// schema, lacks the structured content an output schema requires, or
+	// holds a content block that is not what it says (a MIME type that is
+	// not one, an image that is not image/*, a URI that is not absolute,
+	// annotations outside the protocol's ranges) (unavailable).
 	ReasonResultInvalid execution.Reason = "mcp_result_invalid"
-	// ReasonResultUnsupported: the result holds content other than text
-	// (images, audio, resources, links), or asks for input (unavailable).
+	// ReasonResultUnsupported: the result holds a kind of content block
+	// this adapter does not pass on (unavailable). Text, images, audio,
+	// resource links and embedded resources all pass.
 	ReasonResultUnsupported execution.Reason = "mcp_result_unsupported"
-	// ReasonResultTooLarge: the result is larger than the object limit or
-	// has more content blocks than the content limit (unavailable).
+	// ReasonResultTooLarge: a content block is larger than the block
+	// limit, the whole result larger than the result limit, its structured
+	// content larger than the object limit, or it has more content blocks
+	// than the content limit (unavailable).
 	ReasonResultTooLarge execution.Reason = "mcp_result_too_large"
 	// ReasonTaskInputRequired: the remote tool's task asked for input
 	// (status input_required), which this adapter does not answer on the

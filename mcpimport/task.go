@@ -226,7 +226,9 @@ func checkTaskState(st *taskState, id string, limits Limits) execution.Reason {
 	switch {
 	case st == nil || st.TaskID != id || !knownStatus(st.Status):
 		return ReasonProtocolError // another task's state, or none
-	case len(st.Result) > 2*limits.ObjectBytes, len(st.InputRequests) > limits.ObjectBytes, len(st.StatusMessage) > limits.DescriptionBytes:
+	case len(st.Result) > 2*limits.ResultBytes, len(st.InputRequests) > limits.ObjectBytes, len(st.StatusMessage) > limits.DescriptionBytes:
+		// The result as JSON: base64 data and framing may take twice the
+		// bytes the result limit counts once decoded.
 		return ReasonResultTooLarge
 	case st.PollIntervalMs != nil && *st.PollIntervalMs < 0:
 		return ReasonProtocolError

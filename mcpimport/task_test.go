@@ -153,7 +153,7 @@ func (j *jobs) get(id string) (*raw, error) {
 	case "input":
 		return state("input_required", `,"inputRequests":{"name":{"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":{"type":"object","properties":{}}}}}`)
 	case "bigresult":
-		return state("completed", `,"result":{"content":[{"type":"text","text":"`+strings.Repeat("x", 140<<10)+`"}]}`)
+		return state("completed", `,"result":{"content":[{"type":"text","text":"`+strings.Repeat("x", 1<<20+1)+`"}]}`)
 	case "othertask":
 		return &raw{json: `{"resultType":"complete",` + taskJSON("task-999", "completed", `,"result":{"content":[]}`)[1:]}, nil
 	case "lost":

@@ -146,8 +146,8 @@ func (t *tool) approvalBinding(identity string) approval.Binding {
 }
 
 // writeHandler returns the handler of a write tool registered as identity.
-func (t *tool) writeHandler(identity string) func(*execution.Context, json.RawMessage) (json.RawMessage, error) {
-	return func(ec *execution.Context, args json.RawMessage) (json.RawMessage, error) {
+func (t *tool) writeHandler(identity string) func(*execution.Context, json.RawMessage) (execution.Result, error) {
+	return func(ec *execution.Context, args json.RawMessage) (execution.Result, error) {
 		return t.write(ec, identity, args)
 	}
 }
@@ -171,34 +171,34 @@ func writeFailure(reason execution.Reason, a *approval.Approval, effect approval
 
 // write is the handler of a write tool: prepare, or claim and dispatch, or
 // return the receipt.
-func (t *tool) write(ec *execution.Context, identity string, args json.RawMessage) (json.RawMessage, error) {
+func (t *tool) write(ec *execution.Context, identity string, args json.RawMessage) (execution.Result, error) {
 	c := t.cat
 	gen := c.valid.Load().gen // the answer counts only if the catalog stays valid from here on
 	if code, ok := c.monitor.current(gen); !ok {
-		return nil, t.fail(ec, code, nil)
+		return execution.Result{}, t.fail(ec, code, nil)
 	}
 	if len(args) > c.limits.ObjectBytes {
-		return nil, t.fail(ec, ReasonInvalidArguments, nil)
+		return execution.Result{}, t.fail(ec, ReasonInvalidArguments, nil)
 	}
 	caller := ec.Principal()
 	if caller.IsAnonymous() {
 		// Approvals need to know who asked: self-approval is refused.
-		return nil, t.fail(ec, ReasonScopeDenied, errors.New("anonymous callers cannot request writes"))
+		return execution.Result{}, t.fail(ec, ReasonScopeDenied, errors.New("anonymous callers cannot request writes"))
 	}
 	if err := t.sel.validator(ec, caller, args); err != nil {
 		if ec.Err() != nil {
-			return nil, ec.Err()
+			return execution.Result{}, ec.Err()
 		}
-		return nil, t.fail(ec, ReasonScopeDenied, err)
+		return execution.Result{}, t.fail(ec, ReasonScopeDenied, err)
 	}
 	digest, err := execution.ArgumentsDigest(args)
 	if err != nil {
-		return nil, t.fail(ec, ReasonInvalidArguments, err)
+		return execution.Result{}, t.fail(ec, ReasonInvalidArguments, err)
 	}
 	binding := t.approvalBinding(identity)
 	key, err := idempotencyKey(binding, caller.Issuer(), caller.ID(), digest)
 	if err != nil {
-		return nil, t.fail(ec, approval.ReasonUnavailable, err)
+		return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	intent := approval.Intent{
 		Binding:         binding,
@@ -211,71 +211,75 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	}
 	a, err := c.store.Prepare(ec, intent)
 	if err != nil {
-		return nil, t.fail(ec, approval.ReasonUnavailable, err)
+		return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	switch a.State {
 	case approval.StatePending:
-		return nil, writeFailure(approval.ReasonPending, &a, "")
+		return execution.Result{}, writeFailure(approval.ReasonPending, &a, "")
 	case approval.StateRejected:
-		return nil, writeFailure(approval.ReasonRejected, &a, "")
+		return execution.Result{}, writeFailure(approval.ReasonRejected, &a, "")
 	case approval.StateClaimed:
 		return t.awaitReceipt(ec, a)
 	case approval.StateCompleted:
-		return receipt(&a)
+		return t.receipt(&a)
 	case approval.StateApproved:
 		return t.dispatch(ec, intent, args, a)
 	}
-	return nil, t.fail(ec, approval.ReasonUnavailable, errors.New("approval in state "+string(a.State)))
+	return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, errors.New("approval in state "+string(a.State)))
 }
 
 // awaitReceipt answers a call whose approval is claimed: when this process
 // is dispatching it, the receipt follows once the dispatch gives up its
 // turn; when another process holds the claim (or died holding it), the
 // effect is unknown.
-func (t *tool) awaitReceipt(ec *execution.Context, a approval.Approval) (json.RawMessage, error) {
+func (t *tool) awaitReceipt(ec *execution.Context, a approval.Approval) (execution.Result, error) {
 	select {
 	case t.turn <- struct{}{}:
 		defer func() { <-t.turn }()
 	case <-ec.Done():
-		return nil, ec.Err()
+		return execution.Result{}, ec.Err()
 	}
 	return t.receiptOrInProgress(ec, a)
 }
 
-func (t *tool) receiptOrInProgress(ec *execution.Context, a approval.Approval) (json.RawMessage, error) {
+func (t *tool) receiptOrInProgress(ec *execution.Context, a approval.Approval) (execution.Result, error) {
 	cur, err := t.cat.store.Get(ec, a.ID)
 	if err != nil {
-		return nil, t.fail(ec, approval.ReasonUnavailable, err)
+		return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	if cur.State == approval.StateCompleted {
-		return receipt(&cur)
+		return t.receipt(&cur)
 	}
-	return nil, writeFailure(approval.ReasonInProgress, &cur, approval.EffectUnknown)
+	return execution.Result{}, writeFailure(approval.ReasonInProgress, &cur, approval.EffectUnknown)
 }
 
 // receipt answers a repeated call from its recorded receipt.
-func receipt(a *approval.Approval) (json.RawMessage, error) {
+func (t *tool) receipt(a *approval.Approval) (execution.Result, error) {
 	r := a.Receipt
 	if r.Effect == approval.EffectCommitted {
-		return json.RawMessage(slices.Clone(r.Result)), nil
+		out, code := t.replay(r.Result)
+		if code != "" {
+			return execution.Result{}, writeFailure(code, a, approval.EffectCommitted)
+		}
+		return out, nil
 	}
 	code := r.Reason
 	if _, ok := callFailures[code]; !ok {
 		code = ReasonProtocolError
 	}
-	return nil, writeFailure(code, a, r.Effect)
+	return execution.Result{}, writeFailure(code, a, r.Effect)
 }
 
 // dispatch claims an approved approval, checks again, sends the one
 // tools/call and records the receipt.
-func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json.RawMessage, a approval.Approval) (json.RawMessage, error) {
+func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json.RawMessage, a approval.Approval) (execution.Result, error) {
 	c := t.cat
 	// One write at a time per tool.
 	select {
 	case t.turn <- struct{}{}:
 		defer func() { <-t.turn }()
 	case <-ec.Done():
-		return nil, ec.Err()
+		return execution.Result{}, ec.Err()
 	}
 	claimed, err := c.store.Claim(ec, a.ID, intent.Binding)
 	switch {
@@ -283,17 +287,17 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 		// Expired or withdrawn since Prepare looked: ask again.
 		fresh, perr := c.store.Prepare(ec, intent)
 		if perr != nil {
-			return nil, t.fail(ec, approval.ReasonUnavailable, perr)
+			return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, perr)
 		}
-		return nil, writeFailure(approval.ReasonPending, &fresh, "")
+		return execution.Result{}, writeFailure(approval.ReasonPending, &fresh, "")
 	case errors.Is(err, approval.ErrBindingChanged):
-		return nil, writeFailure(approval.ReasonBindingChanged, &a, approval.EffectNotStarted)
+		return execution.Result{}, writeFailure(approval.ReasonBindingChanged, &a, approval.EffectNotStarted)
 	case errors.Is(err, approval.ErrAlreadyClaimed):
 		// Another call claimed it while this one waited its turn; it has
 		// finished meanwhile unless another process holds the claim.
 		return t.receiptOrInProgress(ec, a)
 	case err != nil:
-		return nil, t.fail(ec, approval.ReasonUnavailable, err)
+		return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	// From here on the claim is durable: whatever happens is recorded, even
 	// if the caller goes away.
@@ -310,12 +314,12 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	gen := c.valid.Load().gen
 	if code, ok := c.monitor.current(gen); !ok {
 		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: code})
-		return nil, writeFailure(code, &claimed, approval.EffectNotStarted)
+		return execution.Result{}, writeFailure(code, &claimed, approval.EffectNotStarted)
 	}
 	if err := t.sel.validator(context.WithoutCancel(ec), ec.Principal(), args); err != nil {
 		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonScopeDenied})
 		t.fail(ec, ReasonScopeDenied, err)
-		return nil, writeFailure(ReasonScopeDenied, &claimed, approval.EffectNotStarted)
+		return execution.Result{}, writeFailure(ReasonScopeDenied, &claimed, approval.EffectNotStarted)
 	}
 
 	ctx, cancel := context.WithTimeout(ec, c.limits.CallTimeout)
@@ -335,20 +339,20 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 			code = cur
 		}
 	}
-	var env json.RawMessage
+	var out execution.Result
 	if code == "" {
-		env, code = t.project(res)
+		out, code = t.project(res)
 	}
 	if code != "" {
 		record(approval.Receipt{Effect: approval.EffectUnknown, Reason: code})
 		t.fail(ec, code, err)
 		if ec.Err() != nil {
-			return nil, ec.Err()
+			return execution.Result{}, ec.Err()
 		}
-		return nil, writeFailure(code, &claimed, approval.EffectUnknown)
+		return execution.Result{}, writeFailure(code, &claimed, approval.EffectUnknown)
 	}
-	record(approval.Receipt{Effect: approval.EffectCommitted, Result: env})
-	return env, nil
+	record(approval.Receipt{Effect: approval.EffectCommitted, Result: receiptResult(res)})
+	return out, nil
 }
 
 // idempotencyKey identifies "the same call": the same registration identity,
@@ -375,7 +379,49 @@ func (t *tool) registerWrite(app *agnara.App) *agnara.Capability {
 		Description:  desc,
 		Scopes:       slices.Clone(t.sel.scopes),
 		InputSchema:  json.RawMessage(t.entry.InputSchema),
-		OutputSchema: t.outSchema,
+		OutputSchema: t.outputSchema(),
 		Annotations:  ann,
 	})
+}
+
+// receiptResult is what a committed receipt records of the remote result:
+// the result as the remote sent it (it was validated when it arrived).
+// Repeated calls project it again ([tool.replay]), so that they answer
+// exactly as the dispatch did.
+func receiptResult(res *mcp.CallToolResult) json.RawMessage {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil // it decoded from JSON a moment ago; replay then fails closed
+	}
+	return b
+}
+
+// replay projects the result a committed receipt recorded. Receipts
+// recorded before results carried content blocks hold the old envelope,
+// {"text": [...], "structured": ...}, read here as its text blocks and
+// structured content.
+func (t *tool) replay(raw json.RawMessage) (execution.Result, execution.Reason) {
+	var shape struct {
+		Content    json.RawMessage `json:"content"`
+		Text       []string        `json:"text"`
+		Structured json.RawMessage `json:"structured"`
+	}
+	if json.Unmarshal(raw, &shape) != nil {
+		return execution.Result{}, ReasonResultInvalid
+	}
+	if shape.Content == nil && shape.Text != nil {
+		out := execution.Result{Content: make([]execution.Content, 0, len(shape.Text))}
+		for _, s := range shape.Text {
+			out.Content = append(out.Content, execution.Text{Text: s})
+		}
+		if len(shape.Structured) > 0 && string(shape.Structured) != "null" {
+			out.Structured = slices.Clone(shape.Structured)
+		}
+		return out, ""
+	}
+	var res mcp.CallToolResult
+	if json.Unmarshal(raw, &res) != nil {
+		return execution.Result{}, ReasonResultInvalid
+	}
+	return t.project(&res)
 }
