@@ -101,6 +101,10 @@ type InputRequired struct {
 	// Requests are the questions, keyed as the handler (or the declared
 	// confirmation, under [ConfirmKey]) asked them. Never empty.
 	Requests map[string]InputRequest
+	// RoundState is what the handler kept for the next round
+	// ([Context.SetRoundState]), or nil. The adapter carries it out of the
+	// caller's reach and hands it back in [Invocation.RoundState].
+	RoundState []byte
 }
 
 func (*InputRequired) isOutcome() {}

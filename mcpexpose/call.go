@@ -172,7 +172,7 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 		return nil, execution.LabelOf(nil), err // the caller went away: no result to send
 	}
 	if ir, ok := out.(*execution.InputRequired); ok {
-		res, err := s.interact(ctx, req, t, round, ir.Requests)
+		res, err := s.interact(ctx, req, t, round, ir)
 		return res, execution.LabelOf(out), err
 	}
 	return s.result(ctx, t, out)
@@ -318,6 +318,7 @@ func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm ex
 		RateLimit:       s.opts.RateLimit,
 		Limiter:         s.opts.Limiter,
 		Answers:         round.answers,
+		RoundState:      round.kept,
 		Unsolicited:     round.unsolicited,
 		Counted:         round.resumed,
 		Supports:        func(k execution.InputKind) bool { return supports(caps(), k) },
