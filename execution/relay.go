@@ -181,7 +181,9 @@ func CheckRelayedForm(schema json.RawMessage) error {
 
 // relayedForm checks and compiles a relayed form.
 func relayedForm(schema []byte) (*formSchema, error) {
-	wrap := func(err error) error { return fmt.Errorf("execution: the relayed form is outside the elicitation subset: %w", err) }
+	wrap := func(err error) error {
+		return fmt.Errorf("execution: the relayed form is outside the elicitation subset: %w", err)
+	}
 	root, err := parseOrdered(schema)
 	if err != nil {
 		return nil, wrap(errors.New("not JSON"))

@@ -67,7 +67,7 @@ func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCa
 		out, err := c.plan.Invoke(ctx, &execution.Invocation{
 			Principal: c.p, Admission: c.adm, Arguments: c.args, ArgumentsDigest: digest,
 			Timeout: s.opts.Timeout, RateLimit: s.opts.RateLimit, Limiter: s.opts.Limiter,
-			Counted:  counted || round > 0,
+			Counted:    counted || round > 0,
 			Answers:    answers,
 			RoundState: kept,
 			Supports:   func(k execution.InputKind) bool { return supports(caps, k) },
