@@ -2,7 +2,6 @@ package mcpimport
 
 import (
 	"encoding/json"
-	"mime"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,7 +16,7 @@ import (
 // content block the MCP tools/call result may hold (text, image, audio,
 // resource link, embedded resource), each with its annotations, and the
 // structured content when the tool advertises an output schema, which is
-// then the local tool's output schema as well (ADR 39). Each block is
+// then the local tool's output schema as well (ADR 40). Each block is
 // checked before it is passed on: its size against the limits, its MIME
 // type well-formed (an image's an image/*, an audio clip's an audio/*),
 // its URI absolute, its annotations within the protocol's ranges. What a
@@ -93,15 +92,15 @@ func contentOf(c mcp.Content, limits Limits) (execution.Content, int, execution.
 		block = execution.Text{Text: c.Text}
 	case *mcp.ImageContent:
 		size, ann = len(c.Data)+len(c.MIMEType), c.Annotations
-		ok = mediaType(c.MIMEType, "image")
+		ok = wellFormedType(c.MIMEType, "image")
 		block = execution.Image{Data: c.Data, MIMEType: c.MIMEType}
 	case *mcp.AudioContent:
 		size, ann = len(c.Data)+len(c.MIMEType), c.Annotations
-		ok = mediaType(c.MIMEType, "audio")
+		ok = wellFormedType(c.MIMEType, "audio")
 		block = execution.Audio{Data: c.Data, MIMEType: c.MIMEType}
 	case *mcp.ResourceLink:
 		size, ann = len(c.URI)+len(c.Name)+len(c.Title)+len(c.Description)+len(c.MIMEType), c.Annotations
-		ok = absoluteURI(c.URI) && c.Name != "" && (c.MIMEType == "" || mediaType(c.MIMEType, "")) && (c.Size == nil || *c.Size >= 0)
+		ok = absoluteURI(c.URI) && c.Name != "" && (c.MIMEType == "" || wellFormedType(c.MIMEType, "")) && (c.Size == nil || *c.Size >= 0)
 		block = execution.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType, Size: c.Size}
 	case *mcp.EmbeddedResource:
 		r := c.Resource
@@ -109,7 +108,7 @@ func contentOf(c mcp.Content, limits Limits) (execution.Content, int, execution.
 			return nil, 0, ReasonResultInvalid
 		}
 		size, ann = len(r.URI)+len(r.MIMEType)+len(r.Text)+len(r.Blob), c.Annotations
-		ok = absoluteURI(r.URI) && (r.MIMEType == "" || mediaType(r.MIMEType, "")) && (r.Text == "" || r.Blob == nil)
+		ok = absoluteURI(r.URI) && (r.MIMEType == "" || wellFormedType(r.MIMEType, "")) && (r.Text == "" || r.Blob == nil)
 		block = execution.Resource{URI: r.URI, MIMEType: r.MIMEType, Text: r.Text, Blob: r.Blob}
 	default:
 		return nil, 0, ReasonResultUnsupported // the SDK decodes no other kind into a tool result
@@ -174,18 +173,15 @@ func annotationsOf(a *mcp.Annotations) (*execution.ContentAnnotations, bool) {
 	return out, true
 }
 
-// mediaType reports whether s is a well-formed MIME type (type/subtype,
-// with parameters if any) whose type is top, when top is not empty.
-func mediaType(s, top string) bool {
+// wellFormedType reports whether s is a well-formed MIME type (type/subtype,
+// with parameters if any, see mediaType) whose type is top, when top is
+// not empty.
+func wellFormedType(s, top string) bool {
 	if s == "" || len(s) > maxMIMEType {
 		return false
 	}
-	mt, _, err := mime.ParseMediaType(s)
-	if err != nil {
-		return false
-	}
-	typ, sub, ok := strings.Cut(mt, "/")
-	return ok && typ != "" && sub != "" && !strings.Contains(sub, "/") && (top == "" || typ == top)
+	mt, ok := mediaType(s)
+	return ok && (top == "" || strings.HasPrefix(mt, top+"/"))
 }
 
 // absoluteURI reports whether s is an absolute URI: a scheme, then

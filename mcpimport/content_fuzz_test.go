@@ -93,12 +93,12 @@ func blockSize(t *testing.T, block execution.Content) int {
 	case execution.Text:
 		return len(b.Text)
 	case execution.Image:
-		if !mediaType(b.MIMEType, "image") {
+		if !wellFormedType(b.MIMEType, "image") {
 			t.Fatalf("image with MIME type %q", b.MIMEType)
 		}
 		return len(b.Data) + len(b.MIMEType)
 	case execution.Audio:
-		if !mediaType(b.MIMEType, "audio") {
+		if !wellFormedType(b.MIMEType, "audio") {
 			t.Fatalf("audio with MIME type %q", b.MIMEType)
 		}
 		return len(b.Data) + len(b.MIMEType)

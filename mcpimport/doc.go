@@ -62,7 +62,7 @@
 // ResultBytes, ContentBlocks), and, when the remote tool advertises an
 // output schema, its structured content, required and valid against that
 // schema, which is also the local tool's output schema: served again, the
-// caller sees the remote's structured content once, unwrapped (ADR 39).
+// caller sees the remote's structured content once, unwrapped (ADR 40).
 // JSON-looking text is never a substitute for it; without an output schema
 // structured content is not passed on. isError results fail closed. A
 // failed call ends in a canonical failure whose
@@ -72,6 +72,24 @@
 // never reaches the caller. There
 // are no retries and no hidden calls. Cancellation stops the wait and
 // discards a late result; the remote server may go on executing.
+//
+// # Resources and prompts
+//
+// [DiscoverFeatures] imports a remote server's resources, resource
+// templates and prompts the same way: only those the host binds
+// ([FeatureBindings]: a remote URI, URI template or prompt name to a local
+// name, local URI or URI template, title and scopes), discovered with
+// resources/list, resources/templates/list and prompts/list under the
+// limits, each definition recorded in the snapshot and its digest
+// ([Snapshot.Resources], [Snapshot.ResourceTemplates], [Snapshot.Prompts]).
+// [Catalog.RegisterResources] and [Catalog.RegisterPrompts] make them
+// capabilities an exposure serves as resources and prompts; each read or
+// get is one resources/read or prompts/get whose answer is checked (the
+// URI read, text or blob, media types, roles, content kinds, sizes) and
+// fails closed like a tool call. A resources/list_changed or
+// prompts/list_changed makes such a catalog stale, and leaves the tool
+// catalogs of the session alone. docs/import.md, "Resources and prompts",
+// has the rules.
 //
 // # Remote tasks
 //

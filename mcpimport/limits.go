@@ -39,8 +39,17 @@ type Limits struct {
 	// ResultBytes bounds a whole result: every content block, counted as
 	// for BlockBytes, and the structured content. Default 4 MiB.
 	ResultBytes int
-	// CallTimeout bounds each tools/call. Default 30 s; at most 300 s.
+	// CallTimeout bounds each tools/call (and each resources/read and
+	// prompts/get). Default 30 s; at most 300 s.
 	CallTimeout time.Duration
+	// Resources is the most resources the remote server may list, selected
+	// or not, and separately the most resource templates; Prompts the most
+	// prompts. Default 256 each. They bound [DiscoverFeatures], which holds
+	// the three lists together within CatalogBytes, each selected
+	// description within DescriptionBytes, each read's contents and each
+	// prompt's messages within ObjectBytes and ContentBlocks.
+	Resources int
+	Prompts   int
 }
 
 // MaxCallTimeout is the largest call timeout [Limits] accept.
@@ -62,6 +71,8 @@ func DefaultLimits() Limits {
 		BlockBytes:       1 << 20,
 		ResultBytes:      4 << 20,
 		CallTimeout:      30 * time.Second,
+		Resources:        256,
+		Prompts:          256,
 	}
 }
 
@@ -82,6 +93,8 @@ func (l Limits) resolve() (Limits, error) {
 		{"ContentBlocks", &l.ContentBlocks, d.ContentBlocks},
 		{"BlockBytes", &l.BlockBytes, d.BlockBytes},
 		{"ResultBytes", &l.ResultBytes, d.ResultBytes},
+		{"Resources", &l.Resources, d.Resources},
+		{"Prompts", &l.Prompts, d.Prompts},
 	}
 	for _, f := range ints {
 		switch {
@@ -101,6 +114,6 @@ func (l Limits) resolve() (Limits, error) {
 }
 
 func (l Limits) String() string {
-	return fmt.Sprintf("pages=%d tools=%d catalog=%dB schema=%dB description=%dB object=%dB blocks=%d block=%dB result=%dB timeout=%s",
-		l.Pages, l.Tools, l.CatalogBytes, l.SchemaBytes, l.DescriptionBytes, l.ObjectBytes, l.ContentBlocks, l.BlockBytes, l.ResultBytes, l.CallTimeout)
+	return fmt.Sprintf("pages=%d tools=%d catalog=%dB schema=%dB description=%dB object=%dB blocks=%d block=%dB result=%dB timeout=%s resources=%d prompts=%d",
+		l.Pages, l.Tools, l.CatalogBytes, l.SchemaBytes, l.DescriptionBytes, l.ObjectBytes, l.ContentBlocks, l.BlockBytes, l.ResultBytes, l.CallTimeout, l.Resources, l.Prompts)
 }

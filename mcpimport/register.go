@@ -16,7 +16,7 @@ import (
 // read-only, and guarded by the binding's scopes; the application's scope
 // rule, policies, outcomes and logging apply as to any capability. A call
 // returns an [execution.Result]: the remote content blocks and, under the
-// output schema, the remote structured content as it is (ADR 39). Expose
+// output schema, the remote structured content as it is (ADR 40). Expose
 // them as usual (with mcpexpose, say).
 //
 // Register them while the session stays open. When the catalog goes stale,
