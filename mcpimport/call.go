@@ -53,7 +53,10 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (execution.Resu
 	if cp != nil {
 		ctx = withCapture(ctx, cp)
 	}
-	res, err := c.session.CallTool(ctx, params)
+	q := &asker{ec: ec, limits: c.limits}
+	ctx, done := withAsker(ctx, c.session, q)
+	defer done()
+	res, err := t.send(ctx, params)
 	if err == nil && cp != nil && isTaskAnswer(res) {
 		raw, oversized := cp.result()
 		var code execution.Reason
@@ -68,6 +71,9 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (execution.Resu
 	if ec.Err() != nil {
 		return execution.Result{}, ec.Err() // the caller went away, or its own deadline passed: late results are discarded
 	}
+	if asked, qerr := q.outcome(); asked || qerr != nil {
+		return execution.Result{}, t.questionsFailed(ec, qerr)
+	}
 	if code, ok := c.monitor.current(gen); !ok {
 		return execution.Result{}, t.fail(ec, code, nil) // the catalog changed while the call was out
 	}
@@ -79,6 +85,28 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (execution.Resu
 		return execution.Result{}, t.fail(ec, code, nil)
 	}
 	return out, nil
+}
+
+// send sends one tools/call upstream: the one place every imported call,
+// read or write, reaches the remote server.
+func (t *tool) send(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	return t.cat.session.CallTool(ctx, params)
+}
+
+// questionsFailed is how a call whose upstream asked ends: asking the
+// caller ([execution.ErrInputRequired]) when a question waits for an
+// answer; with the caller's own failure when the caller's answer did not
+// fit the question; with [ReasonQuestionRefused] when a question could not
+// be relayed.
+func (t *tool) questionsFailed(ec *execution.Context, qerr error) error {
+	var f *execution.Failure
+	switch {
+	case qerr == nil:
+		return execution.ErrInputRequired
+	case errors.As(qerr, &f):
+		return f
+	}
+	return t.fail(ec, ReasonQuestionRefused, qerr)
 }
 
 // classify names the failure of a tools/call request that returned err.

@@ -95,6 +95,17 @@ const (
 	// (status input_required), which this adapter does not answer on the
 	// caller's behalf; the task was cancelled (unavailable).
 	ReasonTaskInputRequired execution.Reason = "mcp_task_input_required"
+	// ReasonQuestionRefused: the remote tool asked its caller a question
+	// that is not relayed — a URL elicitation, a non-text sampling
+	// message, one over the limits or outside the elicitation form subset,
+	// more than 16 questions in one call, or a question that came on a
+	// handshake-era session while several calls were out on it — and the
+	// remote tool gave up (unavailable). docs/import.md, "Questions".
+	ReasonQuestionRefused execution.Reason = "mcp_question_refused"
+	// ReasonQuestionDeclined: the caller declined (or cancelled) the
+	// question a remote write tool asked; the write was not sent again
+	// and its approval is finished, effect not_started (forbidden). ADR 41.
+	ReasonQuestionDeclined execution.Reason = "mcp_question_declined"
 	// ReasonTaskCancelled: the remote server cancelled the task itself
 	// (unavailable).
 	ReasonTaskCancelled execution.Reason = "mcp_task_cancelled"
@@ -123,6 +134,8 @@ var callFailures = map[execution.Reason]callFailure{
 	ReasonResultUnsupported: {execution.Unavailable, "the remote tool returned content that cannot be passed on"},
 	ReasonResultTooLarge:    {execution.Unavailable, "the remote tool's result is too large"},
 	ReasonTaskInputRequired: {execution.Unavailable, "the remote tool asked for input that cannot be relayed; its task was cancelled"},
+	ReasonQuestionRefused:   {execution.Unavailable, "the remote tool asked a question that cannot be relayed to the caller"},
+	ReasonQuestionDeclined:  {execution.Forbidden, "the caller declined the remote tool's question; the call was not made"},
 	ReasonTaskCancelled:     {execution.Unavailable, "the remote server cancelled the tool's task"},
 	ReasonTaskLost:          {execution.Unavailable, "the remote server no longer knows the tool's task"},
 

@@ -219,11 +219,14 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	case approval.StateRejected:
 		return execution.Result{}, writeFailure(approval.ReasonRejected, &a, "")
 	case approval.StateClaimed:
+		if heldClaim(ec) == a.ID {
+			return t.dispatch(ec, intent, args, a, true)
+		}
 		return t.awaitReceipt(ec, a)
 	case approval.StateCompleted:
 		return t.receipt(&a)
 	case approval.StateApproved:
-		return t.dispatch(ec, intent, args, a)
+		return t.dispatch(ec, intent, args, a, false)
 	}
 	return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, errors.New("approval in state "+string(a.State)))
 }
@@ -270,9 +273,57 @@ func (t *tool) receipt(a *approval.Approval) (execution.Result, error) {
 	return execution.Result{}, writeFailure(code, a, r.Effect)
 }
 
-// dispatch claims an approved approval, checks again, sends the one
-// tools/call and records the receipt.
-func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json.RawMessage, a approval.Approval) (execution.Result, error) {
+// heldClaim is the approval this call claimed in an earlier round that
+// ended asking the caller the upstream's questions (ADR 41), or "". The
+// round state is the call's own, carried sealed by the adapter and bound to
+// this caller, tool and arguments.
+func heldClaim(ec *execution.Context) string {
+	return readHeld(ec).Claimed
+}
+
+// held is the round state of a call holding a claim: the approval, and
+// the upstream's questions the caller was asked.
+type held struct {
+	Claimed   string                   `json:"claimed"`
+	Questions []execution.InputRequest `json:"questions,omitempty"`
+}
+
+func readHeld(ec *execution.Context) held {
+	var st held
+	if json.Unmarshal(ec.RoundState(), &st) != nil {
+		return held{}
+	}
+	return st
+}
+
+// heldState is the round state of a call holding the claim of approval
+// id, the caller asked questions.
+func heldState(id string, questions []execution.InputRequest) []byte {
+	b, _ := json.Marshal(held{Claimed: id, Questions: questions}) // plain values: cannot fail
+	return b
+}
+
+// declinedEarlier reports whether the caller declined (or cancelled) one
+// of the questions an earlier round asked: the write then ends without
+// sending the call again.
+func declinedEarlier(ec *execution.Context, questions []execution.InputRequest) bool {
+	for _, q := range questions {
+		if q.Kind != execution.Elicitation {
+			continue
+		}
+		if a, err := ec.Relay(questionKey(q), q); err == nil && a.Action != "accept" {
+			return true
+		}
+	}
+	return false
+}
+
+// dispatch claims an approved approval (or, held, continues the claim an
+// earlier round of this call took), checks again, sends the one tools/call
+// and records the receipt. When the upstream asks a question the caller
+// has not answered yet, nothing is recorded: the round ends asking the
+// caller, the claim held for the next round (ADR 41).
+func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json.RawMessage, a approval.Approval, held bool) (execution.Result, error) {
 	c := t.cat
 	// One write at a time per tool.
 	select {
@@ -281,7 +332,17 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	case <-ec.Done():
 		return execution.Result{}, ec.Err()
 	}
-	claimed, err := c.store.Claim(ec, a.ID, intent.Binding)
+	var claimed approval.Approval
+	var err error
+	if held {
+		// The earlier round's claim: unless a round finished it meanwhile.
+		claimed, err = c.store.Get(ec, a.ID)
+		if err == nil && claimed.State != approval.StateClaimed {
+			return t.receiptOrInProgress(ec, claimed)
+		}
+	} else {
+		claimed, err = c.store.Claim(ec, a.ID, intent.Binding)
+	}
 	switch {
 	case errors.Is(err, approval.ErrExpired), errors.Is(err, approval.ErrNotApproved):
 		// Expired or withdrawn since Prepare looked: ask again.
@@ -322,11 +383,33 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 		return execution.Result{}, writeFailure(ReasonScopeDenied, &claimed, approval.EffectNotStarted)
 	}
 
+	if held && declinedEarlier(ec, readHeld(ec).Questions) {
+		// The caller said no to the upstream's question: the upstream's
+		// call ended when it asked, and is not sent again.
+		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonQuestionDeclined})
+		return execution.Result{}, writeFailure(ReasonQuestionDeclined, &claimed, approval.EffectNotStarted)
+	}
 	ctx, cancel := context.WithTimeout(ec, c.limits.CallTimeout)
 	defer cancel()
-	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args})
+	q := &asker{ec: ec, limits: c.limits}
+	ctx, done := withAsker(ctx, c.session, q)
+	defer done()
+	res, err := t.send(ctx, &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args})
+	asked, qerr := q.outcome()
+	if asked && qerr == nil && ec.Err() == nil {
+		// The upstream asked and the caller has not answered: nothing was
+		// done upstream that the next round does not do again (ADR 41),
+		// so nothing is recorded and the claim carries over.
+		if serr := ec.SetRoundState(heldState(claimed.ID, q.waiting())); serr != nil {
+			record(approval.Receipt{Effect: approval.EffectUnknown, Reason: ReasonQuestionRefused})
+			return execution.Result{}, writeFailure(ReasonQuestionRefused, &claimed, approval.EffectUnknown)
+		}
+		return execution.Result{}, execution.ErrInputRequired
+	}
 	var code execution.Reason
 	switch {
+	case qerr != nil && ec.Err() == nil:
+		code = ReasonQuestionRefused
 	case ec.Err() != nil:
 		code = ReasonTransportError // the caller went away: the request was sent, the outcome is unknown
 		if errors.Is(ec.Err(), context.DeadlineExceeded) {

@@ -1,0 +1,254 @@
+package mcpimport
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/agnara-go/agnara/execution"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// An upstream asks questions while a tools/call is out: at 2026-07-28 as
+// an input-required result, which the SDK client turns into calls of its
+// ElicitationHandler and CreateMessageHandler (and retries the call with
+// the answers), and in the handshake era as server-to-client requests on
+// the session, which reach the same handlers. The handlers [Connect]
+// installs relay each question to the caller of the imported tool through
+// execution's own questions ([execution.Context.Relay]): checked, bounded,
+// shown as the upstream put it. When the caller has answered it (a later
+// round of the same call, ADR 41), the answer goes upstream; when not, the
+// upstream's question is refused, the call ends asking, and the next round
+// sends the call again, this time with the answer ready. Roots are not
+// relayed: the SDK client answers roots/list from its own (empty) list.
+
+// errAsked answers an upstream's question the caller has not answered
+// yet: the round ends asking the caller instead.
+var errAsked = errors.New("mcpimport: the question was put to the caller")
+
+// errNotRelayed answers an upstream's question no call can take: it came
+// outside a call, a call whose capability cannot ask, or it failed the
+// checks.
+var errNotRelayed = errors.New("mcpimport: the question was not relayed")
+
+// maxQuestions bounds the questions one call relays, every round
+// together.
+const maxQuestions = 16
+
+// asker relays the questions an upstream puts during one call.
+type asker struct {
+	ec     *execution.Context
+	limits Limits
+	mu     sync.Mutex
+	n      int
+	asked  []execution.InputRequest // questions waiting for the caller
+	err    error                    // a question failed the checks, or the answer did
+}
+
+// outcome reports how the questions went: asked (the round ends asking)
+// or an error that ends the call.
+func (a *asker) outcome() (asked bool, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.asked) > 0, a.err
+}
+
+// waiting returns the questions waiting for the caller.
+func (a *asker) waiting() []execution.InputRequest {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.asked
+}
+
+// relay asks the caller q and returns the answer, or errAsked.
+func (a *asker) relay(q execution.InputRequest) (execution.Answer, error) {
+	a.mu.Lock()
+	a.n++
+	over := a.n > maxQuestions
+	a.mu.Unlock()
+	if over {
+		return a.refuse(errors.New("too many questions"))
+	}
+	key := questionKey(q)
+	ans, err := a.ec.Relay(key, q)
+	if errors.Is(err, execution.ErrInputRequired) {
+		a.mu.Lock()
+		a.asked = append(a.asked, q)
+		a.mu.Unlock()
+		return execution.Answer{}, errAsked
+	}
+	if err != nil {
+		return a.refuse(err)
+	}
+	return ans, nil
+}
+
+func (a *asker) refuse(err error) (execution.Answer, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err == nil {
+		a.err = err
+	}
+	return execution.Answer{}, errNotRelayed
+}
+
+// questionKey is the key a relayed question is asked under: a digest of
+// the question itself, so that an answer counts only for the question it
+// answered, as the upstream put it, when the upstream asks it again on the
+// next round.
+func questionKey(q execution.InputRequest) string {
+	b, _ := json.Marshal(q) // plain values: cannot fail
+	h := sha256.New()
+	h.Write([]byte("agnara.relayed-question/v1\x00"))
+	h.Write(b)
+	return "upstream." + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+type askerKey struct{}
+
+// withAsker returns ctx carrying a, for the questions the SDK client's
+// multi-round-trip middleware relays with the call's own context, and
+// records a as the call in flight on cs, for the questions a
+// handshake-era upstream sends on the session. The returned func ends
+// the call.
+func withAsker(ctx context.Context, cs *mcp.ClientSession, a *asker) (context.Context, func()) {
+	inflight.add(cs, a)
+	return context.WithValue(ctx, askerKey{}, a), func() { inflight.remove(cs, a) }
+}
+
+// inflight holds, per client session, the calls out on it that may take
+// questions. A handshake-era upstream's server-to-client request names no
+// call; it is relayed to the session's only call in flight, and refused
+// when there are several (docs/import.md, "Questions").
+var inflight = &calls{m: map[*mcp.ClientSession]map[*asker]struct{}{}}
+
+type calls struct {
+	mu sync.Mutex
+	m  map[*mcp.ClientSession]map[*asker]struct{}
+}
+
+func (c *calls) add(cs *mcp.ClientSession, a *asker) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.m[cs]
+	if s == nil {
+		s = map[*asker]struct{}{}
+		c.m[cs] = s
+	}
+	s[a] = struct{}{}
+}
+
+func (c *calls) remove(cs *mcp.ClientSession, a *asker) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m[cs], a)
+	if len(c.m[cs]) == 0 {
+		delete(c.m, cs)
+	}
+}
+
+// only returns the one call in flight on cs, or nil.
+func (c *calls) only(cs *mcp.ClientSession) *asker {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m[cs]) != 1 {
+		return nil
+	}
+	for a := range c.m[cs] {
+		return a
+	}
+	return nil
+}
+
+// askerOf finds the call a question belongs to.
+func askerOf(ctx context.Context, cs *mcp.ClientSession) *asker {
+	if a, ok := ctx.Value(askerKey{}).(*asker); ok {
+		return a
+	}
+	return inflight.only(cs)
+}
+
+// routeQuestions installs the relaying handlers in co, unless the host set
+// its own.
+func routeQuestions(co *mcp.ClientOptions) {
+	if co.ElicitationHandler == nil {
+		co.ElicitationHandler = relayElicitation
+	}
+	if co.CreateMessageHandler == nil && co.CreateMessageWithToolsHandler == nil {
+		co.CreateMessageHandler = relaySampling
+	}
+}
+
+// relayElicitation relays a form elicitation. A URL elicitation is not
+// relayed: the caller would be sent to an address the upstream chose.
+func relayElicitation(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	a := askerOf(ctx, req.Session)
+	p := req.Params
+	if a == nil || p == nil {
+		return nil, errNotRelayed
+	}
+	if p.Mode != "" && p.Mode != "form" {
+		_, err := a.refuse(errors.New("a URL elicitation is not relayed"))
+		return nil, err
+	}
+	schema, err := json.Marshal(p.RequestedSchema)
+	switch {
+	case err != nil:
+		_, err = a.refuse(errors.New("the form does not encode"))
+		return nil, err
+	case len(p.Message) > a.limits.DescriptionBytes:
+		_, err = a.refuse(errors.New("the question is over DescriptionBytes"))
+		return nil, err
+	case len(schema) > a.limits.SchemaBytes:
+		_, err = a.refuse(errors.New("the form is over SchemaBytes"))
+		return nil, err
+	}
+	ans, err := a.relay(execution.InputRequest{Kind: execution.Elicitation, Message: p.Message, Schema: schema})
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ElicitResult{Action: ans.Action}
+	if ans.Action == "accept" && len(ans.Content) > 0 {
+		if err := json.Unmarshal(ans.Content, &res.Content); err != nil {
+			_, err = a.refuse(errors.New("the answer does not decode"))
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// relaySampling relays a sampling request of text messages.
+func relaySampling(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	a := askerOf(ctx, req.Session)
+	p := req.Params
+	if a == nil || p == nil {
+		return nil, errNotRelayed
+	}
+	s := &execution.SamplingRequest{SystemPrompt: p.SystemPrompt, MaxTokens: int(min(p.MaxTokens, 1<<20))}
+	size := len(p.SystemPrompt)
+	for _, m := range p.Messages {
+		var text *mcp.TextContent
+		if m != nil {
+			text, _ = m.Content.(*mcp.TextContent)
+		}
+		if text == nil {
+			_, err := a.refuse(errors.New("a sampling message that is not text is not relayed"))
+			return nil, err
+		}
+		size += len(text.Text)
+		s.Messages = append(s.Messages, execution.SamplingMessage{Role: string(m.Role), Text: text.Text})
+	}
+	if size > a.limits.ObjectBytes {
+		_, err := a.refuse(errors.New("the sampling request is over ObjectBytes"))
+		return nil, err
+	}
+	ans, err := a.relay(execution.InputRequest{Kind: execution.Sampling, Sampling: s})
+	if err != nil {
+		return nil, err
+	}
+	r := ans.Sampling
+	return &mcp.CreateMessageResult{Role: mcp.Role(r.Role), Content: &mcp.TextContent{Text: r.Text}, Model: r.Model, StopReason: r.StopReason}, nil
+}
