@@ -171,9 +171,12 @@ func askerOf(ctx context.Context, cs *mcp.ClientSession) *asker {
 	return inflight.only(cs)
 }
 
-// routeQuestions installs the relaying handlers in co, unless the host set
-// its own.
-func routeQuestions(co *mcp.ClientOptions) {
+// RouteQuestions installs in co the handlers that relay an upstream's
+// elicitation and sampling requests to the caller of the imported tool
+// that is out when they come, unless co has its own. [Connect] calls it; a
+// host that builds its own SDK client for [NewSession] calls it on the
+// client's options. docs/import.md, "Questions", has the rules.
+func RouteQuestions(co *mcp.ClientOptions) {
 	if co.ElicitationHandler == nil {
 		co.ElicitationHandler = relayElicitation
 	}

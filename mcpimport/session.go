@@ -81,7 +81,7 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 		}
 	}
 	routeFeatureChanges(&co, mon) // resources and prompts (features.go)
-	routeQuestions(&co)           // an upstream's questions, relayed (questions.go)
+	RouteQuestions(&co)           // an upstream's questions, relayed (questions.go)
 	client := mcp.NewClient(impl, &co)
 	var tasks *taskRegistry
 	if o.Tasks {
