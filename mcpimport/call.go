@@ -56,11 +56,23 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (execution.Resu
 	q := &asker{ec: ec, limits: c.limits}
 	ctx, done := withAsker(ctx, c.session, q)
 	defer done()
-	res, err := t.send(ctx, params)
-	if err == nil && cp != nil && isTaskAnswer(res) {
-		raw, oversized := cp.result()
+	var res *mcp.CallToolResult
+	var err error
+	resumed := ""
+	if cp != nil {
+		resumed = heldTask(ec) // a task an earlier round left asking
+	}
+	if resumed == "" {
+		res, err = t.send(ctx, params)
+	}
+	if resumed != "" || err == nil && cp != nil && isTaskAnswer(res) {
+		var raw json.RawMessage
+		var oversized bool
+		if resumed == "" {
+			raw, oversized = cp.result()
+		}
 		var code execution.Reason
-		res, code, err = t.followTask(ctx, ec, raw, oversized)
+		res, code, err = t.followTask(ctx, ec, q, raw, oversized, resumed)
 		if code != "" {
 			if ec.Err() != nil {
 				return execution.Result{}, ec.Err()

@@ -92,8 +92,10 @@ const (
 	// than the content limit (unavailable).
 	ReasonResultTooLarge execution.Reason = "mcp_result_too_large"
 	// ReasonTaskInputRequired: the remote tool's task asked for input
-	// (status input_required), which this adapter does not answer on the
-	// caller's behalf; the task was cancelled (unavailable).
+	// (status input_required) that is not relayed to the caller (roots, a
+	// URL elicitation, non-text sampling, a form outside the subset); the
+	// task was cancelled (unavailable). Questions that pass are the
+	// caller's (docs/import.md, "Questions").
 	ReasonTaskInputRequired execution.Reason = "mcp_task_input_required"
 	// ReasonQuestionRefused: the remote tool asked its caller a question
 	// that is not relayed — a URL elicitation, a non-text sampling

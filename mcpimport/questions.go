@@ -189,10 +189,14 @@ func RouteQuestions(co *mcp.ClientOptions) {
 // relayed: the caller would be sent to an address the upstream chose.
 func relayElicitation(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	a := askerOf(ctx, req.Session)
-	p := req.Params
-	if a == nil || p == nil {
+	if a == nil || req.Params == nil {
 		return nil, errNotRelayed
 	}
+	return a.elicit(req.Params)
+}
+
+// elicit relays p.
+func (a *asker) elicit(p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if p.Mode != "" && p.Mode != "form" {
 		_, err := a.refuse(errors.New("a URL elicitation is not relayed"))
 		return nil, err
@@ -226,10 +230,14 @@ func relayElicitation(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitR
 // relaySampling relays a sampling request of text messages.
 func relaySampling(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	a := askerOf(ctx, req.Session)
-	p := req.Params
-	if a == nil || p == nil {
+	if a == nil || req.Params == nil {
 		return nil, errNotRelayed
 	}
+	return a.sample(req.Params)
+}
+
+// sample relays p.
+func (a *asker) sample(p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	s := &execution.SamplingRequest{SystemPrompt: p.SystemPrompt, MaxTokens: int(min(p.MaxTokens, 1<<20))}
 	size := len(p.SystemPrompt)
 	for _, m := range p.Messages {
@@ -254,4 +262,46 @@ func relaySampling(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.Cre
 	}
 	r := ans.Sampling
 	return &mcp.CreateMessageResult{Role: mcp.Role(r.Role), Content: &mcp.TextContent{Text: r.Text}, Model: r.Model, StopReason: r.StopReason}, nil
+}
+
+// answerAll relays every question of a remote task's inputRequests and
+// returns the responses, encoded for tasks/update; errAsked when the
+// caller has yet to answer one; errNotRelayed when one cannot be relayed.
+func (a *asker) answerAll(raw json.RawMessage) (json.RawMessage, error) {
+	var reqs mcp.InputRequestMap
+	if err := json.Unmarshal(raw, &reqs); err != nil || len(reqs) == 0 {
+		_, err := a.refuse(errors.New("the task's input requests do not decode"))
+		return nil, err
+	}
+	out := map[string]any{}
+	var asked bool
+	for key, r := range reqs {
+		var res any
+		var err error
+		switch q := r.(type) {
+		case *mcp.ElicitParams:
+			res, err = a.elicit(q)
+		case *mcp.CreateMessageParams:
+			res, err = a.sample(q)
+		default:
+			_, err = a.refuse(errors.New("a task's question of a kind that is not relayed"))
+		}
+		switch {
+		case errors.Is(err, errAsked):
+			asked = true
+		case err != nil:
+			return nil, err
+		default:
+			out[key] = res
+		}
+	}
+	if asked {
+		return nil, errAsked
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		_, err = a.refuse(errors.New("the answers do not encode"))
+		return nil, err
+	}
+	return b, nil
 }
