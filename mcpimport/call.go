@@ -45,8 +45,10 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (execution.Resu
 	var cp *capture
 	if t.sel.task != nil {
 		timeout = t.sel.task.Timeout
-		params.Meta = taskDeclaration()
+		params.Meta = callerDeclaration(ec, true)
 		cp = &capture{limit: c.limits.ObjectBytes}
+	} else if c.snap.protocolVersion >= modernRevision {
+		params.Meta = callerDeclaration(ec, false)
 	}
 	ctx, cancel := context.WithTimeout(ec, timeout)
 	defer cancel()
@@ -98,6 +100,10 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (execution.Resu
 	}
 	return out, nil
 }
+
+// modernRevision is the first revision whose requests carry the client's
+// capabilities.
+const modernRevision = "2026-07-28"
 
 // send sends one tools/call upstream: the one place every imported call,
 // read or write, reaches the remote server.

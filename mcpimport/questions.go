@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling is deprecated at 2026-07-28 (SEP-2577) but remains in the protocol during the deprecation window; an upstream's sampling requests are relayed to the caller on purpose.
+
 package mcpimport
 
 import (

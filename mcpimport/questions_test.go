@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling is deprecated at 2026-07-28 (SEP-2577) but remains in the protocol during the deprecation window; the test upstream asks for it on purpose.
+
 package mcpimport_test
 
 import (
@@ -60,6 +62,13 @@ func (a *askingServer) server() *mcp.Server {
 	}
 	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: schema}, ask(&mcp.ElicitParams{Message: "Proceed?", RequestedSchema: proceedForm}))
 	srv.AddTool(&mcp.Tool{Name: "sample", InputSchema: schema}, ask(&mcp.CreateMessageParams{MaxTokens: 50, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Name a colour"}}}}))
+	polite := ask(&mcp.ElicitParams{Message: "Proceed?", RequestedSchema: proceedForm})
+	srv.AddTool(&mcp.Tool{Name: "polite", InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
+			return &mcp.CallToolResult{Content: text("did without")}, nil
+		}
+		return polite(ctx, req)
+	})
 	srv.AddTool(&mcp.Tool{Name: "url", InputSchema: schema}, ask(&mcp.ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/login", ElicitationID: "e1"}))
 	srv.AddTool(&mcp.Tool{Name: "nested", InputSchema: schema}, ask(&mcp.ElicitParams{Message: "Address?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string", "pattern": "^x"}}}}))
 	return srv
@@ -83,7 +92,7 @@ func askingPlans(t *testing.T, srv *mcp.Server, version string, concurrent bool)
 	}
 	t.Cleanup(func() { sess.Close() })
 	bindings := map[string]mcpimport.Binding{}
-	for _, name := range []string{"ask", "sample", "url", "nested"} {
+	for _, name := range []string{"ask", "sample", "url", "nested", "polite"} {
 		bindings[name] = mcpimport.Binding{Name: name, Title: name, NoScopeValidator: true, ConcurrencySafe: concurrent}
 	}
 	cat, err := mcpimport.Discover(ctx, sess, bindings, nil)
@@ -154,6 +163,31 @@ func TestUpstreamQuestionsReachTheCaller(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUpstreamAsksOnlyWhatTheCallerCanAnswer: at 2026-07-28 each call
+// declares the caller's own capabilities upstream, so a tool that asks
+// only when it may does without for a caller that cannot answer.
+func TestUpstreamAsksOnlyWhatTheCallerCanAnswer(t *testing.T) {
+	plans := askingPlans(t, (&askingServer{}).server(), "2026-07-28", false)
+	p, _ := plans.Lookup("gw.polite")
+	for _, tc := range []struct {
+		name     string
+		supports func(execution.InputKind) bool
+		asks     bool
+	}{
+		{"a caller that can answer", nil, true},
+		{"a caller that cannot", func(execution.InputKind) bool { return false }, false},
+	} {
+		out, err := p.Invoke(context.Background(), &execution.Invocation{Principal: reader, Arguments: json.RawMessage(`{}`), Supports: tc.supports})
+		_, asked := out.(*execution.InputRequired)
+		if err != nil || asked != tc.asks {
+			t.Errorf("%s: %#v, %v; want asked %v", tc.name, out, err, tc.asks)
+		}
+		if s, ok := out.(execution.Success); !tc.asks && (!ok || s.Content[0].(execution.Text).Text != "did without") {
+			t.Errorf("%s: %#v, want the tool to do without", tc.name, out)
+		}
 	}
 }
 

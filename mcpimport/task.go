@@ -77,16 +77,34 @@ func (o *TaskOptions) resolve(remote string, limits Limits) (TaskOptions, *Error
 }
 
 // taskDeclaration is the _meta of a request that declares the tasks
-// extension: the per-request client capabilities hold exactly the
-// extension, since an import session serves no client features. The SDK
-// keeps a declaration it finds instead of injecting its own.
+// extension: the per-request client capabilities hold the extension and
+// the questions the importer relays (questions.go). The SDK keeps a
+// declaration it finds instead of injecting its own.
 func taskDeclaration() mcp.Meta {
 	return mcp.Meta{mcp.MetaKeyClientCapabilities: map[string]any{
-		"extensions": map[string]any{tasksExtension: map[string]any{}},
-		// The questions the importer relays (questions.go).
+		"extensions":  map[string]any{tasksExtension: map[string]any{}},
 		"elicitation": map[string]any{"form": map[string]any{}},
 		"sampling":    map[string]any{},
 	}}
+}
+
+// callerDeclaration is the _meta of a 2026-07-28 tools/call: per-request
+// client capabilities that declare what the caller can answer, so that an
+// upstream asks only what the caller could be asked (a tool that asks
+// only when it may then does without), and the tasks extension when the
+// binding follows tasks.
+func callerDeclaration(ec *execution.Context, tasks bool) mcp.Meta {
+	caps := map[string]any{}
+	if tasks {
+		caps["extensions"] = map[string]any{tasksExtension: map[string]any{}}
+	}
+	if ec.CanAsk(execution.Elicitation) {
+		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+	}
+	if ec.CanAsk(execution.Sampling) {
+		caps["sampling"] = map[string]any{}
+	}
+	return mcp.Meta{mcp.MetaKeyClientCapabilities: caps}
 }
 
 // taskRef is the params of tasks/get and tasks/cancel.

@@ -394,7 +394,11 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	q := &asker{ec: ec, limits: c.limits}
 	ctx, done := withAsker(ctx, c.session, q)
 	defer done()
-	res, err := t.send(ctx, &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args})
+	params := &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args}
+	if c.snap.protocolVersion >= modernRevision {
+		params.Meta = callerDeclaration(ec, false)
+	}
+	res, err := t.send(ctx, params)
 	asked, qerr := q.outcome()
 	if asked && qerr == nil && ec.Err() == nil {
 		// The upstream asked and the caller has not answered: nothing was
