@@ -24,8 +24,8 @@ import (
 // shown as the upstream put it. When the caller has answered it (a later
 // round of the same call, ADR 41), the answer goes upstream; when not, the
 // upstream's question is refused, the call ends asking, and the next round
-// sends the call again, this time with the answer ready. Roots are not
-// relayed: the SDK client answers roots/list from its own (empty) list.
+// sends the call again, this time with the answer ready. A handshake-era
+// roots/list is relayed the same way ([RelayRoots]).
 
 // errAsked answers an upstream's question the caller has not answered
 // yet: the round ends asking the caller instead.
@@ -306,4 +306,47 @@ func (a *asker) answerAll(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// maxRelayedRoots bounds the roots passed upstream.
+const maxRelayedRoots = 64
+
+// RelayRoots is a receiving middleware for the SDK client that relays a
+// handshake-era upstream's roots/list, sent during a call, to the caller of
+// the imported tool, as [RouteQuestions] does elicitation and sampling.
+// [Connect] installs it; a host that builds its own SDK client for
+// [NewSession] adds it (Client.AddReceivingMiddleware). A roots/list that
+// comes outside a call, or while several calls are out on the session, is
+// answered by the SDK client itself (its own roots: none, unless the host
+// added some). The caller's roots pass as it gave them, at most 64, each
+// with an absolute URI; at 2026-07-28 the SDK client answers an
+// input-required roots request itself, and they are not relayed.
+func RelayRoots(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "roots/list" {
+			return next(ctx, method, req)
+		}
+		cs, _ := req.GetSession().(*mcp.ClientSession)
+		a := askerOf(ctx, cs)
+		if a == nil {
+			return next(ctx, method, req)
+		}
+		ans, err := a.relay(execution.InputRequest{Kind: execution.Roots})
+		if err != nil {
+			return nil, err
+		}
+		if len(ans.Roots) > maxRelayedRoots {
+			_, err := a.refuse(errors.New("more roots than can be passed on"))
+			return nil, err
+		}
+		out := &mcp.ListRootsResult{Roots: []*mcp.Root{}}
+		for _, r := range ans.Roots {
+			if !absoluteURI(r.URI) {
+				_, err := a.refuse(errors.New("a root without an absolute URI"))
+				return nil, err
+			}
+			out.Roots = append(out.Roots, &mcp.Root{URI: r.URI, Name: r.Name})
+		}
+		return out, nil
+	}
 }

@@ -69,6 +69,7 @@ func (a *askingServer) server() *mcp.Server {
 		}
 		return polite(ctx, req)
 	})
+	srv.AddTool(&mcp.Tool{Name: "roots", InputSchema: schema}, ask(&mcp.ListRootsParams{}))
 	srv.AddTool(&mcp.Tool{Name: "url", InputSchema: schema}, ask(&mcp.ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/login", ElicitationID: "e1"}))
 	srv.AddTool(&mcp.Tool{Name: "nested", InputSchema: schema}, ask(&mcp.ElicitParams{Message: "Address?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string", "pattern": "^x"}}}}))
 	return srv
@@ -92,7 +93,7 @@ func askingPlans(t *testing.T, srv *mcp.Server, version string, concurrent bool)
 	}
 	t.Cleanup(func() { sess.Close() })
 	bindings := map[string]mcpimport.Binding{}
-	for _, name := range []string{"ask", "sample", "url", "nested", "polite"} {
+	for _, name := range []string{"ask", "sample", "url", "nested", "polite", "roots"} {
 		bindings[name] = mcpimport.Binding{Name: name, Title: name, NoScopeValidator: true, ConcurrencySafe: concurrent}
 	}
 	cat, err := mcpimport.Discover(ctx, sess, bindings, nil)
@@ -161,6 +162,44 @@ func TestUpstreamQuestionsReachTheCaller(t *testing.T) {
 				if r := execution.ReasonOf(f); err != nil || !ok || r != mcpimport.ReasonQuestionRefused && !(tool == "url" && version == "2025-11-25" && r == mcpimport.ReasonProtocolError) {
 					t.Errorf("%s: %#v, %v; want %s", tool, out, err, mcpimport.ReasonQuestionRefused)
 				}
+			}
+		})
+	}
+}
+
+// TestHandshakeRootsReachTheCaller: a handshake-era upstream's roots/list
+// during a call is the caller's to answer; at 2026-07-28 the SDK client
+// answers an input-required roots request itself, with its own (empty)
+// list.
+func TestHandshakeRootsReachTheCaller(t *testing.T) {
+	roots := []execution.Root{{URI: "file:///home/ada/project", Name: "project"}}
+	for _, tc := range []struct {
+		version string
+		asks    bool
+		want    string
+	}{
+		{"2025-11-25", true, `answered {"roots":[{"name":"project","uri":"file:///home/ada/project"}]}`},
+		{"2026-07-28", false, `answered {"roots":[]}`},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			plans := askingPlans(t, (&askingServer{}).server(), tc.version, false)
+			p, _ := plans.Lookup("gw.roots")
+			inv := &execution.Invocation{Principal: reader, Arguments: json.RawMessage(`{}`)}
+			out, err := p.Invoke(context.Background(), inv)
+			if ir, ok := out.(*execution.InputRequired); ok && tc.asks {
+				for key, q := range ir.Requests {
+					if q.Kind != execution.Roots {
+						t.Fatalf("asked %+v, want roots", q)
+					}
+					inv.Answers = map[string]execution.Answer{key: {Kind: execution.Roots, Roots: roots}}
+				}
+				out, err = p.Invoke(context.Background(), inv)
+			} else if tc.asks {
+				t.Fatalf("first round: %#v, %v; want the caller asked for roots", out, err)
+			}
+			s, ok := out.(execution.Success)
+			if err != nil || !ok || s.Content[0].(execution.Text).Text != tc.want {
+				t.Errorf("%#v, %v; want %s", out, err, tc.want)
 			}
 		})
 	}
