@@ -100,7 +100,7 @@ const (
 	// ReasonQuestionRefused: the remote tool asked its caller a question
 	// that is not relayed — a URL elicitation, a non-text sampling
 	// message, one over the limits or outside the elicitation form subset,
-	// more than 16 questions in one call, or a question that came on a
+	// more than 16 questions in one round of a call, or a question that came on a
 	// handshake-era session while several calls were out on it — and the
 	// remote tool gave up (unavailable). docs/import.md, "Questions".
 	ReasonQuestionRefused execution.Reason = "mcp_question_refused"

@@ -36,8 +36,7 @@ var errAsked = errors.New("mcpimport: the question was put to the caller")
 // checks.
 var errNotRelayed = errors.New("mcpimport: the question was not relayed")
 
-// maxQuestions bounds the questions one call relays, every round
-// together.
+// maxQuestions bounds the questions one round of a call relays.
 const maxQuestions = 16
 
 // asker relays the questions an upstream puts during one call.
