@@ -226,3 +226,73 @@ func runTypeScript(t *testing.T, nodeBin string, args ...string) []byte {
 	}
 	return out
 }
+
+// TestEverythingQuestionsReachTheCaller: the npm server-everything's
+// elicitation and sampling tools (over stdio, a handshake-era session)
+// ask the gateway's caller — Go SDK clients at both eras — and get the
+// caller's answers: its whole form, as the server put it, and the
+// caller's model's text.
+func TestEverythingQuestionsReachTheCaller(t *testing.T) {
+	nodeBin := node(t)
+	cfg := gateway.Config{Upstreams: []gateway.Upstream{{
+		Name: "everything", Prefix: "every_",
+		Stdio: &gateway.StdioUpstream{Command: nodeBin, Args: []string{npmServer(t, "server-everything"), "stdio"}},
+		Tools: []gateway.Tool{
+			standard("trigger-elicitation-request", "every_elicit", "Ask for details", "every:read"),
+			standard("trigger-sampling-request", "every_sample", "Ask the model", "every:read"),
+		},
+	}}}
+	g, url, log := started(t, cfg, nil)
+	for _, s := range g.Status() {
+		if s.State != gateway.StateUp || len(s.Absent) > 0 {
+			t.Fatalf("upstream %+v\n%s", s, log)
+		}
+	}
+	for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(protocol, func(t *testing.T) {
+			var mu sync.Mutex
+			var forms []map[string]any
+			var prompts []string
+			client := mcp.NewClient(&mcp.Implementation{Name: "person", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					f, _ := req.Params.RequestedSchema.(map[string]any)
+					forms = append(forms, f)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace", "check": true}}, nil
+				},
+				CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					if text, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok {
+						prompts = append(prompts, text.Text)
+					}
+					return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "teal"}}, nil
+				},
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gateway.every_elicit", Arguments: map[string]any{}})
+			all, _ := json.Marshal(res)
+			if err != nil || res.IsError || !strings.Contains(string(all), "Name: Ada Lovelace") {
+				t.Errorf("elicitation: %s, %v\n%s", all, err, log)
+			}
+			if len(forms) != 1 || forms[0]["properties"] == nil || len(forms[0]["properties"].(map[string]any)) != 13 {
+				t.Errorf("the caller was shown %d forms: %v", len(forms), forms)
+			}
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "gateway.every_sample", Arguments: map[string]any{"prompt": "a colour", "maxTokens": 20}})
+			all, _ = json.Marshal(res)
+			if err != nil || res.IsError || !strings.Contains(string(all), "teal") || !strings.Contains(string(all), "test-model") {
+				t.Errorf("sampling: %s, %v", all, err)
+			}
+			if len(prompts) != 1 || !strings.Contains(prompts[0], "a colour") {
+				t.Errorf("the caller's model was asked %q", prompts)
+			}
+		})
+	}
+}
