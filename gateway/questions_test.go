@@ -57,7 +57,7 @@ func TestImportedWriteAsksThePersonCalling(t *testing.T) {
 			// The upstream, called directly: users to delete, and whether
 			// they are still there.
 			direct := connect(t, usersURL, "2025-11-25")
-			for _, name := range []string{"Ada", "Grace", "Edsger"} {
+			for _, name := range []string{"Ada", "Grace", "Edsger", "Barbara"} {
 				if _, isErr := call(t, direct, "users.create_user", map[string]any{"name": name, "email": strings.ToLower(name) + "@example.com"}); isErr {
 					t.Fatalf("create %s upstream", name)
 				}
@@ -171,6 +171,27 @@ func TestImportedWriteAsksThePersonCalling(t *testing.T) {
 				a, err := store.Get(context.Background(), id)
 				if err != nil || a.State != approval.StateCompleted || a.Receipt.Effect != approval.EffectNotStarted {
 					t.Errorf("approval after the decline: %+v (%v), want completed, not started", a, err)
+				}
+			})
+
+			t.Run("a caller that cannot answer", func(t *testing.T) {
+				id := approve("4")
+				text, isErr := call(t, connect(t, url, "2026-07-28"), "gateway.dir_delete_user", map[string]any{"id": "4"})
+				if !isErr || !strings.Contains(text, "mcp_question_refused") {
+					t.Errorf("delete by a caller without elicitation: %s", text)
+				}
+				if !exists("4") {
+					t.Errorf("user 4 was deleted unconfirmed")
+				}
+				// At 2026-07-28 the upstream refuses the call before it runs
+				// (-32021); a handshake-era upstream asked and was refused.
+				want := approval.EffectNotStarted
+				if upstreamProtocol == "2025-11-25" {
+					want = approval.EffectUnknown
+				}
+				a, err := store.Get(context.Background(), id)
+				if err != nil || a.State != approval.StateCompleted || a.Receipt.Effect != want {
+					t.Errorf("approval: %+v (%v), want completed, %s", a, err, want)
 				}
 			})
 

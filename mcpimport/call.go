@@ -137,6 +137,8 @@ func classify(ctx context.Context, err error) execution.Reason {
 		return ReasonConnectionClosed
 	case errors.As(err, &wire) && wire.Code == jsonrpc.CodeInvalidParams:
 		return ReasonInvalidArguments
+	case errors.As(err, &wire) && wire.Code == missingCapability:
+		return ReasonQuestionRefused // the tool asks what the caller cannot answer
 	case errors.As(err, &wire):
 		return ReasonProtocolError
 	}

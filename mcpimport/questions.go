@@ -36,6 +36,15 @@ var errAsked = errors.New("mcpimport: the question was put to the caller")
 // checks.
 var errNotRelayed = errors.New("mcpimport: the question was not relayed")
 
+// errCallerCannotAnswer refuses a question of a kind the caller's client
+// did not declare.
+var errCallerCannotAnswer = errors.New("mcpimport: the caller cannot answer questions of this kind")
+
+// missingCapability is the code a 2026-07-28 server refuses a request
+// with, before running it, when the client lacks a capability the request
+// needs (here: to answer the tool's questions).
+const missingCapability = -32021
+
 // maxQuestions bounds the questions one round of a call relays.
 const maxQuestions = 16
 
@@ -72,6 +81,11 @@ func (a *asker) relay(q execution.InputRequest) (execution.Answer, error) {
 	a.mu.Unlock()
 	if over {
 		return a.refuse(errors.New("too many questions"))
+	}
+	if !a.ec.CanAsk(q.Kind) {
+		// Asking would end the caller's round with -32021: refused here,
+		// at once, so that the upstream does not wait.
+		return a.refuse(errCallerCannotAnswer)
 	}
 	key := questionKey(q)
 	ans, err := a.ec.Relay(key, q)

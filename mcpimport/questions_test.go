@@ -230,6 +230,21 @@ func TestUpstreamAsksOnlyWhatTheCallerCanAnswer(t *testing.T) {
 	}
 }
 
+// TestQuestionsTheCallerCannotAnswer: a question of a kind the caller's
+// client did not declare is refused at once, at both upstream eras.
+func TestQuestionsTheCallerCannotAnswer(t *testing.T) {
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		plans := askingPlans(t, (&askingServer{}).server(), version, false)
+		for _, tool := range []string{"ask", "sample"} {
+			p, _ := plans.Lookup("gw." + tool)
+			out, err := p.Invoke(context.Background(), &execution.Invocation{Principal: reader, Arguments: json.RawMessage(`{}`), Supports: func(execution.InputKind) bool { return false }})
+			if f, ok := out.(*execution.Failure); err != nil || !ok || execution.ReasonOf(f) != mcpimport.ReasonQuestionRefused {
+				t.Errorf("%s %s: %#v, %v; want %s", version, tool, out, err, mcpimport.ReasonQuestionRefused)
+			}
+		}
+	}
+}
+
 // TestHandshakeQuestionWithSeveralCallsOut: a handshake-era upstream's
 // question names no call; one that comes while two calls are out on the
 // session goes to neither, and its call fails closed. (A question that

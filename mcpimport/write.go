@@ -12,6 +12,7 @@ import (
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/canonjson"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -429,6 +430,13 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	var out execution.Result
 	if code == "" {
 		out, code = t.project(res)
+	}
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) && wire.Code == missingCapability && ec.Err() == nil {
+		// Refused before it ran: the tool asks what the caller cannot answer.
+		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonQuestionRefused})
+		t.fail(ec, ReasonQuestionRefused, err)
+		return execution.Result{}, writeFailure(ReasonQuestionRefused, &claimed, approval.EffectNotStarted)
 	}
 	if code != "" {
 		record(approval.Receipt{Effect: approval.EffectUnknown, Reason: code})
