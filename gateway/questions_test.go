@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling is deprecated at 2026-07-28 (SEP-2577) but remains in the protocol during the deprecation window; the test caller answers an upstream's sampling request on purpose.
+
 package gateway_test
 
 import (
