@@ -271,6 +271,14 @@ func TestEverythingQuestionsReachTheCaller(t *testing.T) {
 			t.Fatalf("upstream %+v\n%s", s, log)
 		}
 	}
+	// The server registers these tools once it has seen the client's
+	// capabilities, and says so with tools/list_changed: until the gateway
+	// has imported again, they answer mcp_catalog_stale and reach nobody.
+	probe := connect(t, url, "2026-07-28")
+	eventually(t, "the catalog settles", func() bool {
+		text, _ := call(t, probe, "gateway.every_sample", map[string]any{"prompt": "x", "maxTokens": 1})
+		return !strings.Contains(text, "mcp_catalog_stale")
+	})
 	for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(protocol, func(t *testing.T) {
 			var mu sync.Mutex
