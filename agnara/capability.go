@@ -72,8 +72,11 @@ type CapabilityOptions struct {
 	// OutputSchema is the JSON Schema of the value a capability whose
 	// output type is json.RawMessage returns. It is optional for such
 	// capabilities (without it the value is described as any JSON value),
-	// is published verbatim, and exposures validate results against it. It
-	// must not be set for any other capability.
+	// is published verbatim, and exposures validate results against it.
+	// For a capability returning execution.Result it describes the
+	// result's structured value, which exposures then publish as it is,
+	// with no envelope; optional there too (without it the result is
+	// content only). It must not be set for any other capability.
 	OutputSchema json.RawMessage
 }
 

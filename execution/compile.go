@@ -171,8 +171,8 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 
 	// Output schema.
 	switch {
-	case opts.OutputSchema != nil && sig.out != rawMessageType:
-		fail("OutputSchema is only for capabilities whose output is json.RawMessage")
+	case opts.OutputSchema != nil && sig.out != rawMessageType && !sig.result:
+		fail("OutputSchema is only for capabilities whose output is json.RawMessage or execution.Result")
 	case opts.OutputSchema != nil:
 		if _, err := parseOrdered(opts.OutputSchema); err != nil {
 			fail("OutputSchema is not valid JSON: %v", err)

@@ -185,6 +185,8 @@ type interaction struct {
 	unsolicited map[string]Answer
 	supports    func(InputKind) bool
 	pending     map[string]InputRequest
+	roundIn     []byte // Invocation.RoundState
+	roundOut    []byte // Context.SetRoundState, guarded by mu
 }
 
 // answer finds the answer of kind under key: one to a question that was
@@ -212,6 +214,13 @@ func (in *interaction) requests() map[string]InputRequest {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.pending
+}
+
+// roundState is what the handler kept for the next round.
+func (in *interaction) roundState() []byte {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.roundOut
 }
 
 // CanAsk reports whether the caller can answer questions of kind k (for

@@ -57,6 +57,12 @@ type Invocation struct {
 	// as the answer to a question the caller was shown (ADR 0023). An
 	// answer in Answers wins over one under the same key here.
 	Unsolicited map[string]Answer
+	// RoundState is the state the previous round of this call kept
+	// ([InputRequired].RoundState), handed back to the handler
+	// ([Context.RoundState]). Only trusted adapter code sets it, from state
+	// it carried itself, out of the caller's reach (for MCP, sealed in the
+	// requestState). Nil in a call's first round.
+	RoundState []byte
 	// Supports reports whether the caller can answer questions of a kind
 	// (for MCP, the client's declared capabilities). Nil means every kind.
 	Supports func(InputKind) bool
@@ -210,6 +216,7 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation, principal policy.Pri
 	ec.inter.answers = inv.Answers
 	ec.inter.unsolicited = inv.Unsolicited
 	ec.inter.supports = inv.Supports
+	ec.inter.roundIn = inv.RoundState
 	return p.run(ec, inv, &input{plan: p, args: args})
 }
 
@@ -343,7 +350,7 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 	end(nil, herr)
 	if herr != nil {
 		if errors.Is(herr, ErrInputRequired) && len(ec.inter.requests()) > 0 {
-			return &InputRequired{Requests: ec.inter.requests()}, nil
+			return &InputRequired{Requests: ec.inter.requests(), RoundState: ec.inter.roundState()}, nil
 		}
 		return p.classify(ec, "handler", herr)
 	}
@@ -358,6 +365,13 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		return nil, ec.ctx.Err() // the caller's own deadline or cancellation
 	}
 	switch {
+	case p.sig.result:
+		r := results[0].Interface().(Result)
+		cs := r.Content
+		if cs == nil {
+			cs = []Content{} // a content result, even without blocks
+		}
+		return Success{Content: cs, Structured: r.Structured}, nil
 	case p.sig.content:
 		cs, _ := results[0].Interface().([]Content)
 		return Success{Content: cs}, nil

@@ -837,3 +837,37 @@ func TestAdmissionEvaluatesScopesOnce(t *testing.T) {
 	out, err = read.Invoke(bg, &execution.Invocation{Admission: execution.Admission{}})
 	mustFailure(t, out, err, execution.Forbidden)
 }
+
+// TestResultCapability: a capability returning Result brings its own
+// output schema, published as declared, and its outcome carries the blocks
+// and the structured value as returned, blocks never nil.
+func TestResultCapability(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	var next execution.Result
+	app := agnara.New("r", nil)
+	c := app.Capability(func(context.Context) (execution.Result, error) { return next, nil }, &agnara.CapabilityOptions{Name: "x", OutputSchema: schema})
+	p := compileOne(t, app, c)
+	if !p.ReturnsContent() || string(p.OutputSchema()) != string(schema) {
+		t.Fatalf("ReturnsContent %v, OutputSchema %s", p.ReturnsContent(), p.OutputSchema())
+	}
+	for _, tc := range []struct {
+		name string
+		r    execution.Result
+		want execution.Success
+	}{
+		{"blocks and structured", execution.Result{Content: []execution.Content{execution.Text{Text: "a"}}, Structured: json.RawMessage(`{"n":1}`)},
+			execution.Success{Content: []execution.Content{execution.Text{Text: "a"}}, Structured: json.RawMessage(`{"n":1}`)}},
+		{"nothing", execution.Result{}, execution.Success{Content: []execution.Content{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next = tc.r
+			out, err := p.Invoke(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, out, cmp.Comparer(func(a, b json.RawMessage) bool { return string(a) == string(b) })); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

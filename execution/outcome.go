@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -100,6 +101,10 @@ type InputRequired struct {
 	// Requests are the questions, keyed as the handler (or the declared
 	// confirmation, under [ConfirmKey]) asked them. Never empty.
 	Requests map[string]InputRequest
+	// RoundState is what the handler kept for the next round
+	// ([Context.SetRoundState]), or nil. The adapter carries it out of the
+	// caller's reach and hands it back in [Invocation.RoundState].
+	RoundState []byte
 }
 
 func (*InputRequired) isOutcome() {}
@@ -127,8 +132,11 @@ type Success struct {
 	// handler that returns only an error, and for content-only results.
 	Value any
 	// Content holds rich content blocks when the handler returned
-	// []Content.
+	// []Content or a [Result] (never nil for a Result).
 	Content []Content
+	// Structured is the structured value of a [Result], as JSON, to be
+	// published as it is (no envelope), or nil.
+	Structured json.RawMessage
 }
 
 func (Success) isOutcome() {}

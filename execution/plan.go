@@ -111,9 +111,10 @@ func (p *Plan) InputSchema() json.RawMessage { return slices.Clone(p.inputSchema
 
 // OutputSchema returns the JSON Schema of the value a successful invocation
 // returns (Success.Value): derived from the output type, or the schema a
-// capability returning json.RawMessage declared, verbatim. It is nil when
-// there is none: for a function that returns only error, and for content
-// results ([]Content).
+// capability returning json.RawMessage declared, verbatim. For a capability
+// returning [Result] it is the declared schema of Success.Structured,
+// verbatim, or nil when it declared none. It is nil for a function that
+// returns only error, and for []Content.
 func (p *Plan) OutputSchema() json.RawMessage { return slices.Clone(p.outputSchema) }
 
 // OutputEnforced reports whether the output schema was derived from the
@@ -126,7 +127,9 @@ func (p *Plan) OutputSchema() json.RawMessage { return slices.Clone(p.outputSche
 func (p *Plan) OutputEnforced() bool { return p.outputEnforced }
 
 // ReturnsContent reports whether the capability returns rich content
-// ([]Content) rather than a structured value.
+// ([]Content or [Result]) rather than a structured value: exposures then
+// publish no envelope, and a Result's structured value, when its plan has
+// an OutputSchema, is published under that schema as it is.
 func (p *Plan) ReturnsContent() bool { return p.sig.content }
 
 func (p *Plan) String() string { return p.identity }

@@ -12,6 +12,7 @@ var (
 	execContextType = reflect.TypeFor[*Context]()
 	errorType       = reflect.TypeFor[error]()
 	contentsType    = reflect.TypeFor[[]Content]()
+	resultType      = reflect.TypeFor[Result]()
 )
 
 type ctxParam uint8
@@ -38,7 +39,8 @@ type signature struct {
 	deps     []reflect.Type
 	firstDep int          // index of the first dependency parameter
 	out      reflect.Type // nil when the function returns only error
-	content  bool         // out is []Content
+	content  bool         // out is []Content or Result
+	result   bool         // out is Result
 }
 
 // analyze checks fnType against the capability shape:
@@ -88,7 +90,8 @@ func analyze(fnType reflect.Type) (signature, []string) {
 			problems = append(problems, fmt.Sprintf("second result %s: want error", fnType.Out(1)))
 		}
 		sig.out = fnType.Out(0)
-		sig.content = sig.out == contentsType
+		sig.result = sig.out == resultType
+		sig.content = sig.out == contentsType || sig.result
 	default:
 		problems = append(problems, fmt.Sprintf("%d results: want (Out, error) or error", fnType.NumOut()))
 	}

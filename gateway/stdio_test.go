@@ -292,6 +292,26 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, b
 	return text.Text, res.IsError
 }
 
+// callStructured calls name and returns its structured content as JSON
+// ("" when there is none): through the gateway, the upstream's own.
+func callStructured(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if res.StructuredContent == nil {
+		return "", res.IsError
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), res.IsError
+}
+
 func listed(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
 	res, err := cs.ListTools(context.Background(), nil)
@@ -332,22 +352,18 @@ func TestStdioUpstreamEnvironmentAndStderr(t *testing.T) {
 	t.Setenv("AGNARA_GATEWAY_TEST_SECRET", "must-not-leak")
 	_, url, log := started(t, gateway.Config{Upstreams: []gateway.Upstream{selfUpstream(t, "self", readTool("env"), readTool("pid"))}}, nil)
 	cs := connect(t, url, "")
-	env, isErr := call(t, cs, "gateway.self_env", map[string]any{})
+	env, isErr := callStructured(t, cs, "gateway.self_env", map[string]any{})
 	if isErr {
 		t.Fatalf("env: %s", env)
 	}
 	// Exactly Env, PassEnv and PATH: nothing else of the gateway's.
-	var got struct {
-		Result struct {
-			Structured textOut `json:"structured"`
-		} `json:"result"`
-	}
+	var got textOut
 	if err := json.Unmarshal([]byte(env), &got); err != nil {
 		t.Fatalf("env result %q: %v", env, err)
 	}
 	want := "AGNARA_GATEWAY_TEST_PASSED=passed AGNARA_GATEWAY_TEST_UPSTREAM=1 DECLARED=yes PATH=…"
-	if got.Result.Structured.Text != want {
-		t.Errorf("the child's environment is %q, want %q", got.Result.Structured.Text, want)
+	if got.Text != want {
+		t.Errorf("the child's environment is %q, want %q", got.Text, want)
 	}
 	eventually(t, "the child's stderr in the log", func() bool {
 		return strings.Contains(log.String(), `msg="upstream stderr" upstream=self`) && strings.Contains(log.String(), "test upstream starting")
@@ -423,14 +439,10 @@ func TestOneUpstreamFailingKeepsTheOthers(t *testing.T) {
 
 func TestCloseStopsTheProcesses(t *testing.T) {
 	g, url, _ := started(t, gateway.Config{Upstreams: []gateway.Upstream{selfUpstream(t, "self", readTool("pid"))}}, nil)
-	text, _ := call(t, connect(t, url, ""), "gateway.self_pid", map[string]any{})
-	var got struct {
-		Result struct {
-			Structured textOut `json:"structured"`
-		} `json:"result"`
-	}
+	text, _ := callStructured(t, connect(t, url, ""), "gateway.self_pid", map[string]any{})
+	var got textOut
 	json.Unmarshal([]byte(text), &got)
-	pid, err := strconv.Atoi(got.Result.Structured.Text)
+	pid, err := strconv.Atoi(got.Text)
 	if err != nil {
 		t.Fatalf("pid result %q", text)
 	}

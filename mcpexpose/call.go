@@ -4,6 +4,7 @@ package mcpexpose
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -170,7 +172,7 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 		return nil, execution.LabelOf(nil), err // the caller went away: no result to send
 	}
 	if ir, ok := out.(*execution.InputRequired); ok {
-		res, err := s.interact(ctx, req, t, round, ir.Requests)
+		res, err := s.interact(ctx, req, t, round, ir)
 		return res, execution.LabelOf(out), err
 	}
 	return s.result(ctx, t, out)
@@ -192,6 +194,11 @@ func (s *server) result(ctx context.Context, t *tool, out execution.Outcome) (*m
 // project turns an outcome into the tool's result.
 func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, error) {
 	succ, ok := out.(execution.Success)
+	if ok && succ.Content != nil {
+		if err := checkStructured(t, succ.Structured); err != nil {
+			return nil, err
+		}
+	}
 	if !ok || succ.Content != nil {
 		return projection.Project(out)
 	}
@@ -215,6 +222,28 @@ func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, e
 		}
 	}
 	return projection.Success(env), nil
+}
+
+// checkStructured checks the structured value of an execution.Result
+// against the tool's published output schema: required and valid when
+// there is one, absent when there is none (nothing would describe it).
+func checkStructured(t *tool, structured json.RawMessage) error {
+	switch {
+	case t.output == nil && structured == nil:
+		return nil
+	case t.output == nil:
+		return fmt.Errorf("%w: structured content from a tool without an output schema", projection.ErrProjection)
+	case structured == nil:
+		return fmt.Errorf("%w: the tool's output schema requires structured content", projection.ErrProjection)
+	}
+	doc, err := schemacheck.Parse(structured)
+	if err != nil {
+		return fmt.Errorf("%w: the structured content is not JSON", projection.ErrProjection)
+	}
+	if verr := t.output.Validate(doc); verr != nil {
+		return fmt.Errorf("%w: the value does not match the published output schema at %s", projection.ErrProjection, strings.Join(violationPaths(verr), ", "))
+	}
+	return nil
 }
 
 // violationPaths lists the instance locations (JSON Pointers) of a
@@ -289,6 +318,7 @@ func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm ex
 		RateLimit:       s.opts.RateLimit,
 		Limiter:         s.opts.Limiter,
 		Answers:         round.answers,
+		RoundState:      round.kept,
 		Unsolicited:     round.unsolicited,
 		Counted:         round.resumed,
 		Supports:        func(k execution.InputKind) bool { return supports(caps(), k) },

@@ -31,12 +31,14 @@ var (
 )
 
 // roundState is what sealed request state carries between rounds: the
-// digest of the tool that asked, the keys asked in the round it closes, and
-// the answers of earlier rounds.
+// digest of the tool that asked, the keys asked in the round it closes, the
+// answers of earlier rounds, and what the handler kept for the next round
+// (execution.Context.SetRoundState).
 type roundState struct {
 	Tool    string                      `json:"tool"`
 	Asked   []string                    `json:"asked"`
 	Answers map[string]execution.Answer `json:"answers,omitempty"`
+	Kept    []byte                      `json:"kept,omitempty"`
 }
 
 // callRound is what a tools/call round knows about earlier rounds. The
@@ -47,6 +49,7 @@ type callRound struct {
 	params    *mcp.CallToolParamsRaw
 	principal policy.Principal
 	answers   map[string]execution.Answer
+	kept      []byte // the handler's round state, from the sealed state
 	// unsolicited are the answers no sealed question vouches for.
 	unsolicited map[string]execution.Answer
 	digest      string
@@ -118,7 +121,7 @@ func (s *server) openRound(ctx context.Context, req *mcp.CallToolRequest, t *too
 		if st.Tool != t.digest {
 			return nil, errToolChanged
 		}
-		round.answers, asked, round.resumed = st.Answers, st.Asked, true
+		round.answers, asked, round.resumed, round.kept = st.Answers, st.Asked, true, st.Kept
 		if round.answers == nil {
 			round.answers = map[string]execution.Answer{}
 		}
@@ -155,7 +158,8 @@ func storeCause(err error) string {
 
 // interact turns an InteractionRequired outcome into an input-required
 // result with fresh sealed state, or -32021 when the client cannot answer.
-func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, t *tool, round *callRound, requests map[string]execution.InputRequest) (*mcp.CallToolResult, error) {
+func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, t *tool, round *callRound, ir *execution.InputRequired) (*mcp.CallToolResult, error) {
+	requests := ir.Requests
 	caps := req.ClientCapabilities()
 	var missing []execution.InputKind
 	for _, r := range requests {
@@ -174,7 +178,7 @@ func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, t *tool
 	if err := round.bind(); err != nil {
 		return nil, err
 	}
-	st := roundState{Tool: t.digest, Answers: round.answers}
+	st := roundState{Tool: t.digest, Answers: round.answers, Kept: ir.RoundState}
 	out := make(mcp.InputRequestMap, len(requests))
 	for key, r := range requests {
 		st.Asked = append(st.Asked, key)

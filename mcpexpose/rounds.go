@@ -51,7 +51,7 @@ func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCa
 		return featureOutcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments are not valid JSON"}
 	}
 	binding := requeststate.Binding{Method: c.method, Target: c.target, ArgumentsDigest: digest, PrincipalID: c.p.ID(), PrincipalIssuer: c.p.Issuer(), Audience: s.audience}
-	answers, err := s.openFeatureState(ctx, c, binding)
+	answers, kept, err := s.openFeatureState(ctx, c, binding)
 	if err != nil {
 		return featureOutcome{}, err
 	}
@@ -67,9 +67,10 @@ func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCa
 		out, err := c.plan.Invoke(ctx, &execution.Invocation{
 			Principal: c.p, Admission: c.adm, Arguments: c.args, ArgumentsDigest: digest,
 			Timeout: s.opts.Timeout, RateLimit: s.opts.RateLimit, Limiter: s.opts.Limiter,
-			Counted:  counted || round > 0,
-			Answers:  answers,
-			Supports: func(k execution.InputKind) bool { return supports(caps, k) },
+			Counted:    counted || round > 0,
+			Answers:    answers,
+			RoundState: kept,
+			Supports:   func(k execution.InputKind) bool { return supports(caps, k) },
 		})
 		if err != nil {
 			return featureOutcome{}, err // the caller went away
@@ -82,8 +83,9 @@ func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCa
 			return featureOutcome{}, err
 		}
 		if !legacy {
-			return s.sealFeatureRound(c, binding, answers, ir.Requests)
+			return s.sealFeatureRound(c, binding, answers, ir)
 		}
+		kept = ir.RoundState
 		if round == maxLegacyRounds {
 			return featureOutcome{outcome: execution.Fail(execution.InteractionRequired, "too many rounds of questions", nil)}, nil
 		}
@@ -104,24 +106,24 @@ func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCa
 
 // openFeatureState verifies a 2026-07-28 retry's state and returns the
 // answers it vouches for: only answers to questions it says were asked.
-func (s *server) openFeatureState(ctx context.Context, c featureCall, binding requeststate.Binding) (map[string]execution.Answer, error) {
+func (s *server) openFeatureState(ctx context.Context, c featureCall, binding requeststate.Binding) (map[string]execution.Answer, []byte, error) {
 	if c.state == "" {
-		return nil, nil // answers without state answer nothing asked
+		return nil, nil, nil // answers without state answer nothing asked
 	}
 	data, err := s.sealer.Open(ctx, c.state, binding)
 	if errors.Is(err, requeststate.ErrUnavailable) {
 		s.logger.LogAttrs(ctx, slog.LevelError, "request state store unavailable", slog.String("error", storeCause(err)))
-		return nil, errStateUnavail
+		return nil, nil, errStateUnavail
 	}
 	if err != nil {
-		return nil, errBadState
+		return nil, nil, errBadState
 	}
 	var st roundState
 	if json.Unmarshal(data, &st) != nil {
-		return nil, errBadState
+		return nil, nil, errBadState
 	}
 	if st.Tool != c.digest {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the " + featureNoun(c.method) + " changed since this request began; ask again"}
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the " + featureNoun(c.method) + " changed since this request began; ask again"}
 	}
 	answers := st.Answers
 	if answers == nil {
@@ -135,11 +137,12 @@ func (s *server) openFeatureState(ctx context.Context, c featureCall, binding re
 			answers[key] = a
 		}
 	}
-	return answers, nil
+	return answers, st.Kept, nil
 }
 
-func (s *server) sealFeatureRound(c featureCall, binding requeststate.Binding, answers map[string]execution.Answer, requests map[string]execution.InputRequest) (featureOutcome, error) {
-	st := roundState{Tool: c.digest, Answers: answers}
+func (s *server) sealFeatureRound(c featureCall, binding requeststate.Binding, answers map[string]execution.Answer, ir *execution.InputRequired) (featureOutcome, error) {
+	requests := ir.Requests
+	st := roundState{Tool: c.digest, Answers: answers, Kept: ir.RoundState}
 	asked := make(mcp.InputRequestMap, len(requests))
 	for key, r := range requests {
 		st.Asked = append(st.Asked, key)

@@ -193,6 +193,15 @@ func newTool(d decl, p *execution.Plan) (*tool, error) {
 		t.output = v
 		t.enforced = p.OutputEnforced()
 		t.def.OutputSchema = json.RawMessage(env)
+	} else if s := p.OutputSchema(); s != nil {
+		// An execution.Result's own schema, published as it is: the
+		// structured content is the value itself, with no envelope.
+		v, err := schemacheck.CompileShared(s)
+		if err != nil {
+			return nil, fmt.Errorf("output schema does not compile: %v", err)
+		}
+		t.output = v
+		t.def.OutputSchema = json.RawMessage(s)
 	}
 	def, err := json.Marshal(&t.def)
 	if err != nil {

@@ -87,7 +87,7 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 				return nil, nil, execution.LabelOf(nil), r.err
 			}
 			if ir, ok := r.out.(*execution.InputRequired); ok {
-				res, err := s.interact(ctx, req, t, round, ir.Requests)
+				res, err := s.interact(ctx, req, t, round, ir)
 				return nil, res, execution.LabelOf(r.out), err
 			}
 			res, label, err := s.result(ctx, t, r.out)

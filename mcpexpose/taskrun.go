@@ -83,6 +83,7 @@ func (tr *taskRunner) run(ctx context.Context, cancel context.CancelCauseFunc, k
 		// round.
 		next := *inv
 		next.Answers, next.Unsolicited, next.Detach, next.DetachByHandler = answers, nil, nil, false
+		next.RoundState = ir.RoundState
 		next.Counted = true
 		done = make(chan invoked, 1)
 		go func() {

@@ -7,10 +7,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestInputRequiredIsUnsupported: a result that asks for input (a host that
-// disabled the SDK's multi-round-trip handling sees these) is never passed
-// on as an envelope, with or without an output schema.
-func TestInputRequiredIsUnsupported(t *testing.T) {
+// TestInputRequiredIsNoResult: a result that asks for input is relayed as
+// questions before anything is projected (questions.go); one that reaches
+// the projection anyway is never passed on as a result, with or without an
+// output schema.
+func TestInputRequiredIsNoResult(t *testing.T) {
 	limits, _ := Limits{}.resolve()
 	c := &Catalog{limits: limits}
 	def := &mcp.Tool{
@@ -39,8 +40,8 @@ func TestInputRequiredIsUnsupported(t *testing.T) {
 			t.Fatalf("%s: the SDK does not report NeedsInput", wire)
 		}
 		for _, tl := range []*tool{withSchema, without} {
-			if out, code := tl.project(&res); code != ReasonResultUnsupported {
-				t.Errorf("%s (output schema %v): %s %q, want %s", wire, tl.output != nil, out, code, ReasonResultUnsupported)
+			if out, code := tl.project(&res); code != ReasonProtocolError {
+				t.Errorf("%s (output schema %v): %+v %q, want %s", wire, tl.output != nil, out, code, ReasonProtocolError)
 			}
 		}
 	}

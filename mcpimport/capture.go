@@ -136,8 +136,17 @@ func (rt taskRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) 
 		req = req.Clone(req.Context())
 		req.Header.Set("Mcp-Name", id)
 	}
-	resp, err := rt.base.RoundTrip(req)
 	cp := captureFrom(req.Context())
+	if cp != nil && req.Method == http.MethodPost {
+		// Each POST's answer replaces the one before: the SDK client
+		// retries a call that asked (an input-required result) on the same
+		// context, and the retry's answer is the call's.
+		cp.mu.Lock()
+		cp.body.Reset()
+		cp.raw, cp.oversized = nil, false
+		cp.mu.Unlock()
+	}
+	resp, err := rt.base.RoundTrip(req)
 	if err != nil || cp == nil || req.Method != http.MethodPost {
 		return resp, err
 	}

@@ -68,12 +68,11 @@ type Catalog struct {
 
 // tool is one imported tool, ready to call.
 type tool struct {
-	cat       *Catalog
-	entry     Entry
-	sel       selection
-	output    *jsonschema.Schema // nil without an output schema
-	outSchema json.RawMessage    // the local output schema: the envelope
-	turn      chan struct{}      // nil when concurrency-safe; else a one-slot semaphore
+	cat    *Catalog
+	entry  Entry
+	sel    selection
+	output *jsonschema.Schema // nil without an output schema
+	turn   chan struct{}      // nil when concurrency-safe; else a one-slot semaphore
 }
 
 // Discover lists the tools of the remote server on sess (every page) and
@@ -324,7 +323,6 @@ func newTool(c *Catalog, s selection, def *mcp.Tool, limits Limits) (*tool, []er
 		}
 		t.output = v
 	}
-	t.outSchema = envelopeSchema(out, profile == ProfileStandard && out != nil)
 	return t, nil
 }
 

@@ -56,17 +56,34 @@
 //
 // # Results and failures
 //
-// A successful call returns an [Envelope], {"text": [...], "structured":
-// {...} | null}. When the remote tool advertises an output schema, valid
-// structured content is required; JSON-looking text is never a substitute.
-// Images, audio, resources, links, input requests and isError results fail
-// closed. A failed call ends in a canonical failure whose
+// A successful call returns an [execution.Result]: the remote content
+// blocks (text, images, audio, resource links, embedded resources, with
+// their annotations), each checked and bounded ([Limits].BlockBytes,
+// ResultBytes, ContentBlocks), and, when the remote tool advertises an
+// output schema, its structured content, required and valid against that
+// schema, which is also the local tool's output schema: served again, the
+// caller sees the remote's structured content once, unwrapped (ADR 40).
+// JSON-looking text is never a substitute for it; without an output schema
+// structured content is not passed on. isError results fail closed. A
+// failed call ends in a canonical failure whose
 // [execution.Failure.Reason] is one of the call reasons
 // ([ReasonInvalidArguments] ... [ReasonResultTooLarge]), or for a write one
 // of the approval reasons of package approval; what the remote server said
 // never reaches the caller. There
 // are no retries and no hidden calls. Cancellation stops the wait and
 // discards a late result; the remote server may go on executing.
+//
+// # Questions
+//
+// A remote tool's elicitation and sampling requests, and its
+// input-required results, are put to the imported tool's caller
+// ([execution.Context.Relay], installed by [Connect] or [RouteQuestions]):
+// checked, bounded, asked in the caller's era, and answered upstream on
+// the caller's next round, which sends the call again. For a write, the
+// approval is claimed once and held across the rounds that only ask; a
+// decline ends it not_started ([ReasonQuestionDeclined]). A question that
+// is not relayed fails with [ReasonQuestionRefused]. ADR 41 and
+// docs/import.md, "Questions", have the rules.
 //
 // # Resources and prompts
 //
@@ -95,8 +112,9 @@
 // binding's [TaskOptions] (timeout, poll budget) and the remote's poll
 // interval hint within [MinTaskPollInterval] and [MaxTaskPollInterval],
 // and sends tasks/cancel when it gives up (the caller cancelled, the time
-// or polls ran out, the task asked for input). The final result is checked
-// as a direct call's. A task answer to a binding that did not opt in fails
-// with [ReasonProtocolError]; input requests are not relayed
-// ([ReasonTaskInputRequired]). docs/import.md, "Remote tasks", has the wire.
+// or polls ran out, the task asked for input that is not relayed). The
+// final result is checked as a direct call's. A task answer to a binding
+// that did not opt in fails with [ReasonProtocolError]; a task's input
+// requests are the caller's questions, as a direct call's are, answered
+// with tasks/update. docs/import.md, "Remote tasks", has the wire.
 package mcpimport

@@ -77,19 +77,37 @@ const (
 	// (unavailable).
 	ReasonToolError execution.Reason = "mcp_tool_error"
 	// ReasonResultInvalid: the result does not match the tool's output
-	// schema, or lacks the structured content an output schema requires
-	// (unavailable).
+	// schema, lacks the structured content an output schema requires, or
+	// holds a content block that is not what it says (a MIME type that is
+	// not one, an image that is not image/*, a URI that is not absolute,
+	// annotations outside the protocol's ranges) (unavailable).
 	ReasonResultInvalid execution.Reason = "mcp_result_invalid"
-	// ReasonResultUnsupported: the result holds content other than text
-	// (images, audio, resources, links), or asks for input (unavailable).
+	// ReasonResultUnsupported: the result holds a kind of content block
+	// this adapter does not pass on (unavailable). Text, images, audio,
+	// resource links and embedded resources all pass.
 	ReasonResultUnsupported execution.Reason = "mcp_result_unsupported"
-	// ReasonResultTooLarge: the result is larger than the object limit or
-	// has more content blocks than the content limit (unavailable).
+	// ReasonResultTooLarge: a content block is larger than the block
+	// limit, the whole result larger than the result limit, its structured
+	// content larger than the object limit, or it has more content blocks
+	// than the content limit (unavailable).
 	ReasonResultTooLarge execution.Reason = "mcp_result_too_large"
 	// ReasonTaskInputRequired: the remote tool's task asked for input
-	// (status input_required), which this adapter does not answer on the
-	// caller's behalf; the task was cancelled (unavailable).
+	// (status input_required) that is not relayed to the caller (roots, a
+	// URL elicitation, non-text sampling, a form outside the subset); the
+	// task was cancelled (unavailable). Questions that pass are the
+	// caller's (docs/import.md, "Questions").
 	ReasonTaskInputRequired execution.Reason = "mcp_task_input_required"
+	// ReasonQuestionRefused: the remote tool asked its caller a question
+	// that is not relayed — a URL elicitation, a non-text sampling
+	// message, one over the limits or outside the elicitation form subset,
+	// more than 16 questions in one round of a call, or a question that came on a
+	// handshake-era session while several calls were out on it — and the
+	// remote tool gave up (unavailable). docs/import.md, "Questions".
+	ReasonQuestionRefused execution.Reason = "mcp_question_refused"
+	// ReasonQuestionDeclined: the caller declined (or cancelled) the
+	// question a remote write tool asked; the write was not sent again
+	// and its approval is finished, effect not_started (forbidden). ADR 41.
+	ReasonQuestionDeclined execution.Reason = "mcp_question_declined"
 	// ReasonTaskCancelled: the remote server cancelled the task itself
 	// (unavailable).
 	ReasonTaskCancelled execution.Reason = "mcp_task_cancelled"
@@ -118,6 +136,8 @@ var callFailures = map[execution.Reason]callFailure{
 	ReasonResultUnsupported: {execution.Unavailable, "the remote tool returned content that cannot be passed on"},
 	ReasonResultTooLarge:    {execution.Unavailable, "the remote tool's result is too large"},
 	ReasonTaskInputRequired: {execution.Unavailable, "the remote tool asked for input that cannot be relayed; its task was cancelled"},
+	ReasonQuestionRefused:   {execution.Unavailable, "the remote tool asked a question that cannot be relayed to the caller"},
+	ReasonQuestionDeclined:  {execution.Forbidden, "the caller declined the remote tool's question; the call was not made"},
 	ReasonTaskCancelled:     {execution.Unavailable, "the remote server cancelled the tool's task"},
 	ReasonTaskLost:          {execution.Unavailable, "the remote server no longer knows the tool's task"},
 

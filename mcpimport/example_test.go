@@ -68,8 +68,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%s\n", out.(execution.Success).Value)
+	res := out.(execution.Success)
+	fmt.Printf("%s %s\n", res.Content[0].(execution.Text).Text, res.Structured)
 	// Output:
 	// 1 2025-11-25 search_docs sha256:
-	// {"text":["{\"count\":3}"],"structured":{"count":3}}
+	// {"count":3} {"count":3}
 }

@@ -36,12 +36,12 @@ func imported(t testing.TB, cs *mcp.ClientSession, mon *mcpimport.Monitor, bindi
 	return cat, plans
 }
 
-func call(t *testing.T, plans *execution.Plans, name, args string) (mcpimport.Envelope, error) {
+func call(t *testing.T, plans *execution.Plans, name, args string) (envelope, error) {
 	t.Helper()
 	return callAs(t, context.Background(), plans, name, args, reader)
 }
 
-func callAs(t *testing.T, ctx context.Context, plans *execution.Plans, name, args string, who policy.Principal) (mcpimport.Envelope, error) {
+func callAs(t *testing.T, ctx context.Context, plans *execution.Plans, name, args string, who policy.Principal) (envelope, error) {
 	t.Helper()
 	p, ok := plans.Lookup("gw." + name)
 	if !ok {
@@ -49,20 +49,44 @@ func callAs(t *testing.T, ctx context.Context, plans *execution.Plans, name, arg
 	}
 	out, err := p.Invoke(ctx, &execution.Invocation{Principal: who, Arguments: json.RawMessage(args)})
 	if err != nil {
-		return mcpimport.Envelope{}, err
+		return envelope{}, err
 	}
 	switch o := out.(type) {
 	case *execution.Failure:
-		return mcpimport.Envelope{}, o
+		return envelope{}, o
 	case execution.Success:
-		var env mcpimport.Envelope
-		if err := json.Unmarshal(o.Value.(json.RawMessage), &env); err != nil {
-			t.Fatalf("envelope %s: %v", o.Value, err)
-		}
-		return env, nil
+		return envelopeOf(t, o), nil
 	}
 	t.Fatalf("outcome %T", out)
-	return mcpimport.Envelope{}, nil
+	return envelope{}, nil
+}
+
+// envelope is what most tests read of a call's result: its text blocks,
+// in order, and its structured content (JSON null when there is none).
+type envelope struct {
+	Text       []string        `json:"text"`
+	Structured json.RawMessage `json:"structured"`
+}
+
+// envelopeOf reads a success of an imported tool, whose blocks must all be
+// text.
+func envelopeOf(t *testing.T, o execution.Success) envelope {
+	t.Helper()
+	if o.Value != nil || o.Content == nil {
+		t.Fatalf("success %+v: want an execution.Result's content", o)
+	}
+	env := envelope{Text: []string{}, Structured: o.Structured}
+	for _, c := range o.Content {
+		tc, ok := c.(execution.Text)
+		if !ok {
+			t.Fatalf("block %T, want text", c)
+		}
+		env.Text = append(env.Text, tc.Text)
+	}
+	if env.Structured == nil {
+		env.Structured = json.RawMessage("null")
+	}
+	return env
 }
 
 // wantCode checks that err is the canonical failure of call failure reason code.
@@ -106,7 +130,7 @@ func TestImportAtEveryVersion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := mcpimport.Envelope{Text: []string{"3 results for mcp"}, Structured: json.RawMessage(`{"count":3,"tags":["go","mcp"]}`)}
+			want := envelope{Text: []string{"3 results for mcp"}, Structured: json.RawMessage(`{"count":3,"tags":["go","mcp"]}`)}
 			if diff := cmp.Diff(want, env, cmp.Transformer("raw", func(r json.RawMessage) string { return string(r) })); diff != "" {
 				t.Error(diff)
 			}
@@ -199,8 +223,6 @@ func TestResults(t *testing.T) {
 	}{
 		{"error", mcpimport.ReasonToolError},
 		{"protocol", mcpimport.ReasonProtocolError},
-		{"image", mcpimport.ReasonResultUnsupported},
-		{"link", mcpimport.ReasonResultUnsupported},
 		{"nostruct", mcpimport.ReasonResultInvalid}, // JSON-looking text is no substitute
 		{"badstruct", mcpimport.ReasonResultInvalid},
 	} {

@@ -27,11 +27,18 @@ type Limits struct {
 	SchemaBytes int
 	// DescriptionBytes bounds each selected tool's description. Default 8 KiB.
 	DescriptionBytes int
-	// ObjectBytes bounds the arguments sent and each result envelope
-	// returned. Default 64 KiB.
+	// ObjectBytes bounds the arguments sent and the structured content of
+	// each result. Default 64 KiB.
 	ObjectBytes int
 	// ContentBlocks is the most content blocks a result may hold. Default 128.
 	ContentBlocks int
+	// BlockBytes bounds each content block of a result: its text, its
+	// decoded image or audio data, its embedded resource's text or blob,
+	// with the block's URI, names and MIME type. Default 1 MiB.
+	BlockBytes int
+	// ResultBytes bounds a whole result: every content block, counted as
+	// for BlockBytes, and the structured content. Default 4 MiB.
+	ResultBytes int
 	// CallTimeout bounds each tools/call (and each resources/read and
 	// prompts/get). Default 30 s; at most 300 s.
 	CallTimeout time.Duration
@@ -61,6 +68,8 @@ func DefaultLimits() Limits {
 		DescriptionBytes: 8 << 10,
 		ObjectBytes:      64 << 10,
 		ContentBlocks:    128,
+		BlockBytes:       1 << 20,
+		ResultBytes:      4 << 20,
 		CallTimeout:      30 * time.Second,
 		Resources:        256,
 		Prompts:          256,
@@ -82,6 +91,8 @@ func (l Limits) resolve() (Limits, error) {
 		{"DescriptionBytes", &l.DescriptionBytes, d.DescriptionBytes},
 		{"ObjectBytes", &l.ObjectBytes, d.ObjectBytes},
 		{"ContentBlocks", &l.ContentBlocks, d.ContentBlocks},
+		{"BlockBytes", &l.BlockBytes, d.BlockBytes},
+		{"ResultBytes", &l.ResultBytes, d.ResultBytes},
 		{"Resources", &l.Resources, d.Resources},
 		{"Prompts", &l.Prompts, d.Prompts},
 	}
@@ -103,6 +114,6 @@ func (l Limits) resolve() (Limits, error) {
 }
 
 func (l Limits) String() string {
-	return fmt.Sprintf("pages=%d tools=%d catalog=%dB schema=%dB description=%dB object=%dB blocks=%d timeout=%s resources=%d prompts=%d",
-		l.Pages, l.Tools, l.CatalogBytes, l.SchemaBytes, l.DescriptionBytes, l.ObjectBytes, l.ContentBlocks, l.CallTimeout, l.Resources, l.Prompts)
+	return fmt.Sprintf("pages=%d tools=%d catalog=%dB schema=%dB description=%dB object=%dB blocks=%d block=%dB result=%dB timeout=%s resources=%d prompts=%d",
+		l.Pages, l.Tools, l.CatalogBytes, l.SchemaBytes, l.DescriptionBytes, l.ObjectBytes, l.ContentBlocks, l.BlockBytes, l.ResultBytes, l.CallTimeout, l.Resources, l.Prompts)
 }

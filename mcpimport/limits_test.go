@@ -3,6 +3,7 @@ package mcpimport_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -76,12 +77,14 @@ func TestCallLimits(t *testing.T) {
 		s := `{"text":"hi"}`
 		return s[:len(s)-1] + strings.Repeat(" ", n-len(s)) + "}"
 	}
-	// Results: the envelope of "bigtext" with n characters of text.
-	envelopeBytes := func(n int) int {
-		b, _ := json.Marshal(mcpimport.Envelope{Text: []string{strings.Repeat("x", n)}, Structured: json.RawMessage(`{"count":1,"tags":["go","q"]}`)})
-		return len(b)
-	}
+	// Results: "bigtext" with 2000 characters of text, and the structured
+	// content of a search for q.
 	const textBytes = 2000
+	q := strings.Repeat("q", 60)
+	structuredBytes := len(fmt.Sprintf(`{"count":%d,"tags":["go",%q]}`, len(q), q))
+	bigtext := `{"q":"q","mode":"bigtext","n":2000}`
+	bigStructured := `{"q":"` + q + `"}`
+	smallStructured := len(`{"count":1,"tags":["go","q"]}`)
 
 	for _, tc := range []struct {
 		name             string
@@ -91,7 +94,9 @@ func TestCallLimits(t *testing.T) {
 		sent             bool // whether the refused call reached the remote server
 	}{
 		{"argument bytes", "echo_text", args(argBytes), mcpimport.Limits{ObjectBytes: argBytes}, mcpimport.Limits{ObjectBytes: argBytes - 1}, mcpimport.ReasonInvalidArguments, false},
-		{"result bytes", "search_docs", `{"q":"q","mode":"bigtext","n":2000}`, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes)}, mcpimport.Limits{ObjectBytes: envelopeBytes(textBytes) - 1}, mcpimport.ReasonResultTooLarge, true},
+		{"block bytes", "search_docs", bigtext, mcpimport.Limits{BlockBytes: textBytes}, mcpimport.Limits{BlockBytes: textBytes - 1}, mcpimport.ReasonResultTooLarge, true},
+		{"result bytes", "search_docs", bigtext, mcpimport.Limits{ResultBytes: textBytes + smallStructured}, mcpimport.Limits{ResultBytes: textBytes + smallStructured - 1}, mcpimport.ReasonResultTooLarge, true},
+		{"structured bytes", "search_docs", bigStructured, mcpimport.Limits{ObjectBytes: structuredBytes}, mcpimport.Limits{ObjectBytes: structuredBytes - 1}, mcpimport.ReasonResultTooLarge, true},
 		{"content blocks", "search_docs", `{"q":"q","mode":"blocks","n":5}`, mcpimport.Limits{ContentBlocks: 5}, mcpimport.Limits{ContentBlocks: 4}, mcpimport.ReasonResultTooLarge, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +118,7 @@ func TestCallLimits(t *testing.T) {
 }
 
 func TestDefaultLimits(t *testing.T) {
-	want := mcpimport.Limits{Pages: 32, Tools: 256, CatalogBytes: 1 << 20, SchemaBytes: 64 << 10, DescriptionBytes: 8 << 10, ObjectBytes: 64 << 10, ContentBlocks: 128, CallTimeout: 30e9, Resources: 256, Prompts: 256}
+	want := mcpimport.Limits{Pages: 32, Tools: 256, CatalogBytes: 1 << 20, SchemaBytes: 64 << 10, DescriptionBytes: 8 << 10, ObjectBytes: 64 << 10, ContentBlocks: 128, BlockBytes: 1 << 20, ResultBytes: 4 << 20, CallTimeout: 30e9, Resources: 256, Prompts: 256}
 	got := mcpimport.DefaultLimits()
 	if got != want {
 		t.Errorf("DefaultLimits() = %v", got)
@@ -127,6 +132,7 @@ func TestDefaultLimits(t *testing.T) {
 	for _, raise := range []mcpimport.Limits{
 		{Pages: 33}, {Tools: 257}, {CatalogBytes: 1<<20 + 1}, {SchemaBytes: 64<<10 + 1},
 		{DescriptionBytes: 8<<10 + 1}, {ObjectBytes: 64<<10 + 1}, {ContentBlocks: 129},
+		{BlockBytes: 1<<20 + 1}, {ResultBytes: 4<<20 + 1},
 		{Resources: 257}, {Prompts: 257},
 	} {
 		err := discoverWith(t, newDocs(nil), raise)

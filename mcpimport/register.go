@@ -11,11 +11,13 @@ import (
 
 // Register registers every tool of the catalog with app as a capability, in
 // snapshot order, and returns their handles. Each capability is named by its
-// binding, published with the remote input schema (verbatim, in canonical
-// form) and an output schema describing [Envelope], annotated read-only, and
-// guarded by the binding's scopes; the application's scope rule, policies,
-// outcomes and logging apply as to any capability. Expose them as usual (with
-// mcpexpose, say).
+// binding, published with the remote input schema and, when the remote tool
+// has one, its output schema (both verbatim, in canonical form), annotated
+// read-only, and guarded by the binding's scopes; the application's scope
+// rule, policies, outcomes and logging apply as to any capability. A call
+// returns an [execution.Result]: the remote content blocks and, under the
+// output schema, the remote structured content as it is (ADR 40). Expose
+// them as usual (with mcpexpose, say).
 //
 // Register them while the session stays open. When the catalog goes stale,
 // build a new application from a new catalog.
@@ -33,14 +35,23 @@ func (c *Catalog) Register(app *agnara.App) []*agnara.Capability {
 			Description:  desc,
 			Scopes:       slices.Clone(t.sel.scopes),
 			InputSchema:  json.RawMessage(t.entry.InputSchema),
-			OutputSchema: t.outSchema,
+			OutputSchema: t.outputSchema(),
 			Annotations:  agnara.ReadOnly,
 		}))
 	}
 	return caps
 }
 
-var _ func(*execution.Context, json.RawMessage) (json.RawMessage, error) = (*tool)(nil).call
+var _ func(*execution.Context, json.RawMessage) (execution.Result, error) = (*tool)(nil).call
+
+// outputSchema is the local tool's output schema: the remote one, as the
+// snapshot holds it, or nil when the remote tool has none.
+func (t *tool) outputSchema() json.RawMessage {
+	if t.entry.OutputSchema == nil {
+		return nil
+	}
+	return json.RawMessage(t.entry.OutputSchema)
+}
 
 // publishedDescription is the binding's description, else the remote
 // tool's, else (a remote tool may have none, and every published tool

@@ -81,7 +81,9 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 		}
 	}
 	routeFeatureChanges(&co, mon) // resources and prompts (features.go)
+	RouteQuestions(&co)           // an upstream's questions, relayed (questions.go)
 	client := mcp.NewClient(impl, &co)
+	client.AddReceivingMiddleware(RelayRoots) // questions.go
 	var tasks *taskRegistry
 	if o.Tasks {
 		if err := registerTaskMethods(client); err != nil {

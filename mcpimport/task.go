@@ -77,19 +77,41 @@ func (o *TaskOptions) resolve(remote string, limits Limits) (TaskOptions, *Error
 }
 
 // taskDeclaration is the _meta of a request that declares the tasks
-// extension: the per-request client capabilities hold exactly the
-// extension, since an import session serves no client features. The SDK
-// keeps a declaration it finds instead of injecting its own.
+// extension: the per-request client capabilities hold the extension and
+// the questions the importer relays (questions.go). The SDK keeps a
+// declaration it finds instead of injecting its own.
 func taskDeclaration() mcp.Meta {
 	return mcp.Meta{mcp.MetaKeyClientCapabilities: map[string]any{
-		"extensions": map[string]any{tasksExtension: map[string]any{}},
+		"extensions":  map[string]any{tasksExtension: map[string]any{}},
+		"elicitation": map[string]any{"form": map[string]any{}},
+		"sampling":    map[string]any{},
 	}}
+}
+
+// callerDeclaration is the _meta of a 2026-07-28 tools/call: per-request
+// client capabilities that declare what the caller can answer, so that an
+// upstream asks only what the caller could be asked (a tool that asks
+// only when it may then does without), and the tasks extension when the
+// binding follows tasks.
+func callerDeclaration(ec *execution.Context, tasks bool) mcp.Meta {
+	caps := map[string]any{}
+	if tasks {
+		caps["extensions"] = map[string]any{tasksExtension: map[string]any{}}
+	}
+	if ec.CanAsk(execution.Elicitation) {
+		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+	}
+	if ec.CanAsk(execution.Sampling) {
+		caps["sampling"] = map[string]any{}
+	}
+	return mcp.Meta{mcp.MetaKeyClientCapabilities: caps}
 }
 
 // taskRef is the params of tasks/get and tasks/cancel.
 type taskRef struct {
 	mcp.ParamsBase
-	TaskID string `json:"taskId"`
+	TaskID         string          `json:"taskId"`
+	InputResponses json.RawMessage `json:"inputResponses,omitempty"` // tasks/update
 }
 
 // taskState is a CreateTaskResult (the answer to tools/call) or the
@@ -122,6 +144,7 @@ func registerTaskMethods(client *mcp.Client) error {
 	return errors.Join(
 		mcp.AddSendingCustomMethod[*taskRef, *taskState](client, "tasks/get"),
 		mcp.AddSendingCustomMethod[*taskRef, *taskState](client, "tasks/cancel"),
+		mcp.AddSendingCustomMethod[*taskRef, *taskState](client, "tasks/update"),
 	)
 }
 
@@ -147,13 +170,23 @@ func isTaskAnswer(res *mcp.CallToolResult) bool {
 // followTask follows the remote task a tools/call answered with (captured
 // as raw) until it ends, and returns the final tools/call result, or the
 // reason it has none. ctx carries the call's deadline; ec is the caller's.
-func (t *tool) followTask(ctx context.Context, ec *execution.Context, raw json.RawMessage, oversized bool) (*mcp.CallToolResult, execution.Reason, error) {
+//
+// resumed, when not empty, is the id of the task an earlier round of this
+// call followed until it asked the caller (ADR 41): it is followed again
+// from a tasks/get, raw unused. A task that asks has its questions relayed
+// to the caller through q; when the caller has yet to answer, the task is
+// left waiting, its id kept as the call's round state, and the error is
+// errAsked.
+func (t *tool) followTask(ctx context.Context, ec *execution.Context, q *asker, raw json.RawMessage, oversized bool, resumed string) (*mcp.CallToolResult, execution.Reason, error) {
 	limits, opts := t.cat.limits, t.sel.task
 	if oversized {
 		return nil, ReasonResultTooLarge, nil
 	}
 	var st taskState
-	if raw == nil || json.Unmarshal(raw, &st) != nil || st.ResultType != "task" || !validTaskID(st.TaskID) || !knownStatus(st.Status) {
+	switch {
+	case resumed != "":
+		st = taskState{ResultType: "task", TaskID: resumed, Status: taskWorking}
+	case raw == nil || json.Unmarshal(raw, &st) != nil || st.ResultType != "task" || !validTaskID(st.TaskID) || !knownStatus(st.Status):
 		return nil, ReasonProtocolError, errors.New("malformed task handle")
 	}
 	id := st.TaskID
@@ -183,8 +216,24 @@ func (t *tool) followTask(ctx context.Context, ec *execution.Context, raw json.R
 		case taskCancelled:
 			return nil, ReasonTaskCancelled, nil
 		case taskInputRequired:
-			t.cancelTask(ec, id)
-			return nil, ReasonTaskInputRequired, nil
+			responses, err := q.answerAll(st.InputRequests)
+			switch {
+			case errors.Is(err, errAsked):
+				if ec.SetRoundState(heldTaskState(id)) != nil {
+					t.cancelTask(ec, id)
+					return nil, ReasonTaskInputRequired, nil
+				}
+				return nil, "", errAsked // the task waits for the caller's next round
+			case err != nil:
+				t.cancelTask(ec, id)
+				return nil, ReasonTaskInputRequired, err
+			}
+			if _, err := mcp.CallCustomMethod[*taskRef, *taskState](withTaskName(ctx, id), cs, "tasks/update", &taskRef{ParamsBase: mcp.ParamsBase{Meta: taskDeclaration()}, TaskID: id, InputResponses: responses}); err != nil {
+				t.cancelTask(ec, id)
+				return nil, classify(ctx, err), err
+			}
+			st.Status = taskWorking // polled again at once
+			polls--
 		}
 		if polls >= opts.Polls {
 			t.cancelTask(ec, id)
@@ -221,12 +270,33 @@ func (t *tool) followTask(ctx context.Context, ec *execution.Context, raw json.R
 	}
 }
 
+// heldTaskState is the round state of a call whose remote task waits for
+// the caller's answers.
+func heldTaskState(id string) []byte {
+	b, _ := json.Marshal(map[string]string{"task": id}) // cannot fail
+	return b
+}
+
+// heldTask is the remote task an earlier round of this call left waiting
+// for the caller's answers, or "".
+func heldTask(ec *execution.Context) string {
+	var st struct {
+		Task string `json:"task"`
+	}
+	if json.Unmarshal(ec.RoundState(), &st) != nil || !validTaskID(st.Task) {
+		return ""
+	}
+	return st.Task
+}
+
 // checkTaskState checks a tasks/get answer for task id against the limits.
 func checkTaskState(st *taskState, id string, limits Limits) execution.Reason {
 	switch {
 	case st == nil || st.TaskID != id || !knownStatus(st.Status):
 		return ReasonProtocolError // another task's state, or none
-	case len(st.Result) > 2*limits.ObjectBytes, len(st.InputRequests) > limits.ObjectBytes, len(st.StatusMessage) > limits.DescriptionBytes:
+	case len(st.Result) > 2*limits.ResultBytes, len(st.InputRequests) > limits.ObjectBytes, len(st.StatusMessage) > limits.DescriptionBytes:
+		// The result as JSON: base64 data and framing may take twice the
+		// bytes the result limit counts once decoded.
 		return ReasonResultTooLarge
 	case st.PollIntervalMs != nil && *st.PollIntervalMs < 0:
 		return ReasonProtocolError

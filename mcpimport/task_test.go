@@ -150,10 +150,12 @@ func (j *jobs) get(id string) (*raw, error) {
 		return state("failed", `,"error":{"code":-32603,"message":"remote secret: stack trace"}`)
 	case "cancelled":
 		return state("cancelled", "")
+	case "roots":
+		return state("input_required", `,"inputRequests":{"r":{"method":"roots/list","params":{}}}`)
 	case "input":
 		return state("input_required", `,"inputRequests":{"name":{"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":{"type":"object","properties":{}}}}}`)
 	case "bigresult":
-		return state("completed", `,"result":{"content":[{"type":"text","text":"`+strings.Repeat("x", 140<<10)+`"}]}`)
+		return state("completed", `,"result":{"content":[{"type":"text","text":"`+strings.Repeat("x", 1<<20+1)+`"}]}`)
 	case "othertask":
 		return &raw{json: `{"resultType":"complete",` + taskJSON("task-999", "completed", `,"result":{"content":[]}`)[1:]}, nil
 	case "lost":
@@ -244,6 +246,7 @@ func TestRemoteTask(t *testing.T) {
 func TestRemoteTaskEnds(t *testing.T) {
 	j := newJobs(t)
 	plans := jobPlans(t, taskSession(t, j, "2026-07-28"), &mcpimport.TaskOptions{})
+	t.Run("input", func(t *testing.T) { taskAsks(t, j, plans) })
 	for _, tc := range []struct {
 		mode      string
 		reason    execution.Reason
@@ -252,7 +255,7 @@ func TestRemoteTaskEnds(t *testing.T) {
 		{"toolerror", mcpimport.ReasonToolError, false},
 		{"fail", mcpimport.ReasonProtocolError, false},
 		{"cancelled", mcpimport.ReasonTaskCancelled, false},
-		{"input", mcpimport.ReasonTaskInputRequired, true},
+		{"roots", mcpimport.ReasonTaskInputRequired, true}, // roots are not relayed
 		{"lost", mcpimport.ReasonTaskLost, false},
 		{"malformed", mcpimport.ReasonProtocolError, false},
 		{"badstatus", mcpimport.ReasonProtocolError, false},
@@ -414,8 +417,26 @@ func TestRemoteTaskOverHTTP(t *testing.T) {
 	if err != nil || len(env.Text) != 1 || env.Text[0] != "the report is ready" {
 		t.Fatalf("call = %+v, %v", env, err)
 	}
-	_, err = call(t, plans, "run_job", `{"mode":"input"}`)
-	if got := execution.ReasonOf(err); got != mcpimport.ReasonTaskInputRequired {
-		t.Fatalf("reason = %q (%v)", got, err)
+	taskAsks(t, j, plans)
+}
+
+// taskAsks calls a job whose task asks for input: the question is the
+// caller's, and the task is left waiting for the answer, not cancelled.
+func taskAsks(t *testing.T, j *jobs, plans *execution.Plans) {
+	t.Helper()
+	before := len(j.cancels())
+	p, _ := plans.Lookup("gw.run_job")
+	out, err := p.Invoke(context.Background(), &execution.Invocation{Principal: reader, Arguments: json.RawMessage(`{"mode":"input"}`)})
+	ir, ok := out.(*execution.InputRequired)
+	if err != nil || !ok || len(ir.Requests) != 1 {
+		t.Fatalf("a task that asks: %#v, %v", out, err)
+	}
+	for _, q := range ir.Requests {
+		if q.Kind != execution.Elicitation || q.Message != "Your name?" {
+			t.Errorf("asked %+v, want the task's question", q)
+		}
+	}
+	if len(j.cancels()) != before {
+		t.Errorf("the task that asks was cancelled")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/canonjson"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -146,8 +147,8 @@ func (t *tool) approvalBinding(identity string) approval.Binding {
 }
 
 // writeHandler returns the handler of a write tool registered as identity.
-func (t *tool) writeHandler(identity string) func(*execution.Context, json.RawMessage) (json.RawMessage, error) {
-	return func(ec *execution.Context, args json.RawMessage) (json.RawMessage, error) {
+func (t *tool) writeHandler(identity string) func(*execution.Context, json.RawMessage) (execution.Result, error) {
+	return func(ec *execution.Context, args json.RawMessage) (execution.Result, error) {
 		return t.write(ec, identity, args)
 	}
 }
@@ -171,34 +172,34 @@ func writeFailure(reason execution.Reason, a *approval.Approval, effect approval
 
 // write is the handler of a write tool: prepare, or claim and dispatch, or
 // return the receipt.
-func (t *tool) write(ec *execution.Context, identity string, args json.RawMessage) (json.RawMessage, error) {
+func (t *tool) write(ec *execution.Context, identity string, args json.RawMessage) (execution.Result, error) {
 	c := t.cat
 	gen := c.valid.Load().gen // the answer counts only if the catalog stays valid from here on
 	if code, ok := c.monitor.current(gen); !ok {
-		return nil, t.fail(ec, code, nil)
+		return execution.Result{}, t.fail(ec, code, nil)
 	}
 	if len(args) > c.limits.ObjectBytes {
-		return nil, t.fail(ec, ReasonInvalidArguments, nil)
+		return execution.Result{}, t.fail(ec, ReasonInvalidArguments, nil)
 	}
 	caller := ec.Principal()
 	if caller.IsAnonymous() {
 		// Approvals need to know who asked: self-approval is refused.
-		return nil, t.fail(ec, ReasonScopeDenied, errors.New("anonymous callers cannot request writes"))
+		return execution.Result{}, t.fail(ec, ReasonScopeDenied, errors.New("anonymous callers cannot request writes"))
 	}
 	if err := t.sel.validator(ec, caller, args); err != nil {
 		if ec.Err() != nil {
-			return nil, ec.Err()
+			return execution.Result{}, ec.Err()
 		}
-		return nil, t.fail(ec, ReasonScopeDenied, err)
+		return execution.Result{}, t.fail(ec, ReasonScopeDenied, err)
 	}
 	digest, err := execution.ArgumentsDigest(args)
 	if err != nil {
-		return nil, t.fail(ec, ReasonInvalidArguments, err)
+		return execution.Result{}, t.fail(ec, ReasonInvalidArguments, err)
 	}
 	binding := t.approvalBinding(identity)
 	key, err := idempotencyKey(binding, caller.Issuer(), caller.ID(), digest)
 	if err != nil {
-		return nil, t.fail(ec, approval.ReasonUnavailable, err)
+		return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	intent := approval.Intent{
 		Binding:         binding,
@@ -211,89 +212,154 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	}
 	a, err := c.store.Prepare(ec, intent)
 	if err != nil {
-		return nil, t.fail(ec, approval.ReasonUnavailable, err)
+		return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	switch a.State {
 	case approval.StatePending:
-		return nil, writeFailure(approval.ReasonPending, &a, "")
+		return execution.Result{}, writeFailure(approval.ReasonPending, &a, "")
 	case approval.StateRejected:
-		return nil, writeFailure(approval.ReasonRejected, &a, "")
+		return execution.Result{}, writeFailure(approval.ReasonRejected, &a, "")
 	case approval.StateClaimed:
+		if heldClaim(ec) == a.ID {
+			return t.dispatch(ec, intent, args, a, true)
+		}
 		return t.awaitReceipt(ec, a)
 	case approval.StateCompleted:
-		return receipt(&a)
+		return t.receipt(&a)
 	case approval.StateApproved:
-		return t.dispatch(ec, intent, args, a)
+		return t.dispatch(ec, intent, args, a, false)
 	}
-	return nil, t.fail(ec, approval.ReasonUnavailable, errors.New("approval in state "+string(a.State)))
+	return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, errors.New("approval in state "+string(a.State)))
 }
 
 // awaitReceipt answers a call whose approval is claimed: when this process
 // is dispatching it, the receipt follows once the dispatch gives up its
 // turn; when another process holds the claim (or died holding it), the
 // effect is unknown.
-func (t *tool) awaitReceipt(ec *execution.Context, a approval.Approval) (json.RawMessage, error) {
+func (t *tool) awaitReceipt(ec *execution.Context, a approval.Approval) (execution.Result, error) {
 	select {
 	case t.turn <- struct{}{}:
 		defer func() { <-t.turn }()
 	case <-ec.Done():
-		return nil, ec.Err()
+		return execution.Result{}, ec.Err()
 	}
 	return t.receiptOrInProgress(ec, a)
 }
 
-func (t *tool) receiptOrInProgress(ec *execution.Context, a approval.Approval) (json.RawMessage, error) {
+func (t *tool) receiptOrInProgress(ec *execution.Context, a approval.Approval) (execution.Result, error) {
 	cur, err := t.cat.store.Get(ec, a.ID)
 	if err != nil {
-		return nil, t.fail(ec, approval.ReasonUnavailable, err)
+		return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	if cur.State == approval.StateCompleted {
-		return receipt(&cur)
+		return t.receipt(&cur)
 	}
-	return nil, writeFailure(approval.ReasonInProgress, &cur, approval.EffectUnknown)
+	return execution.Result{}, writeFailure(approval.ReasonInProgress, &cur, approval.EffectUnknown)
 }
 
 // receipt answers a repeated call from its recorded receipt.
-func receipt(a *approval.Approval) (json.RawMessage, error) {
+func (t *tool) receipt(a *approval.Approval) (execution.Result, error) {
 	r := a.Receipt
 	if r.Effect == approval.EffectCommitted {
-		return json.RawMessage(slices.Clone(r.Result)), nil
+		out, code := t.replay(r.Result)
+		if code != "" {
+			return execution.Result{}, writeFailure(code, a, approval.EffectCommitted)
+		}
+		return out, nil
 	}
 	code := r.Reason
 	if _, ok := callFailures[code]; !ok {
 		code = ReasonProtocolError
 	}
-	return nil, writeFailure(code, a, r.Effect)
+	return execution.Result{}, writeFailure(code, a, r.Effect)
 }
 
-// dispatch claims an approved approval, checks again, sends the one
-// tools/call and records the receipt.
-func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json.RawMessage, a approval.Approval) (json.RawMessage, error) {
+// heldClaim is the approval this call claimed in an earlier round that
+// ended asking the caller the upstream's questions (ADR 41), or "". The
+// round state is the call's own, carried sealed by the adapter and bound to
+// this caller, tool and arguments.
+func heldClaim(ec *execution.Context) string {
+	return readHeld(ec).Claimed
+}
+
+// held is the round state of a call holding a claim: the approval, and
+// the upstream's questions the caller was asked.
+type held struct {
+	Claimed   string                   `json:"claimed"`
+	Questions []execution.InputRequest `json:"questions,omitempty"`
+}
+
+func readHeld(ec *execution.Context) held {
+	var st held
+	if json.Unmarshal(ec.RoundState(), &st) != nil {
+		return held{}
+	}
+	return st
+}
+
+// heldState is the round state of a call holding the claim of approval
+// id, the caller asked questions.
+func heldState(id string, questions []execution.InputRequest) []byte {
+	b, _ := json.Marshal(held{Claimed: id, Questions: questions}) // plain values: cannot fail
+	return b
+}
+
+// declinedEarlier reports whether the caller declined (or cancelled) one
+// of the questions an earlier round asked: the write then ends without
+// sending the call again.
+func declinedEarlier(ec *execution.Context, questions []execution.InputRequest) bool {
+	for _, q := range questions {
+		if q.Kind != execution.Elicitation {
+			continue
+		}
+		if a, err := ec.Relay(questionKey(q), q); err == nil && a.Action != "accept" {
+			return true
+		}
+	}
+	return false
+}
+
+// dispatch claims an approved approval (or, held, continues the claim an
+// earlier round of this call took), checks again, sends the one tools/call
+// and records the receipt. When the upstream asks a question the caller
+// has not answered yet, nothing is recorded: the round ends asking the
+// caller, the claim held for the next round (ADR 41).
+func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json.RawMessage, a approval.Approval, held bool) (execution.Result, error) {
 	c := t.cat
 	// One write at a time per tool.
 	select {
 	case t.turn <- struct{}{}:
 		defer func() { <-t.turn }()
 	case <-ec.Done():
-		return nil, ec.Err()
+		return execution.Result{}, ec.Err()
 	}
-	claimed, err := c.store.Claim(ec, a.ID, intent.Binding)
+	var claimed approval.Approval
+	var err error
+	if held {
+		// The earlier round's claim: unless a round finished it meanwhile.
+		claimed, err = c.store.Get(ec, a.ID)
+		if err == nil && claimed.State != approval.StateClaimed {
+			return t.receiptOrInProgress(ec, claimed)
+		}
+	} else {
+		claimed, err = c.store.Claim(ec, a.ID, intent.Binding)
+	}
 	switch {
 	case errors.Is(err, approval.ErrExpired), errors.Is(err, approval.ErrNotApproved):
 		// Expired or withdrawn since Prepare looked: ask again.
 		fresh, perr := c.store.Prepare(ec, intent)
 		if perr != nil {
-			return nil, t.fail(ec, approval.ReasonUnavailable, perr)
+			return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, perr)
 		}
-		return nil, writeFailure(approval.ReasonPending, &fresh, "")
+		return execution.Result{}, writeFailure(approval.ReasonPending, &fresh, "")
 	case errors.Is(err, approval.ErrBindingChanged):
-		return nil, writeFailure(approval.ReasonBindingChanged, &a, approval.EffectNotStarted)
+		return execution.Result{}, writeFailure(approval.ReasonBindingChanged, &a, approval.EffectNotStarted)
 	case errors.Is(err, approval.ErrAlreadyClaimed):
 		// Another call claimed it while this one waited its turn; it has
 		// finished meanwhile unless another process holds the claim.
 		return t.receiptOrInProgress(ec, a)
 	case err != nil:
-		return nil, t.fail(ec, approval.ReasonUnavailable, err)
+		return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, err)
 	}
 	// From here on the claim is durable: whatever happens is recorded, even
 	// if the caller goes away.
@@ -310,19 +376,45 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	gen := c.valid.Load().gen
 	if code, ok := c.monitor.current(gen); !ok {
 		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: code})
-		return nil, writeFailure(code, &claimed, approval.EffectNotStarted)
+		return execution.Result{}, writeFailure(code, &claimed, approval.EffectNotStarted)
 	}
 	if err := t.sel.validator(context.WithoutCancel(ec), ec.Principal(), args); err != nil {
 		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonScopeDenied})
 		t.fail(ec, ReasonScopeDenied, err)
-		return nil, writeFailure(ReasonScopeDenied, &claimed, approval.EffectNotStarted)
+		return execution.Result{}, writeFailure(ReasonScopeDenied, &claimed, approval.EffectNotStarted)
 	}
 
+	if held && declinedEarlier(ec, readHeld(ec).Questions) {
+		// The caller said no to the upstream's question: the upstream's
+		// call ended when it asked, and is not sent again.
+		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonQuestionDeclined})
+		return execution.Result{}, writeFailure(ReasonQuestionDeclined, &claimed, approval.EffectNotStarted)
+	}
 	ctx, cancel := context.WithTimeout(ec, c.limits.CallTimeout)
 	defer cancel()
-	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args})
+	q := &asker{ec: ec, limits: c.limits}
+	ctx, done := withAsker(ctx, c.session, q)
+	defer done()
+	params := &mcp.CallToolParams{Name: t.entry.RemoteName, Arguments: args}
+	if c.snap.protocolVersion >= modernRevision {
+		params.Meta = callerDeclaration(ec, false)
+	}
+	res, err := t.send(ctx, params)
+	asked, qerr := q.outcome()
+	if asked && qerr == nil && ec.Err() == nil {
+		// The upstream asked and the caller has not answered: nothing was
+		// done upstream that the next round does not do again (ADR 41),
+		// so nothing is recorded and the claim carries over.
+		if serr := ec.SetRoundState(heldState(claimed.ID, q.waiting())); serr != nil {
+			record(approval.Receipt{Effect: approval.EffectUnknown, Reason: ReasonQuestionRefused})
+			return execution.Result{}, writeFailure(ReasonQuestionRefused, &claimed, approval.EffectUnknown)
+		}
+		return execution.Result{}, execution.ErrInputRequired
+	}
 	var code execution.Reason
 	switch {
+	case qerr != nil && ec.Err() == nil:
+		code = ReasonQuestionRefused
 	case ec.Err() != nil:
 		code = ReasonTransportError // the caller went away: the request was sent, the outcome is unknown
 		if errors.Is(ec.Err(), context.DeadlineExceeded) {
@@ -335,20 +427,27 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 			code = cur
 		}
 	}
-	var env json.RawMessage
+	var out execution.Result
 	if code == "" {
-		env, code = t.project(res)
+		out, code = t.project(res)
+	}
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) && wire.Code == missingCapability && ec.Err() == nil {
+		// Refused before it ran: the tool asks what the caller cannot answer.
+		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonQuestionRefused})
+		t.fail(ec, ReasonQuestionRefused, err)
+		return execution.Result{}, writeFailure(ReasonQuestionRefused, &claimed, approval.EffectNotStarted)
 	}
 	if code != "" {
 		record(approval.Receipt{Effect: approval.EffectUnknown, Reason: code})
 		t.fail(ec, code, err)
 		if ec.Err() != nil {
-			return nil, ec.Err()
+			return execution.Result{}, ec.Err()
 		}
-		return nil, writeFailure(code, &claimed, approval.EffectUnknown)
+		return execution.Result{}, writeFailure(code, &claimed, approval.EffectUnknown)
 	}
-	record(approval.Receipt{Effect: approval.EffectCommitted, Result: env})
-	return env, nil
+	record(approval.Receipt{Effect: approval.EffectCommitted, Result: receiptResult(res)})
+	return out, nil
 }
 
 // idempotencyKey identifies "the same call": the same registration identity,
@@ -375,7 +474,49 @@ func (t *tool) registerWrite(app *agnara.App) *agnara.Capability {
 		Description:  desc,
 		Scopes:       slices.Clone(t.sel.scopes),
 		InputSchema:  json.RawMessage(t.entry.InputSchema),
-		OutputSchema: t.outSchema,
+		OutputSchema: t.outputSchema(),
 		Annotations:  ann,
 	})
+}
+
+// receiptResult is what a committed receipt records of the remote result:
+// the result as the remote sent it (it was validated when it arrived).
+// Repeated calls project it again ([tool.replay]), so that they answer
+// exactly as the dispatch did.
+func receiptResult(res *mcp.CallToolResult) json.RawMessage {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil // it decoded from JSON a moment ago; replay then fails closed
+	}
+	return b
+}
+
+// replay projects the result a committed receipt recorded. Receipts
+// recorded before results carried content blocks hold the old envelope,
+// {"text": [...], "structured": ...}, read here as its text blocks and
+// structured content.
+func (t *tool) replay(raw json.RawMessage) (execution.Result, execution.Reason) {
+	var shape struct {
+		Content    json.RawMessage `json:"content"`
+		Text       []string        `json:"text"`
+		Structured json.RawMessage `json:"structured"`
+	}
+	if json.Unmarshal(raw, &shape) != nil {
+		return execution.Result{}, ReasonResultInvalid
+	}
+	if shape.Content == nil && shape.Text != nil {
+		out := execution.Result{Content: make([]execution.Content, 0, len(shape.Text))}
+		for _, s := range shape.Text {
+			out.Content = append(out.Content, execution.Text{Text: s})
+		}
+		if len(shape.Structured) > 0 && string(shape.Structured) != "null" {
+			out.Structured = slices.Clone(shape.Structured)
+		}
+		return out, ""
+	}
+	var res mcp.CallToolResult
+	if json.Unmarshal(raw, &res) != nil {
+		return execution.Result{}, ReasonResultInvalid
+	}
+	return t.project(&res)
 }

@@ -164,7 +164,11 @@ func invokeWrite(t *testing.T, p *execution.Plan) (json.RawMessage, *execution.F
 	}
 	switch o := out.(type) {
 	case execution.Success:
-		return o.Value.(json.RawMessage), nil
+		b, err := json.Marshal(envelopeOf(t, o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, nil
 	case *execution.Failure:
 		return nil, o
 	}
@@ -471,8 +475,8 @@ func TestWriteThroughMCP(t *testing.T) {
 	}
 	for i := range 3 {
 		res, _ = call()
-		if res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"written":true`) {
-			t.Fatalf("call %d after approval: %v", i+1, res.Content[0])
+		if b, _ := json.Marshal(res.StructuredContent); res.IsError || !strings.Contains(string(b), `"written":true`) {
+			t.Fatalf("call %d after approval: %v %s", i+1, res.Content[0], b)
 		}
 	}
 	if got := strings.Join(ledger(t, remoteDir), " "); got != "received written answered" {
@@ -816,4 +820,37 @@ func mustServer(s *mcp.Server, err error) *mcp.Server {
 		panic(err)
 	}
 	return s
+}
+
+// TestReceiptInTheOldEnvelopeReplays: a committed receipt recorded before
+// results carried content blocks holds {"text": [...], "structured": ...};
+// a repeated call still answers it, as text blocks and structured content,
+// and dispatches nothing.
+func TestReceiptInTheOldEnvelopeReplays(t *testing.T) {
+	remoteDir := t.TempDir()
+	r := startWriteServer(t, remoteDir, "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	_, plan := writePlans(t, r, store, mcpimport.Limits{}, nil)
+	id := approveFirstCall(t, store, plan)
+	ctx := context.Background()
+	a, err := store.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Claim(ctx, id, a.Intent.Binding); err != nil {
+		t.Fatal(err)
+	}
+	old := `{"text":["recorded"],"structured":{"value":"` + syntheticValue + `","written":true}}`
+	if _, err := store.Complete(ctx, id, approval.Receipt{Effect: approval.EffectCommitted, Result: json.RawMessage(old)}); err != nil {
+		t.Fatal(err)
+	}
+	env, f := invokeWrite(t, plan)
+	if f != nil || string(env) != old {
+		t.Fatalf("repeat: %s %v, want %s", env, f, old)
+	}
+	if got := ledger(t, remoteDir); got != nil {
+		t.Fatalf("the remote saw %v", got)
+	}
+	r.close(t)
 }

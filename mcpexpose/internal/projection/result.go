@@ -32,7 +32,11 @@ func Project(out execution.Outcome) (*mcp.CallToolResult, error) {
 	switch o := out.(type) {
 	case execution.Success:
 		if o.Content != nil {
-			return &mcp.CallToolResult{Content: Content(o.Content)}, nil
+			res := &mcp.CallToolResult{Content: Content(o.Content)}
+			if o.Structured != nil {
+				res.StructuredContent = o.Structured // an execution.Result's: as it is, no envelope
+			}
+			return res, nil
 		}
 		env, err := Envelope(o.Value)
 		if err != nil {
@@ -318,22 +322,36 @@ func encodedField(f reflect.StructField) bool {
 	return (f.IsExported() || f.Anonymous) && f.Tag.Get("json") != "-"
 }
 
-// Content converts protocol-neutral content to MCP content blocks.
+// Content converts protocol-neutral content to MCP content blocks, with
+// their annotations.
 func Content(cs []execution.Content) []mcp.Content {
 	out := make([]mcp.Content, 0, len(cs))
 	for _, c := range cs {
 		switch c := c.(type) {
 		case execution.Text:
-			out = append(out, &mcp.TextContent{Text: c.Text})
+			out = append(out, &mcp.TextContent{Text: c.Text, Annotations: annotations(c.Annotations)})
 		case execution.Image:
-			out = append(out, &mcp.ImageContent{Data: c.Data, MIMEType: c.MIMEType})
+			out = append(out, &mcp.ImageContent{Data: c.Data, MIMEType: c.MIMEType, Annotations: annotations(c.Annotations)})
 		case execution.Audio:
-			out = append(out, &mcp.AudioContent{Data: c.Data, MIMEType: c.MIMEType})
+			out = append(out, &mcp.AudioContent{Data: c.Data, MIMEType: c.MIMEType, Annotations: annotations(c.Annotations)})
 		case execution.Resource:
-			out = append(out, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text, Blob: c.Blob}})
+			out = append(out, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text, Blob: c.Blob}, Annotations: annotations(c.Annotations)})
 		case execution.ResourceLink:
-			out = append(out, &mcp.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType})
+			out = append(out, &mcp.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType, Size: c.Size, Annotations: annotations(c.Annotations)})
 		}
+	}
+	return out
+}
+
+// annotations projects content annotations; nil stays nil (the block
+// carries none on the wire).
+func annotations(a *execution.ContentAnnotations) *mcp.Annotations {
+	if a == nil {
+		return nil
+	}
+	out := &mcp.Annotations{Priority: a.Priority, LastModified: a.LastModified}
+	for _, r := range a.Audience {
+		out.Audience = append(out.Audience, mcp.Role(r))
 	}
 	return out
 }
