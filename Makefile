@@ -150,7 +150,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime $(FUZZTIME) ./mcpexpose/internal/projection/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./internal/canonjson/
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaProfile$$' -fuzztime $(FUZZTIME) ./mcpimport/
-	$(GO) test -run '^$$' -fuzz '^FuzzResultEnvelope$$' -fuzztime $(FUZZTIME) ./mcpimport/
+	$(GO) test -run '^$$' -fuzz '^FuzzResultContent$$' -fuzztime $(FUZZTIME) ./mcpimport/
+	$(GO) test -run '^$$' -fuzz '^FuzzSamePerson$$' -fuzztime $(FUZZTIME) ./approval/
 
 # The main example.
 run:
