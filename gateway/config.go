@@ -12,7 +12,8 @@ import (
 
 // Config is a gateway's declaration: where it listens, who may call it, the
 // limits it enforces, where approvals are kept, and the upstream servers it
-// imports tools from, with an explicit binding for every tool it imports.
+// imports tools (and resources and prompts) from, with an explicit binding
+// for every one it imports.
 // It is what a gateway.yaml file holds ([Load], [Parse]); each field's
 // comment ends with its YAML key. Hosts that embed the gateway in Go build
 // one in code; [New] validates it.
@@ -117,6 +118,13 @@ type Upstream struct {
 	Limits UpstreamLimits `yaml:"limits"`
 	// Tools are the bindings: the only remote tools imported. (tools)
 	Tools []Tool `yaml:"tools"`
+
+	// Resources, ResourceTemplates and Prompts bind the upstream's
+	// resources, resource templates and prompts: the only ones served.
+	// (resources, resource_templates, prompts)
+	Resources         []Resource `yaml:"resources"`
+	ResourceTemplates []Resource `yaml:"resource_templates"`
+	Prompts           []Prompt   `yaml:"prompts"`
 }
 
 // HTTPUpstream is an upstream reached over Streamable HTTP.
@@ -242,6 +250,54 @@ type Tool struct {
 	// upstream's name and "1". (approval_scope, approval_scope_revision)
 	ApprovalScope         string `yaml:"approval_scope"`
 	ApprovalScopeRevision string `yaml:"approval_scope_revision"`
+}
+
+// Resource is the binding of one upstream resource, or, in
+// resource_templates, of one resource template: under which local name,
+// URI (template), title and scopes it is served, and which media types its
+// contents may have. A resource is read-only by nature; it needs no
+// approvals.
+type Resource struct {
+	// Remote is the upstream's resource URI, or its RFC 6570 URI template.
+	// (remote)
+	Remote string `yaml:"remote"`
+	// URI is the local URI, or URI template with exactly the remote one's
+	// variables. Default: Remote. (uri)
+	URI string `yaml:"uri"`
+	// Name is the local name, unique among every tool, resource and prompt
+	// of the gateway, and published as the resource's name. Required.
+	// (name)
+	Name string `yaml:"name"`
+	// Title is published as the resource's title. Required. (title)
+	Title string `yaml:"title"`
+	// Description, when set, is published instead of the upstream's own.
+	// (description)
+	Description string `yaml:"description"`
+	// Scopes are the scopes a caller must hold, all of them, to see the
+	// resource listed and to read it. (scopes)
+	Scopes []string `yaml:"scopes"`
+	// MIMETypes are the media types its contents may have ("text/plain",
+	// "image/*"). Default: every well-formed type. (mime_types)
+	MIMETypes []string `yaml:"mime_types"`
+}
+
+// Prompt is the binding of one upstream prompt: under which local name,
+// title and scopes it is served. It is published as "<gateway name>.<local
+// name>".
+type Prompt struct {
+	// Remote is the upstream's prompt name. (remote)
+	Remote string `yaml:"remote"`
+	// Name is the local name. Default: the upstream's Prefix and Remote.
+	// (name)
+	Name string `yaml:"name"`
+	// Title is published as the prompt's title. Required. (title)
+	Title string `yaml:"title"`
+	// Description, when set, is published instead of the upstream's own.
+	// (description)
+	Description string `yaml:"description"`
+	// Scopes are the scopes a caller must hold, all of them, to see the
+	// prompt listed and to get it. (scopes)
+	Scopes []string `yaml:"scopes"`
 }
 
 // Duration is a time.Duration written as Go writes one ("30s", "1m30s").

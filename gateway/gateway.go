@@ -66,9 +66,13 @@ const (
 type UpstreamStatus struct {
 	Name  string
 	State State
-	// Tools are the local names served from it; Absent the bound tools it
-	// does not offer now, with why.
+	// Tools are the local names of the tools served from it; Absent the
+	// bound tools, resources, templates and prompts it does not offer now,
+	// with why.
 	Tools, Absent []string
+	// Resources are the local names of its resources and resource
+	// templates served; Prompts of its prompts.
+	Resources, Prompts []string
 	// Error is why it is down (caller-safe: reasons and the transport's
 	// words, never a secret); empty when up.
 	Error string
@@ -117,7 +121,9 @@ func New(cfg Config, opts *Options) (*Gateway, error) {
 	ce := &ConfigError{}
 	cfg.Upstreams = slices.Clone(cfg.Upstreams)
 	for i := range cfg.Upstreams {
-		cfg.Upstreams[i].Tools = slices.Clone(cfg.Upstreams[i].Tools)
+		u := &cfg.Upstreams[i]
+		u.Tools = slices.Clone(u.Tools)
+		u.Resources, u.ResourceTemplates, u.Prompts = slices.Clone(u.Resources), slices.Clone(u.ResourceTemplates), slices.Clone(u.Prompts)
 	}
 	approvalsGiven := o.Approvals != nil
 	if approvalsGiven && cfg.Approvals == (Approvals{}) {
@@ -384,6 +390,9 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 					"the upstream no longer offers this tool; it comes back when the upstream restores it", nil).WithReason(mcpimport.ReasonCatalogStale),
 					&mcpexpose.WithdrawnOptions{Scopes: u.scopes(a.Name)})
 			}
+		}
+		if s.features != nil {
+			exposeFeatures(app, exp, s.features)
 		}
 	}
 	return exp.Compile()

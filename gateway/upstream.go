@@ -40,6 +40,11 @@ type upstream struct {
 	tried  chan struct{} // closed after the first attempt, whatever it gave
 	once   sync.Once
 
+	// features binds resources, templates and prompts (features.go), when
+	// hasFeatures.
+	features    mcpimport.FeatureBindings
+	hasFeatures bool
+
 	// Guarded by g.mu.
 	served      served
 	swaps       int
@@ -50,6 +55,7 @@ type upstream struct {
 type served struct {
 	state         State
 	reads, writes *mcpimport.Catalog // when up; each nil without bindings of its kind
+	features      *mcpimport.Catalog // resources and prompts, when up; nil without bindings
 	err           string             // when down
 	reason        execution.Reason   // when down
 }
@@ -82,6 +88,7 @@ func newUpstream(g *Gateway, cfg *Upstream) *upstream {
 		tried:  make(chan struct{}),
 		served: served{state: StateStarting},
 	}
+	u.features, u.hasFeatures = featureBindings(cfg)
 	u.limits.CallTimeout = max(u.limits.CallTimeout, 0)
 	if u.limits.CallTimeout == 0 {
 		u.limits.CallTimeout = mcpimport.DefaultLimits().CallTimeout
@@ -141,7 +148,19 @@ func (u *upstream) scopes(name string) []string {
 
 func (u *upstream) status() UpstreamStatus {
 	s := UpstreamStatus{Name: u.cfg.Name, State: u.served.state, Error: u.served.err, Reason: u.served.reason,
-		Connections: u.connections, Swaps: u.swaps, Tools: []string{}, Absent: []string{}}
+		Connections: u.connections, Swaps: u.swaps, Tools: []string{}, Absent: []string{}, Resources: []string{}, Prompts: []string{}}
+	if f := u.served.features; f != nil {
+		snap := f.Snapshot()
+		for _, e := range append(snap.Resources(), snap.ResourceTemplates()...) {
+			s.Resources = append(s.Resources, e.Name)
+		}
+		for _, e := range snap.Prompts() {
+			s.Prompts = append(s.Prompts, e.Name)
+		}
+		for _, a := range f.Absent() {
+			s.Absent = append(s.Absent, a.Name+" ("+string(a.Reason)+")")
+		}
+	}
 	for _, cat := range []*mcpimport.Catalog{u.served.reads, u.served.writes} {
 		if cat == nil {
 			continue
@@ -252,7 +271,8 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 	u.g.publish(u, cur)
 	u.markTried()
 	u.logger.Info("upstream imported", slog.String("protocol", sess.ClientSession().InitializeResult().ProtocolVersion),
-		slog.Any("tools", u.status().Tools), slog.Any("absent", u.status().Absent))
+		slog.Any("tools", u.status().Tools), slog.Any("resources", u.status().Resources), slog.Any("prompts", u.status().Prompts),
+		slog.Any("absent", u.status().Absent))
 	for {
 		select {
 		case <-ctx.Done():
@@ -269,6 +289,7 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 			}
 			return true, &endedError{msg: msg}
 		case <-cur.stale():
+		case <-cur.featuresStale():
 		}
 		next, err := func() (served, error) {
 			c, cancel := context.WithTimeout(ctx, importTimeout)
@@ -276,7 +297,7 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 			return u.discover(c, sess)
 		}()
 		if err != nil {
-			return true, fmt.Errorf("re-importing after tools/list_changed: %w", err)
+			return true, fmt.Errorf("re-importing after a list_changed: %w", err)
 		}
 		renewed := true
 		if cur.reads != nil {
@@ -285,23 +306,31 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 		if cur.writes != nil {
 			renewed = cur.writes.Renew(next.writes) && renewed
 		}
+		if cur.features != nil {
+			renewed = cur.features.Renew(next.features) && renewed
+		}
 		if renewed {
 			u.logger.Debug("the upstream catalog changed; what the gateway imports did not")
 			continue
 		}
 		u.g.publish(u, next)
 		cur = next
-		u.logger.Info("upstream catalog changed; serving the new one", slog.Any("tools", u.status().Tools), slog.Any("absent", u.status().Absent))
+		u.logger.Info("upstream catalog changed; serving the new one", slog.Any("tools", u.status().Tools),
+			slog.Any("resources", u.status().Resources), slog.Any("prompts", u.status().Prompts), slog.Any("absent", u.status().Absent))
 	}
 }
 
-// stale is closed when the served catalogs go stale (reads and writes
-// share the session's monitor: they go stale together).
+// stale is closed when the served tool catalogs go stale (reads and
+// writes share the session's monitor: they go stale together); nil (never
+// ready) without tools.
 func (s served) stale() <-chan struct{} {
-	if s.reads != nil {
+	switch {
+	case s.reads != nil:
 		return s.reads.Stale()
+	case s.writes != nil:
+		return s.writes.Stale()
 	}
-	return s.writes.Stale()
+	return nil
 }
 
 // discover imports the bound tools on sess. A bound tool the upstream does
@@ -318,6 +347,12 @@ func (u *upstream) discover(ctx context.Context, sess *mcpimport.Session) (serve
 	}
 	if len(u.writes) > 0 {
 		s.writes, err = mcpimport.DiscoverWrites(ctx, sess, u.writes, &mcpimport.WriteOptions{Limits: u.limits, Logger: u.g.logger, Approvals: u.g.store, AllowAbsent: true})
+		if err != nil {
+			return served{}, err
+		}
+	}
+	if u.hasFeatures {
+		s.features, err = mcpimport.DiscoverFeatures(ctx, sess, u.features, &mcpimport.Options{Limits: u.limits, Logger: u.g.logger, AllowAbsent: true})
 		if err != nil {
 			return served{}, err
 		}

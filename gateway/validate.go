@@ -353,8 +353,8 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 		if lim.MessageBytes < 1 || lim.MessageBytes > maxMessageBytes {
 			bad("%d: want 1..%d", lim.MessageBytes, maxMessageBytes)(at("limits", "message_bytes")...)
 		}
-		if len(u.Tools) == 0 {
-			bad("bind at least one tool: only the tools bound here are imported")(at("tools")...)
+		if len(u.Tools)+len(u.Resources)+len(u.ResourceTemplates)+len(u.Prompts) == 0 {
+			bad("bind at least one tool (or resource, resource template or prompt): only what is bound here is imported")(at("tools")...)
 		}
 		remotes := map[string]int{}
 		for j := range u.Tools {
@@ -417,6 +417,123 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 			default:
 				bad("%q: want write or destructive (or no write key, for a read)", t.Write)(tat("write")...)
 			}
+		}
+	}
+	c.validateFeatures(bad, pos)
+}
+
+// validateFeatures checks every upstream's resources, resource templates
+// and prompts, after the tools (whose local names they must not take), and
+// fills in the default names of prompts.
+func (c *Config) validateFeatures(bad func(string, ...any) func(...any), pos positions) {
+	// Local names become capabilities of one application: one owner each.
+	names := map[string][]any{}
+	for i, u := range c.Upstreams {
+		for j, t := range u.Tools {
+			if _, taken := names[t.Name]; t.Name != "" && !taken {
+				names[t.Name] = []any{"upstreams", i, "tools", j}
+			}
+		}
+	}
+	claim := func(name string, path []any) {
+		if prev, taken := names[name]; taken {
+			bad("local name %q is also given to %s%s: set another name", name, pathString(prev...), pos.ref(prev...))(path...)
+			return
+		}
+		names[name] = path
+	}
+	uris := map[string][]any{}
+	for i := range c.Upstreams {
+		u := &c.Upstreams[i]
+		for _, kind := range []struct {
+			key      string
+			list     []Resource
+			template bool
+		}{{"resources", u.Resources, false}, {"resource_templates", u.ResourceTemplates, true}} {
+			what := map[bool]string{false: "resource URI", true: "resource URI template"}[kind.template]
+			remotes := map[string]int{}
+			for j := range kind.list {
+				r := &kind.list[j]
+				at := func(p ...any) []any { return append([]any{"upstreams", i, kind.key, j}, p...) }
+				ok := true
+				if r.Remote == "" {
+					bad("name the upstream's %s", what)(at("remote")...)
+					ok = false
+				} else if prev, dup := remotes[r.Remote]; dup {
+					bad("%q is also bound by %s[%d]%s", r.Remote, kind.key, prev, pos.ref("upstreams", i, kind.key, prev))(at("remote")...)
+				} else {
+					remotes[r.Remote] = j
+				}
+				switch {
+				case r.Name == "":
+					bad("give the resource a local name: a letter followed by at most 31 letters, digits, '_' or '-'")(at("name")...)
+					ok = false
+				case !localNamePattern.MatchString(r.Name):
+					bad("%q: want a letter followed by at most 31 letters, digits, '_' or '-'", r.Name)(at("name")...)
+					ok = false
+				default:
+					claim(r.Name, at())
+				}
+				if strings.TrimSpace(r.Title) == "" {
+					bad("give the resource a title: it is published")(at("title")...)
+					ok = false
+				}
+				checkScopes(bad, r.Scopes, at("scopes")...)
+				r.URI = cmp.Or(r.URI, r.Remote)
+				local := r.URI
+				if key := kind.key + " " + local; ok {
+					if prev, dup := uris[key]; dup {
+						bad("local %s %q is also given to %s%s", what, local, pathString(prev...), pos.ref(prev...))(at()...)
+					} else {
+						uris[key] = at()
+					}
+				}
+				if !ok {
+					continue
+				}
+				// The URIs, templates and media types: mcpimport's rules, one owner.
+				b := mcpimport.ResourceBinding{Name: r.Name, URI: r.URI, Title: r.Title, MIMETypes: r.MIMETypes}
+				fb := mcpimport.FeatureBindings{Resources: map[string]mcpimport.ResourceBinding{r.Remote: b}}
+				if kind.template {
+					fb = mcpimport.FeatureBindings{ResourceTemplates: fb.Resources}
+				}
+				if err := fb.Check(); err != nil {
+					msg := err.Error()
+					if _, rest, cut := strings.Cut(msg, strconv.Quote(r.Remote)+": "); cut {
+						msg = rest
+					}
+					bad("%s", msg)(at()...)
+				}
+			}
+		}
+		remotes := map[string]int{}
+		for j := range u.Prompts {
+			p := &u.Prompts[j]
+			at := func(path ...any) []any { return append([]any{"upstreams", i, "prompts", j}, path...) }
+			if p.Remote == "" {
+				bad("name the upstream's prompt")(at("remote")...)
+			} else if prev, dup := remotes[p.Remote]; dup {
+				bad("%q is also bound by prompts[%d]%s", p.Remote, prev, pos.ref("upstreams", i, "prompts", prev))(at("remote")...)
+			} else {
+				remotes[p.Remote] = j
+			}
+			switch {
+			case p.Name == "" && p.Remote != "":
+				p.Name = u.Prefix + p.Remote
+				if !localNamePattern.MatchString(p.Name) {
+					bad("the local name %q (prefix and remote name) is not one: set name, a letter followed by at most 31 letters, digits, '_' or '-'", p.Name)(at("remote")...)
+				} else {
+					claim(p.Name, at())
+				}
+			case p.Name != "" && !localNamePattern.MatchString(p.Name):
+				bad("%q: want a letter followed by at most 31 letters, digits, '_' or '-'", p.Name)(at("name")...)
+			case p.Name != "":
+				claim(p.Name, at())
+			}
+			if strings.TrimSpace(p.Title) == "" {
+				bad("give the prompt a title: it is published")(at("title")...)
+			}
+			checkScopes(bad, p.Scopes, at("scopes")...)
 		}
 	}
 }

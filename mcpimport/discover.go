@@ -60,6 +60,10 @@ type Catalog struct {
 	logger  *slog.Logger
 	store   approval.Store // write catalogs only
 	tools   []*tool        // in snapshot order
+	// Catalogs of resources and prompts (DiscoverFeatures) only, in
+	// snapshot order.
+	resources []*resource
+	prompts   []*prompt
 }
 
 // tool is one imported tool, ready to call.
@@ -162,14 +166,8 @@ func discover(ctx context.Context, sess *Session, sels []selection, o Options, v
 	}
 
 	w := monitor.watch()
-	switch {
-	case w.closed:
-		return nil, newError(ProtocolUnsupported, "", "the monitor is closed")
-	case w.version == "":
-		return nil, newError(ProtocolUnsupported, "", "the monitor has accepted no protocol version: call AcceptProtocolVersion with the negotiated version first")
-	}
-	if ir := session.InitializeResult(); ir == nil || ir.ProtocolVersion != w.version {
-		return nil, newError(ProtocolUnsupported, "", "the session did not negotiate the protocol version the monitor accepted (%s)", w.version)
+	if err := w.check(session); err != nil {
+		return nil, err
 	}
 
 	listed, err := list(ctx, session, limits)
@@ -218,6 +216,20 @@ func discover(ctx context.Context, sess *Session, sels []selection, o Options, v
 	}
 	c.snap = snap
 	return c, nil
+}
+
+// check refuses a monitor state that discovery cannot start from.
+func (w watch) check(session *mcp.ClientSession) error {
+	switch {
+	case w.closed:
+		return newError(ProtocolUnsupported, "", "the monitor is closed")
+	case w.version == "":
+		return newError(ProtocolUnsupported, "", "the monitor has accepted no protocol version: call AcceptProtocolVersion with the negotiated version first")
+	}
+	if ir := session.InitializeResult(); ir == nil || ir.ProtocolVersion != w.version {
+		return newError(ProtocolUnsupported, "", "the session did not negotiate the protocol version the monitor accepted (%s)", w.version)
+	}
+	return nil
 }
 
 // list reads every page of the remote catalog within the limits.

@@ -68,6 +68,24 @@
 // are no retries and no hidden calls. Cancellation stops the wait and
 // discards a late result; the remote server may go on executing.
 //
+// # Resources and prompts
+//
+// [DiscoverFeatures] imports a remote server's resources, resource
+// templates and prompts the same way: only those the host binds
+// ([FeatureBindings]: a remote URI, URI template or prompt name to a local
+// name, local URI or URI template, title and scopes), discovered with
+// resources/list, resources/templates/list and prompts/list under the
+// limits, each definition recorded in the snapshot and its digest
+// ([Snapshot.Resources], [Snapshot.ResourceTemplates], [Snapshot.Prompts]).
+// [Catalog.RegisterResources] and [Catalog.RegisterPrompts] make them
+// capabilities an exposure serves as resources and prompts; each read or
+// get is one resources/read or prompts/get whose answer is checked (the
+// URI read, text or blob, media types, roles, content kinds, sizes) and
+// fails closed like a tool call. A resources/list_changed or
+// prompts/list_changed makes such a catalog stale, and leaves the tool
+// catalogs of the session alone. docs/import.md, "Resources and prompts",
+// has the rules.
+//
 // # Remote tasks
 //
 // A binding may let its remote tool answer with a task (the MCP tasks

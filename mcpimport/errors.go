@@ -121,6 +121,9 @@ var callFailures = map[execution.Reason]callFailure{
 	ReasonTaskCancelled:     {execution.Unavailable, "the remote server cancelled the tool's task"},
 	ReasonTaskLost:          {execution.Unavailable, "the remote server no longer knows the tool's task"},
 
+	// Reads of imported resources (features.go).
+	ReasonResourceNotFound: {execution.NotFound, "the remote server has no such resource"},
+
 	// Write calls (write.go): the approval's state.
 	approval.ReasonPending:        {execution.InteractionRequired, "this call needs an approval by an authorized approver; call again with the same arguments once it is approved"},
 	approval.ReasonRejected:       {execution.Forbidden, "an approver rejected this call"},
@@ -131,7 +134,8 @@ var callFailures = map[execution.Reason]callFailure{
 
 // Canonical returns the canonical failure code a call failure with reason r
 // ends in: invalid_input, forbidden, timeout, conflict,
-// interaction_required or unavailable. A reason this package does not
+// interaction_required, not_found (a read, [ReasonResourceNotFound]) or
+// unavailable. A reason this package does not
 // produce returns execution.InternalFailure.
 func Canonical(r execution.Reason) execution.Code {
 	if f, ok := callFailures[r]; ok {
@@ -157,20 +161,28 @@ type Error struct {
 	// Reason is one of the discovery reasons, such as [SchemaUnsupported];
 	// [execution.ReasonOf] reads it through any wrapping.
 	Reason execution.Reason
-	// Tool names the remote tool concerned, or is empty.
+	// Tool names the remote tool concerned (or, for [DiscoverFeatures],
+	// the remote resource URI, URI template or prompt name), or is empty.
 	Tool string
 
 	msg   string
 	cause error
+	what  string // what Tool names, when not a tool: "resource", "prompt"...
 }
 
-// Error returns "mcpimport: <reason>: [tool "<name>": ]<message>".
+// Error returns "mcpimport: <reason>: [tool "<name>": ]<message>" (for
+// [DiscoverFeatures], "resource", "resource template" or "prompt" instead
+// of "tool").
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("mcpimport: ")
 	b.WriteString(string(e.Reason))
 	if e.Tool != "" {
-		fmt.Fprintf(&b, ": tool %s", quote(e.Tool))
+		what := e.what
+		if what == "" {
+			what = "tool"
+		}
+		fmt.Fprintf(&b, ": %s %s", what, quote(e.Tool))
 	}
 	if e.msg != "" {
 		b.WriteString(": ")

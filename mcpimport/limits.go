@@ -32,8 +32,17 @@ type Limits struct {
 	ObjectBytes int
 	// ContentBlocks is the most content blocks a result may hold. Default 128.
 	ContentBlocks int
-	// CallTimeout bounds each tools/call. Default 30 s; at most 300 s.
+	// CallTimeout bounds each tools/call (and each resources/read and
+	// prompts/get). Default 30 s; at most 300 s.
 	CallTimeout time.Duration
+	// Resources is the most resources the remote server may list, selected
+	// or not, and separately the most resource templates; Prompts the most
+	// prompts. Default 256 each. They bound [DiscoverFeatures], which holds
+	// the three lists together within CatalogBytes, each selected
+	// description within DescriptionBytes, each read's contents and each
+	// prompt's messages within ObjectBytes and ContentBlocks.
+	Resources int
+	Prompts   int
 }
 
 // MaxCallTimeout is the largest call timeout [Limits] accept.
@@ -53,6 +62,8 @@ func DefaultLimits() Limits {
 		ObjectBytes:      64 << 10,
 		ContentBlocks:    128,
 		CallTimeout:      30 * time.Second,
+		Resources:        256,
+		Prompts:          256,
 	}
 }
 
@@ -71,6 +82,8 @@ func (l Limits) resolve() (Limits, error) {
 		{"DescriptionBytes", &l.DescriptionBytes, d.DescriptionBytes},
 		{"ObjectBytes", &l.ObjectBytes, d.ObjectBytes},
 		{"ContentBlocks", &l.ContentBlocks, d.ContentBlocks},
+		{"Resources", &l.Resources, d.Resources},
+		{"Prompts", &l.Prompts, d.Prompts},
 	}
 	for _, f := range ints {
 		switch {
@@ -90,6 +103,6 @@ func (l Limits) resolve() (Limits, error) {
 }
 
 func (l Limits) String() string {
-	return fmt.Sprintf("pages=%d tools=%d catalog=%dB schema=%dB description=%dB object=%dB blocks=%d timeout=%s",
-		l.Pages, l.Tools, l.CatalogBytes, l.SchemaBytes, l.DescriptionBytes, l.ObjectBytes, l.ContentBlocks, l.CallTimeout)
+	return fmt.Sprintf("pages=%d tools=%d catalog=%dB schema=%dB description=%dB object=%dB blocks=%d timeout=%s resources=%d prompts=%d",
+		l.Pages, l.Tools, l.CatalogBytes, l.SchemaBytes, l.DescriptionBytes, l.ObjectBytes, l.ContentBlocks, l.CallTimeout, l.Resources, l.Prompts)
 }

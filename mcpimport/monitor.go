@@ -18,12 +18,14 @@ import (
 // on every call; changing it changes nothing else.
 func SupportedProtocolVersions() []string { return mcpversion.Imported() }
 
-// Monitor watches one client session for changes to the remote tool catalog.
-// [Connect] creates one with each [Session] and wires it in; a host that
-// builds its own SDK client creates it with [NewMonitor], feeds it the
-// protocol version the real handshake negotiated, routes the session's
-// tools/list_changed notifications to it, closes it when the session ends,
-// and pairs the two with [NewSession]:
+// Monitor watches one client session for changes to the remote catalogs:
+// its tools, and its resources and prompts. [Connect] creates one with each
+// [Session] and wires it in; a host that builds its own SDK client creates
+// it with [NewMonitor], feeds it the protocol version the real handshake
+// negotiated, routes the session's tools/list_changed notifications to it
+// (and, to import resources or prompts, resources/list_changed and
+// prompts/list_changed), closes it when the session ends, and pairs the two
+// with [NewSession]:
 //
 //	mon := mcpimport.NewMonitor()
 //	client := mcp.NewClient(impl, &mcp.ClientOptions{ToolListChangedHandler: mon.ToolListChanged})
@@ -33,10 +35,14 @@ func SupportedProtocolVersions() []string { return mcpversion.Imported() }
 //	if err := mon.AcceptProtocolVersion(cs.InitializeResult().ProtocolVersion); err != nil { ... }
 //	sess, err := mcpimport.NewSession("documents", cs, mon)
 //
-// A tools/list_changed notification makes every catalog discovered before
-// it stale: its calls fail with [ReasonCatalogStale] until the host
-// discovers again and swaps catalogs. Closing the monitor makes calls fail
-// with [ReasonConnectionClosed].
+// A tools/list_changed notification makes every tool catalog discovered
+// before it stale: its calls fail with [ReasonCatalogStale] until the host
+// discovers again and swaps catalogs. A resources/list_changed or
+// prompts/list_changed does the same to every catalog of resources and
+// prompts ([DiscoverFeatures]) and leaves tool catalogs alone, so that a
+// server whose resources come and go (some add one per session) does not
+// disturb its tools. Closing the monitor makes calls fail with
+// [ReasonConnectionClosed].
 //
 // A Monitor is safe for concurrent use.
 type Monitor struct {
@@ -45,11 +51,14 @@ type Monitor struct {
 	closed  bool
 	gen     uint64
 	stale   chan struct{} // closed when gen advances or the monitor closes
+	// Resources and prompts (features.go) have a generation of their own.
+	featureGen   uint64
+	featureStale chan struct{}
 }
 
 // NewMonitor returns a monitor that has accepted no protocol version yet.
 func NewMonitor() *Monitor {
-	return &Monitor{stale: make(chan struct{})}
+	return &Monitor{stale: make(chan struct{}), featureStale: make(chan struct{})}
 }
 
 // AcceptProtocolVersion records the protocol version the session negotiated.
@@ -94,6 +103,7 @@ func (m *Monitor) Close() {
 	if !m.closed {
 		m.closed = true
 		close(m.stale)
+		close(m.featureStale)
 	}
 }
 

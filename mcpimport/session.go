@@ -29,8 +29,9 @@ type ConnectOptions struct {
 	// Default: name "agnara-mcpimport", version "1".
 	Client *mcp.Implementation
 	// ClientOptions are the SDK client's options; they are copied. A
-	// ToolListChangedHandler set here runs after the session's monitor has
-	// recorded the notification.
+	// ToolListChangedHandler, ResourceListChangedHandler or
+	// PromptListChangedHandler set here runs after the session's monitor
+	// has recorded the notification.
 	ClientOptions *mcp.ClientOptions
 	// SessionOptions are passed to the SDK's Client.Connect (to ask for a
 	// protocol version, say).
@@ -55,7 +56,8 @@ type ConnectOptions struct {
 // Connect connects to the remote server the host calls serverID (1 to 128
 // bytes without control characters; it is recorded in every snapshot) over
 // transport. It creates the session's [Monitor], routes the session's
-// tools/list_changed notifications to it, and has it accept the protocol
+// tools/list_changed, resources/list_changed and prompts/list_changed
+// notifications to it, and has it accept the protocol
 // version the handshake actually negotiated. A failed handshake is an
 // [*Error] with reason [ConnectFailed] (the transport's error is its
 // cause, for the host's logs); a version agnara does not support is one
@@ -92,6 +94,9 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 			next(ctx, req)
 		}
 	}
+	routeFeatureChanges(&co, mon) // resources and prompts (features.go)
+	// After every handler is in place: the fast path delivers the
+	// notifications of a call's stream to the same handlers.
 	fast := newFastCaller(transport, &co, o.DisableFastPath)
 	client := mcp.NewClient(impl, &co)
 	if fast != nil {
@@ -124,7 +129,10 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 // NewSession pairs a client session the host connected itself with its
 // monitor, for hosts that build their own SDK client. The host must have
 // routed the session's tools/list_changed notifications to mon (its
-// ClientOptions.ToolListChangedHandler calls mon.ToolListChanged) and had
+// ClientOptions.ToolListChangedHandler calls mon.ToolListChanged; to
+// import resources or prompts, ResourceListChangedHandler and
+// PromptListChangedHandler call mon.ResourceListChanged and
+// mon.PromptListChanged) and had
 // mon accept the negotiated protocol version; discovery refuses a session
 // whose monitor disagrees with it. serverID is as for [Connect]. Such a
 // session cannot follow remote tasks: a binding with [Binding].Task needs

@@ -10,10 +10,13 @@ import (
 
 // Snapshot schema versions: read catalogs ([Discover]) have version 1, write
 // catalogs ([DiscoverWrites]) version 2, which adds each entry's effect and
-// host authorization.
+// host authorization, and catalogs of resources and prompts
+// ([DiscoverFeatures]) version 3, whose entries are in lists of their own
+// ("resources", "resourceTemplates", "prompts") beside an empty "entries".
 const (
-	SnapshotSchemaVersion      = 1
-	WriteSnapshotSchemaVersion = 2
+	SnapshotSchemaVersion        = 1
+	WriteSnapshotSchemaVersion   = 2
+	FeatureSnapshotSchemaVersion = 3
 )
 
 // Mode is the policy mode of a snapshot entry. It follows from the entry
@@ -41,6 +44,10 @@ type Snapshot struct {
 	protocolVersion string
 	entries         []Entry // sorted by Name
 	digest          string
+	// Resources, resource templates and prompts (features.go), each sorted
+	// by Name: version 3 only.
+	resources, templates []ResourceEntry
+	prompts              []PromptEntry
 }
 
 // Entry is one imported tool in a [Snapshot].
@@ -125,7 +132,9 @@ func (s *Snapshot) Entries() []Entry {
 //
 // The digest is computed over the same document without "revisionDigest".
 // Write snapshots (schema version 2) add "authorization" to each entry and
-// "effect" to its policy (mode "confirm").
+// "effect" to its policy (mode "confirm"). Snapshots of resources and
+// prompts (schema version 3) add "resources", "resourceTemplates" and
+// "prompts" (see [Snapshot.Resources], [Snapshot.Prompts]).
 func (s *Snapshot) MarshalJSON() ([]byte, error) {
 	return s.document(true)
 }
@@ -154,6 +163,10 @@ type snapshotDoc struct {
 	RevisionDigest  string     `json:"revisionDigest,omitempty"`
 	SchemaVersion   int        `json:"schemaVersion"`
 	ServerID        string     `json:"serverId"`
+	// Version 3 only (features.go); nil, and absent, in versions 1 and 2.
+	Prompts           *[]promptDoc   `json:"prompts,omitempty"`
+	ResourceTemplates *[]resourceDoc `json:"resourceTemplates,omitempty"`
+	Resources         *[]resourceDoc `json:"resources,omitempty"`
 }
 
 func (s *Snapshot) document(withDigest bool) ([]byte, error) {
@@ -183,6 +196,7 @@ func (s *Snapshot) document(withDigest bool) ([]byte, error) {
 			SchemaProfile:   e.Profile,
 		}
 	}
+	s.featureDocs(&doc)
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err

@@ -130,6 +130,27 @@ func TestGatewayServesTheUsersExample(t *testing.T) {
 			if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, `"reason":"mcp_tool_error"`) || strings.Contains(text, "no user with this id") {
 				t.Errorf("missing user: %s", text)
 			}
+
+			// The bound resource template and prompt, at their local URI and name.
+			ctx := context.Background()
+			tmpls, err := gw.ListResourceTemplates(ctx, nil)
+			if err != nil || len(tmpls.ResourceTemplates) != 1 || tmpls.ResourceTemplates[0].URITemplate != "directory://users/{id}" {
+				t.Errorf("resources/templates/list: %+v, %v", tmpls, err)
+			}
+			read, err := gw.ReadResource(ctx, &mcp.ReadResourceParams{URI: "directory://users/" + id})
+			if err != nil || len(read.Contents) != 1 || read.Contents[0].URI != "directory://users/"+id ||
+				read.Contents[0].MIMEType != "application/json" || !strings.Contains(read.Contents[0].Text, `"name":"Ada"`) {
+				t.Errorf("read directory://users/%s: %+v, %v", id, read, err)
+			}
+			for _, uri := range []string{"directory://users/nobody", "users://" + id} {
+				if _, err := gw.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil || !strings.Contains(err.Error(), "Resource not found") {
+					t.Errorf("read %s: %v, want Resource not found", uri, err)
+				}
+			}
+			prompt, err := gw.GetPrompt(ctx, &mcp.GetPromptParams{Name: "directory.welcome_user", Arguments: map[string]string{"id": id}})
+			if err != nil || len(prompt.Messages) != 1 || !strings.Contains(prompt.Messages[0].Content.(*mcp.TextContent).Text, "Ada") {
+				t.Errorf("directory.welcome_user: %+v, %v", prompt, err)
+			}
 		})
 	}
 }

@@ -5,6 +5,11 @@
 //	go run ./examples/users &                 # the upstream, on 127.0.0.1:8080
 //	go run ./examples/gateway                 # the gateway, on 127.0.0.1:8090
 //
+// It also imports the users example's user template (users://{id}) as
+// directory://users/{id} and its users.welcome_user prompt as
+// directory.welcome_user, under the same directory:read scope: resources and
+// prompts are bound one by one, as tools are.
+//
 // Callers of the gateway never reach the upstream with their own authority:
 // the gateway does not forward their tokens. When the upstream requires
 // tokens, the gateway gets its own with the OAuth client credentials grant
@@ -125,6 +130,27 @@ func bindings() map[string]mcpimport.Binding {
 			Scopes:           []string{"directory:read"},
 			NoScopeValidator: true, // every reader may list
 			ConcurrencySafe:  true,
+		},
+	}
+}
+
+// featureBindings are the gateway's explicit declarations of the upstream
+// resource template and prompt it imports.
+func featureBindings() mcpimport.FeatureBindings {
+	return mcpimport.FeatureBindings{
+		ResourceTemplates: map[string]mcpimport.ResourceBinding{
+			"users://{id}": {
+				Name: "user", URI: "directory://users/{id}", Title: "A directory user",
+				Description: "One user of the directory, as JSON, by id.",
+				Scopes:      []string{"directory:read"}, MIMETypes: []string{"application/json"},
+			},
+		},
+		Prompts: map[string]mcpimport.PromptBinding{
+			"users.welcome_user": {
+				Name: "welcome_user", Title: "Welcome a user",
+				Description: "Ask the model to write a short welcome message to one directory user.",
+				Scopes:      []string{"directory:read"},
+			},
 		},
 	}
 }
@@ -265,7 +291,7 @@ type gateway struct {
 
 	// The catalogs served; only load (before follow starts) and follow
 	// touch them.
-	reads, writes *mcpimport.Catalog
+	reads, writes, features *mcpimport.Catalog
 }
 
 func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -275,6 +301,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // catalogs is one discovery of everything the gateway imports.
 type catalogs struct {
 	reads, writes *mcpimport.Catalog // writes nil without approvals
+	features      *mcpimport.Catalog // the resource template and the prompt
 }
 
 // discover imports the bound upstream tools (and writes, when approvals are
@@ -287,6 +314,10 @@ func (g *gateway) discover(ctx context.Context) (catalogs, error) {
 		return catalogs{}, err
 	}
 	c := catalogs{reads: reads}
+	c.features, err = mcpimport.DiscoverFeatures(ctx, g.session, featureBindings(), &mcpimport.Options{Logger: g.logger, AllowAbsent: true})
+	if err != nil {
+		return catalogs{}, err
+	}
 	if g.approvals != nil {
 		c.writes, err = mcpimport.DiscoverWrites(ctx, g.session, writeBindings(), &mcpimport.WriteOptions{Logger: g.logger, Approvals: g.approvals, AllowAbsent: true})
 		if err != nil {
@@ -316,6 +347,14 @@ func (g *gateway) compile(c catalogs) (*mcpexpose.Snapshot, error) {
 			// capability's identity.
 			exp.Withdrawn(app.Name()+"."+a.Name, staleFailure(), &mcpexpose.WithdrawnOptions{Scopes: boundScopes(a.Name)})
 		}
+	}
+	// The template and the prompt; one the upstream no longer offers is
+	// left out of the lists until it is back.
+	for _, r := range c.features.RegisterResources(app) {
+		exp.ResourceTemplate(r.Capability, &mcpexpose.ResourceTemplateOptions{URITemplate: r.URITemplate, Name: r.Name, MIMEType: r.MIMEType})
+	}
+	for _, capability := range c.features.RegisterPrompts(app) {
+		exp.Prompt(capability, nil) // directory.welcome_user
 	}
 	return exp.Compile()
 }
@@ -368,7 +407,7 @@ func (g *gateway) load(ctx context.Context) error {
 			return err
 		}
 		g.handler.Store(h)
-		g.reads, g.writes = c.reads, c.writes
+		g.reads, g.writes, g.features = c.reads, c.writes, c.features
 		g.logger.Info("imported", slog.String("catalog", c.reads.Snapshot().Digest()), slog.Any("tools", snap.Names()),
 			slog.Any("absent", absentNames(c)))
 		return nil
@@ -384,6 +423,7 @@ func (g *gateway) follow(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-g.reads.Stale(): // read and write catalogs share the monitor: they go stale together
+		case <-g.features.Stale(): // resources/list_changed, prompts/list_changed
 		}
 		if err := g.backoff.retry(ctx, g.logger, "re-import", func() error { return g.reimport(ctx) }); err != nil {
 			return // ctx is done
@@ -404,6 +444,7 @@ func (g *gateway) reimport(ctx context.Context) error {
 	if g.writes != nil {
 		renewed = g.writes.Renew(next.writes) && renewed
 	}
+	renewed = g.features.Renew(next.features) && renewed
 	if renewed {
 		g.logger.Debug("the upstream catalog changed; what the gateway imports did not", slog.String("catalog", g.reads.Snapshot().Digest()))
 		return nil
@@ -415,8 +456,8 @@ func (g *gateway) reimport(ctx context.Context) error {
 	if err := g.swap(snap); err != nil {
 		return err
 	}
-	d := diff(catalogs{g.reads, g.writes}, next)
-	g.reads, g.writes = next.reads, next.writes
+	d := diff(catalogs{g.reads, g.writes, g.features}, next)
+	g.reads, g.writes, g.features = next.reads, next.writes, next.features
 	if g.swaps != nil {
 		g.swaps.Add(1)
 	}
@@ -487,10 +528,11 @@ func sameEntry(a, b mcpimport.Entry) bool {
 		(a.Authorization == nil) == (b.Authorization == nil) && (a.Authorization == nil || *a.Authorization == *b.Authorization)
 }
 
-// absentNames lists the bound tools a discovery left out, with why.
+// absentNames lists the bound tools, resources and prompts a discovery
+// left out, with why.
 func absentNames(c catalogs) []string {
 	out := []string{}
-	for _, cat := range []*mcpimport.Catalog{c.reads, c.writes} {
+	for _, cat := range []*mcpimport.Catalog{c.reads, c.writes, c.features} {
 		if cat != nil {
 			for _, a := range cat.Absent() {
 				out = append(out, a.Name+" ("+string(a.Reason)+")")
