@@ -21,7 +21,7 @@ import (
 
 // The fast path: the client half's commonest call, a 2026-07-28 tools/call
 // over streamable HTTP, posted and read here instead of through the SDK
-// client's connection (ADR 39). The SDK client builds the request as ever
+// client's connection (ADR 44). The SDK client builds the request as ever
 // (ClientSession.CallTool injects the per-request _meta); a sending
 // middleware then writes it with one pooled buffer, posts it with the
 // transport's own HTTP client, and reads the answer into the SDK's own
@@ -50,7 +50,7 @@ import (
 type fastCaller struct {
 	url      string
 	client   *http.Client
-	maxEvent int  // bound of one server-sent event; <= 0: none (as the SDK reads MaxEventSize)
+	maxEvent int  // bound of one server-sent event; <= 0: none
 	mrtr     bool // the SDK client handles input requests itself
 	notify   notifiers
 
@@ -79,14 +79,13 @@ func newFastCaller(transport mcp.Transport, co *mcp.ClientOptions, disabled bool
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	maxEvent := st.MaxEventSize
-	if maxEvent == 0 {
-		maxEvent = mcp.DefaultMaxEventSize
-	}
 	return &fastCaller{
-		url:      st.Endpoint,
-		client:   hc,
-		maxEvent: maxEvent,
+		url:    st.Endpoint,
+		client: hc,
+		// As the SDK v1.8.0's streamable connection reads it: unresolved,
+		// so that 0 means no bound (its documentation says 0 selects
+		// mcp.DefaultMaxEventSize, which only its SSE transport does).
+		maxEvent: st.MaxEventSize,
 		mrtr:     co.MultiRoundTrip == nil || !co.MultiRoundTrip.Disabled,
 		notify:   notifiersOf(co),
 	}
