@@ -341,3 +341,60 @@ func TestFastPathTakesOnlyWhatItKnows(t *testing.T) {
 		t.Errorf("a plain call: answered %d, want 1", taken)
 	}
 }
+
+// TestFastCallDeliversNotifications: notifications in a call's stream reach
+// the session's handlers on the fast path as through the SDK client, the
+// monitor's tools/list_changed included (the catalog goes stale).
+func TestFastCallDeliversNotifications(t *testing.T) {
+	body := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"note\"}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":@ID@,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n\n"
+	srv := newAnswerServer(t, 200, "text/event-stream", []byte(body))
+	for _, disable := range []bool{false, true} {
+		logged, changed := make(chan string, 4), make(chan struct{}, 4)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		sess, err := Connect(ctx, "answers", &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, &ConnectOptions{
+			DisableFastPath: disable,
+			ClientOptions: &mcp.ClientOptions{
+				//lint:ignore SA1019 an upstream may still send log messages in a call's stream
+				LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+					logged <- fmt.Sprint(req.Params.Data)
+				},
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sess.Close() })
+		defer cancel()
+		sess.mon.mu.Lock()
+		gen := sess.mon.gen
+		sess.mon.mu.Unlock()
+		if _, err := sess.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "t", Arguments: json.RawMessage(`{}`)}); err != nil {
+			t.Fatalf("fast path disabled %v: %v", disable, err)
+		}
+		select {
+		case got := <-logged:
+			if got != "note" {
+				t.Errorf("fast path disabled %v: logged %q", disable, got)
+			}
+		case <-ctx.Done():
+			t.Fatalf("fast path disabled %v: no log message", disable)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("fast path disabled %v: no tools/list_changed", disable)
+		}
+		sess.mon.mu.Lock()
+		stale := sess.mon.gen != gen
+		sess.mon.mu.Unlock()
+		if !stale {
+			t.Errorf("fast path disabled %v: the monitor did not record the change", disable)
+		}
+		if taken, _ := sess.fastStats(); taken != map[bool]int64{false: 1, true: 0}[disable] {
+			t.Errorf("fast path disabled %v: answered %d", disable, taken)
+		}
+	}
+}

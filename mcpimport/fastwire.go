@@ -255,6 +255,7 @@ func notifiersOf(co *mcp.ClientOptions) notifiers {
 	add("notifications/prompts/list_changed", handlerOf(co.PromptListChangedHandler, true))
 	add("notifications/resources/list_changed", handlerOf(co.ResourceListChangedHandler, true))
 	add("notifications/resources/updated", handlerOf(co.ResourceUpdatedHandler, true))
+	//lint:ignore SA1019 deprecated at 2026-07-28 but still delivered by the SDK client, so here too
 	add("notifications/message", handlerOf(co.LoggingMessageHandler, false))
 	add("notifications/progress", handlerOf(co.ProgressNotificationHandler, false))
 	return n

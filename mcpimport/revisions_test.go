@@ -168,3 +168,21 @@ func TestServerPostgres(t *testing.T) {
 		t.Errorf("a write through the read-only query: %v", err)
 	}
 }
+
+// TestStreamableClientAgainstSSEServer: a streamable HTTP transport does
+// not reach a server that speaks only HTTP+SSE; the failure is the
+// handshake's (what the gateway reports for such an HTTP upstream).
+func TestStreamableClientAgainstSSEServer(t *testing.T) {
+	srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return pinnedServer("2024-11-05") }, nil))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := mcpimport.Connect(ctx, "old", &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, nil)
+	if err == nil {
+		sess.Close()
+		t.Fatal("connected over streamable HTTP to an HTTP+SSE server")
+	}
+	if got := execution.ReasonOf(err); got != mcpimport.ConnectFailed {
+		t.Errorf("reason %s, want %s (%v)", got, mcpimport.ConnectFailed, err)
+	}
+}

@@ -48,7 +48,7 @@ type ConnectOptions struct {
 	// default, a session that negotiates 2026-07-28 over an
 	// mcp.StreamableClientTransport posts its ordinary tools/call requests
 	// itself and reads their answers as the SDK client reads them, at a
-	// fraction of the cost; see docs/import.md, "The fast path", for what
+	// fraction of the cost; see docs/gateway.md, "Cost", and ADR 44 for what
 	// it takes and what it leaves to the SDK. Default: false.
 	DisableFastPath bool
 }
