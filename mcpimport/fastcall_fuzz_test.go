@@ -309,8 +309,7 @@ func TestFastCallEventLimit(t *testing.T) {
 
 // FuzzFastCallAnswers: whatever an upstream answers a tools/call with, the
 // fast path and the SDK client come to the same result or the same
-// failure reason. The seed corpus is answerCases and
-// testdata/fuzz/FuzzFastCallAnswers.
+// failure reason. The seed corpus is answerCases.
 func FuzzFastCallAnswers(f *testing.F) {
 	types := []string{"application/json", "text/event-stream", "", "text/plain", "application/json; charset=utf-8"}
 	for _, tc := range answerCases {
