@@ -398,3 +398,46 @@ func TestFastCallDeliversNotifications(t *testing.T) {
 		}
 	}
 }
+
+// TestFastPathLeavesHeaderTools: a call of a tool whose listed input schema
+// names an x-mcp-header goes to the SDK client, which sets the header.
+func TestFastPathLeavesHeaderTools(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "sdk", Version: "1"}, nil)
+	got := make(chan string, 1)
+	s.AddTool(&mcp.Tool{
+		Name:        "regional",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`),
+	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/call" {
+			select {
+			case got <- r.Header.Get("Mcp-Param-Region"):
+			default:
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := Connect(ctx, "up", &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if _, err := sess.ClientSession().ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.ClientSession().CallTool(ctx, &mcp.CallToolParams{Name: "regional", Arguments: json.RawMessage(`{"region":"eu"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if taken, passed := sess.fastStats(); taken != 0 || passed != 1 {
+		t.Errorf("answered %d, passed %d; want 0 and 1", taken, passed)
+	}
+	if h := <-got; h != "eu" {
+		t.Errorf("Mcp-Param-Region %q, want eu", h)
+	}
+}
