@@ -92,4 +92,7 @@ upstreams:
 	if !strings.Contains(p.Stderr.String(), `protocol=2024-11-05`) {
 		t.Errorf("the log does not name the upstream's revision:\n%s", p.Stderr)
 	}
+	if _, set := os.LookupEnv("GOGC"); !set && !strings.Contains(p.Stderr.String(), `gogc=400`) {
+		t.Errorf("the gateway did not set its GC policy:\n%s", p.Stderr)
+	}
 }
