@@ -98,7 +98,12 @@ func outcomeOf(ctx context.Context, tl *tool, res *mcp.CallToolResult, err error
 		o.Wire = "unencodable: " + err.Error()
 	}
 	env, code := tl.project(res)
-	o.Envelope, o.Projected = string(env), code
+	if b, err := json.Marshal(env); err == nil {
+		o.Envelope = string(b)
+	} else {
+		o.Envelope = "unencodable: " + err.Error()
+	}
+	o.Projected = code
 	return o
 }
 

@@ -37,8 +37,9 @@ func pinnedServer(version string) *mcp.Server {
 }
 
 // importAndCall discovers bindings on sess, compiles them into "gw" and
-// calls name with args.
-func importAndCall(t *testing.T, sess *mcpimport.Session, bindings map[string]mcpimport.Binding, name, args string) (mcpimport.Envelope, error) {
+// calls name with args: the result's text blocks and its structured
+// content (null for none).
+func importAndCall(t *testing.T, sess *mcpimport.Session, bindings map[string]mcpimport.Binding, name, args string) ([]string, string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -55,7 +56,8 @@ func importAndCall(t *testing.T, sess *mcpimport.Session, bindings map[string]mc
 	if err != nil {
 		t.Fatal(err)
 	}
-	return callAs(t, ctx, plans, name, args, reader)
+	env, err := callAs(t, ctx, plans, name, args, reader)
+	return env.Text, string(env.Structured), err
 }
 
 // TestImportOlderRevisions: an upstream that speaks only 2025-03-26 or
@@ -100,12 +102,12 @@ func TestImportOlderRevisions(t *testing.T) {
 				if got := sess.ProtocolVersion(); got != version {
 					t.Fatalf("negotiated %s, want %s", got, version)
 				}
-				env, err := importAndCall(t, sess, bindings, "echo_text", `{"text":"hé 😀"}`)
+				text, structured, err := importAndCall(t, sess, bindings, "echo_text", `{"text":"hé 😀"}`)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(env.Text) != 1 || env.Text[0] != "hé 😀" || string(env.Structured) != "null" {
-					t.Errorf("envelope %+v, want the text alone", env)
+				if len(text) != 1 || text[0] != "hé 😀" || structured != "null" {
+					t.Errorf("text %q, structured %s; want the text alone", text, structured)
 				}
 			})
 		}
@@ -145,26 +147,26 @@ func TestServerPostgres(t *testing.T) {
 		t.Errorf("negotiated %s, want 2024-11-05", got)
 	}
 	bindings := map[string]mcpimport.Binding{"query": {Name: "query", Title: "Query the database", NoScopeValidator: true, ConcurrencySafe: true, Profile: mcpimport.ProfileStandard}}
-	env, err := importAndCall(t, sess, bindings, "query", `{"sql":"SELECT id, title FROM books ORDER BY id"}`)
+	text, _, err := importAndCall(t, sess, bindings, "query", `{"sql":"SELECT id, title FROM books ORDER BY id"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(env.Text) != 1 {
-		t.Fatalf("envelope %+v, want one text block", env)
+	if len(text) != 1 {
+		t.Fatalf("text %q, want one block", text)
 	}
 	var rows []struct {
 		ID    int    `json:"id"`
 		Title string `json:"title"`
 	}
-	if err := json.Unmarshal([]byte(env.Text[0]), &rows); err != nil {
-		t.Fatalf("rows %q: %v", env.Text[0], err)
+	if err := json.Unmarshal([]byte(text[0]), &rows); err != nil {
+		t.Fatalf("rows %q: %v", text[0], err)
 	}
 	if len(rows) != 3 || rows[0].Title != "Dune" || rows[1].Title != "Солярис" || rows[2].Title != "三体" {
 		t.Errorf("rows %+v", rows)
 	}
 	// The server's transaction is read-only: a write fails as the remote's
 	// error, and changes nothing.
-	if _, err := importAndCall(t, sess, bindings, "query", `{"sql":"DELETE FROM books"}`); err == nil || !strings.Contains(string(execution.ReasonOf(err)), "mcp_") {
+	if _, _, err := importAndCall(t, sess, bindings, "query", `{"sql":"DELETE FROM books"}`); err == nil || !strings.Contains(string(execution.ReasonOf(err)), "mcp_") {
 		t.Errorf("a write through the read-only query: %v", err)
 	}
 }
