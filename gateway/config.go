@@ -143,10 +143,12 @@ type Upstream struct {
 type HTTPUpstream struct {
 	// URL is the upstream's MCP endpoint, http or https. (url)
 	URL string `yaml:"url"`
-	// Protocol is the MCP revision to ask for. Default 2025-11-25
-	// (mcpimport.HTTPProtocolVersion): one session for every call, which
-	// costs both sides less per call; set 2026-07-28 for an upstream
-	// behind a load balancer without session affinity. (protocol)
+	// Protocol is the MCP revision to ask for. Default: the newest the
+	// upstream offers, 2026-07-28 when it serves it
+	// (mcpimport.HTTPProtocolVersion): no session upstream, so a load
+	// balancer needs no affinity, and ordinary calls take the client
+	// half's fast path. 2025-11-25 keeps one session for every call, which
+	// costs an SDK-based upstream less and the gateway more. (protocol)
 	Protocol string `yaml:"protocol"`
 	// OAuth, when set, gets the gateway its own tokens for the upstream with
 	// the client credentials grant. Callers' tokens are never forwarded.

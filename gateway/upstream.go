@@ -329,9 +329,9 @@ func (u *upstream) connect(ctx, connectCtx context.Context) (sess *mcpimport.Ses
 	transport, stdio := u.transport(ctx)
 	var protocol string
 	if u.cfg.HTTP != nil {
-		// A session costs both sides less per call than 2026-07-28's
-		// stateless requests (docs/PERFORMANCE.md, "Gateway").
-		// Tasks are a 2026-07-28 extension.
+		// The newest revision the upstream offers unless the config names
+		// one (docs/PERFORMANCE.md, "Gateway"). Tasks are a 2026-07-28
+		// extension: the SDK's default asks for it.
 		protocol = u.cfg.HTTP.Protocol
 		if protocol == "" && !u.tasks {
 			protocol = mcpimport.HTTPProtocolVersion

@@ -2,28 +2,34 @@ package mcpimport
 
 import (
 	"net/http"
+
+	"github.com/agnara-go/agnara/internal/mcpversion"
 )
 
 // HTTPProtocolVersion is the protocol version a host should ask an HTTP
-// upstream for (in [ConnectOptions].SessionOptions.ProtocolVersion) when the
-// upstream serves it, with the MCP Go SDK v1.8.0: the handshake era's
-// 2025-11-25, one session for all calls.
+// upstream for (in [ConnectOptions].SessionOptions.ProtocolVersion):
+// 2026-07-28, the newest the MCP Go SDK v1.8.0 speaks, which is also what
+// the SDK asks for when none is named. The SDK client asks with
+// server/discover; an upstream that does not serve 2026-07-28 answers the
+// handshake that follows at the newest revision it does serve, down to
+// 2024-11-05. So the session negotiates the newest revision the upstream
+// offers.
 //
-// Measured in the repository's bench module (docs/PERFORMANCE.md,
-// "Gateway"): asking for it instead of the SDK's default, 2026-07-28, cuts
-// a gateway's CPU per imported call by about a quarter, and brings the
-// upstream's CPU per call from the gateway down to what a direct caller
-// costs it (at 2026-07-28 it spends 1.3–1.4× that). At 2026-07-28 the SDK
-// client injects the request's _meta into every call and parses the
-// request again to set its headers, and every request is a new server
-// session upstream.
+// At 2026-07-28 a session has no state upstream (each request stands
+// alone, so a load balancer needs no affinity and an upstream restart
+// loses nothing), and its ordinary tools/call requests take the fast path
+// ([ConnectOptions].DisableFastPath): measured in the repository's bench
+// module (docs/PERFORMANCE.md, "Gateway"), a gateway's CPU per imported call
+// then falls below the agnara-go upstream's own.
 //
-// A session can end (the upstream restarts, or drops sessions idle for
-// long: set mcp.ClientOptions.KeepAlive); calls then fail with
-// [ReasonConnectionClosed] and the host connects again. Leave the version
-// empty (2026-07-28, no session) for upstreams behind a load balancer
-// without session affinity.
-const HTTPProtocolVersion = "2025-11-25"
+// Against an upstream built on the SDK's stateless handler, 2025-11-25
+// costs the upstream less per call (one session for all calls, where
+// 2026-07-28 builds a server session per request); ask for it to spend the
+// upstream's CPU rather than the gateway's. Such a session can end (the
+// upstream restarts, or drops sessions idle for long: set
+// mcp.ClientOptions.KeepAlive); calls then fail with
+// [ReasonConnectionClosed] and the host connects again.
+const HTTPProtocolVersion = mcpversion.Modern
 
 // HTTPOptions configures [HTTPClient]. A nil *HTTPOptions and every zero
 // field mean the documented default.

@@ -9,7 +9,9 @@ import (
 )
 
 // Connect to an HTTP upstream as a gateway should: a pooled HTTP client of
-// its own, and the protocol version that costs both ends least.
+// its own, the newest protocol revision the upstream offers, and no stream
+// resumption (a 2026-07-28 call has none to resume), so that ordinary calls
+// take the fast path.
 func ExampleHTTPClient() {
 	client := mcpimport.HTTPClient(nil)
 	transport := &mcp.StreamableClientTransport{
@@ -30,5 +32,5 @@ func ExampleHTTPClient() {
 	// Output:
 	// idle connections per host: 64
 	// overall timeout: 0s
-	// protocol: 2025-11-25
+	// protocol: 2026-07-28
 }

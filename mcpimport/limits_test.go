@@ -143,7 +143,7 @@ func TestDefaultLimits(t *testing.T) {
 }
 
 func TestSupportedProtocolVersions(t *testing.T) {
-	want := []string{"2026-07-28", "2025-11-25", "2025-06-18"}
+	want := []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 	got := mcpimport.SupportedProtocolVersions()
 	if !slices.Equal(got, want) {
 		t.Fatalf("SupportedProtocolVersions() = %v, want %v", got, want)

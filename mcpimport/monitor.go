@@ -2,7 +2,6 @@ package mcpimport
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"github.com/agnara-go/agnara/execution"
@@ -11,9 +10,13 @@ import (
 )
 
 // SupportedProtocolVersions returns the negotiated MCP protocol versions a
-// [Monitor] accepts, newest first: the revisions agnara serves. The slice is
-// new on every call; changing it changes nothing else.
-func SupportedProtocolVersions() []string { return mcpversion.Supported() }
+// [Monitor] accepts, newest first: every revision the SDK client negotiates,
+// from 2026-07-28 down to 2024-11-05. That is more than agnara serves
+// (mcpexpose serves 2026-07-28, 2025-11-25 and 2025-06-18): servers built on
+// older SDKs still speak 2025-03-26 and 2024-11-05, and a gateway serves
+// their tools to its own clients at the newest revisions. The slice is new
+// on every call; changing it changes nothing else.
+func SupportedProtocolVersions() []string { return mcpversion.Imported() }
 
 // Monitor watches one client session for changes to the remote catalogs:
 // its tools, and its resources and prompts. [Connect] creates one with each
@@ -69,8 +72,8 @@ func (m *Monitor) AcceptProtocolVersion(version string) error {
 	switch {
 	case m.closed:
 		return newError(ProtocolUnsupported, "", "the monitor is closed")
-	case !slices.Contains(mcpversion.Supported(), version):
-		return newError(ProtocolUnsupported, "", "negotiated protocol version %s is not supported (want one of %v)", quote(version), mcpversion.Supported())
+	case !mcpversion.IsImported(version):
+		return newError(ProtocolUnsupported, "", "negotiated protocol version %s is not supported (want one of %v)", quote(version), mcpversion.Imported())
 	case m.version != "" && m.version != version:
 		return newError(ProtocolUnsupported, "", "the monitor already accepted protocol version %s", m.version)
 	}

@@ -42,7 +42,7 @@ func TestEveryDiscoveryErrorAnswersItsReason(t *testing.T) {
 			_, err := mcpimport.Connect(cctx, "docs", &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, nil)
 			return err
 		}},
-		{mcpimport.ProtocolUnsupported, func(*testing.T) error { return mcpimport.NewMonitor().AcceptProtocolVersion("2024-11-05") }},
+		{mcpimport.ProtocolUnsupported, func(*testing.T) error { return mcpimport.NewMonitor().AcceptProtocolVersion("2024-10-07") }},
 		{mcpimport.DiscoveryFailed, func(t *testing.T) error {
 			cs, mon := connect(t, newDocs(nil).server, "2025-11-25")
 			cs.Close() // the monitor stays open: tools/list is what fails

@@ -19,6 +19,7 @@ type Session struct {
 	cs       *mcp.ClientSession
 	mon      *Monitor
 	tasks    *taskRegistry // nil unless ConnectOptions.Tasks
+	fast     *fastCaller   // nil unless Connect set up the fast path (fastcall.go)
 }
 
 // ConnectOptions configures [Connect]. A nil *ConnectOptions and every zero
@@ -43,6 +44,13 @@ type ConnectOptions struct {
 	// streamable HTTP transport is copied, with its HTTP client's transport
 	// wrapped; any other transport's connection is wrapped. Default: false.
 	Tasks bool
+	// DisableFastPath sends every request through the SDK client. By
+	// default, a session that negotiates 2026-07-28 over an
+	// mcp.StreamableClientTransport posts its ordinary tools/call requests
+	// itself and reads their answers as the SDK client reads them, at a
+	// fraction of the cost; see docs/gateway.md, "Cost", and ADR 44 for what
+	// it takes and what it leaves to the SDK. Default: false.
+	DisableFastPath bool
 }
 
 // Connect connects to the remote server the host calls serverID (1 to 128
@@ -54,6 +62,12 @@ type ConnectOptions struct {
 // [*Error] with reason [ConnectFailed] (the transport's error is its
 // cause, for the host's logs); a version agnara does not support is one
 // with reason [ProtocolUnsupported], and the session is closed again.
+//
+// The SDK client asks for the newest revision it speaks unless
+// opts.SessionOptions names one: 2026-07-28 through server/discover when
+// the remote server offers it, else the handshake, in which the server
+// picks its newest revision (every one of [SupportedProtocolVersions] is
+// accepted, 2025-03-26 and 2024-11-05 included).
 //
 // The host owns the returned session: it closes it with [Session.Close].
 func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts *ConnectOptions) (*Session, error) {
@@ -82,8 +96,14 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 	}
 	routeFeatureChanges(&co, mon) // resources and prompts (features.go)
 	RouteQuestions(&co)           // an upstream's questions, relayed (questions.go)
+	// After every handler is in place: the fast path delivers the
+	// notifications of a call's stream to the same handlers.
+	fast := newFastCaller(transport, &co, o.DisableFastPath)
 	client := mcp.NewClient(impl, &co)
 	client.AddReceivingMiddleware(RelayRoots) // questions.go
+	if fast != nil {
+		client.AddSendingMiddleware(fast.middleware)
+	}
 	var tasks *taskRegistry
 	if o.Tasks {
 		if err := registerTaskMethods(client); err != nil {
@@ -102,7 +122,10 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 		mon.Close()
 		return nil, errors.Join(err, cs.Close())
 	}
-	return &Session{serverID: serverID, cs: cs, mon: mon, tasks: tasks}, nil
+	if fast != nil && !fast.arm(cs) {
+		fast = nil
+	}
+	return &Session{serverID: serverID, cs: cs, mon: mon, tasks: tasks, fast: fast}, nil
 }
 
 // NewSession pairs a client session the host connected itself with its
@@ -128,6 +151,12 @@ func NewSession(serverID string, cs *mcp.ClientSession, mon *Monitor) (*Session,
 
 // ServerID returns the host's name for the remote server.
 func (s *Session) ServerID() string { return s.serverID }
+
+// ProtocolVersion returns the protocol revision the session negotiated, one
+// of [SupportedProtocolVersions]. Before 2025-06-18 (2025-03-26,
+// 2024-11-05) tools have no output schemas and results no structured
+// content: they are text.
+func (s *Session) ProtocolVersion() string { return s.cs.InitializeResult().ProtocolVersion }
 
 // ClientSession returns the SDK client session.
 func (s *Session) ClientSession() *mcp.ClientSession { return s.cs }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/agnara-go/agnara/gateway"
@@ -21,7 +22,9 @@ Serves the governed gateway a config file declares (package gateway;
 see docs/gateway.md): its upstreams over HTTP or stdio, the tools bound
 from each, under the gateway's own auth, limits and approvals. It prints
 the MCP URL on its first line of output, logs to standard error, and stops
-on SIGINT or SIGTERM (stdio upstreams are stopped with it).
+on SIGINT or SIGTERM (stdio upstreams are stopped with it). Unless GOGC
+is set, it runs the collector at GOGC=400, the policy docs/operating.md
+measures for a proxy; set GOMEMLIMIT below the memory it may use.
 
 A tool is served only with the definition an operator accepted, pinned in
 the lock file beside the config (gateway.yaml: gateway.lock; the config's
@@ -92,6 +95,10 @@ func (c *cli) gateway(args []string) int {
 		return 0
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: lvl}))
+	if percent, ok := gatewayGC(os.LookupEnv); ok {
+		debug.SetGCPercent(percent)
+		logger.Info("garbage collection target set for a proxy", slog.Int("gogc", percent))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
@@ -117,4 +124,18 @@ func (c *cli) gateway(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// gatewayGOGC is the collector's target for a gateway: a proxy's live heap
+// is small and nearly all it allocates dies with the call
+// (docs/operating.md, "GC policy").
+const gatewayGOGC = 400
+
+// gatewayGC returns the GC percentage `agnara gateway` sets, and whether
+// it sets one: none when the operator set GOGC.
+func gatewayGC(lookup func(string) (string, bool)) (int, bool) {
+	if _, set := lookup("GOGC"); set {
+		return 0, false
+	}
+	return gatewayGOGC, true
 }

@@ -142,3 +142,22 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version: exit %d, %q", code, out)
 	}
 }
+
+func TestGatewayGC(t *testing.T) {
+	for _, tc := range []struct {
+		env     map[string]string
+		percent int
+		set     bool
+	}{
+		{nil, 400, true},
+		{map[string]string{"GOMEMLIMIT": "256MiB"}, 400, true},
+		{map[string]string{"GOGC": "100"}, 0, false},
+		{map[string]string{"GOGC": "off"}, 0, false},
+		{map[string]string{"GOGC": ""}, 0, false},
+	} {
+		lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+		if percent, set := gatewayGC(lookup); percent != tc.percent || set != tc.set {
+			t.Errorf("env %v: %d %v, want %d %v", tc.env, percent, set, tc.percent, tc.set)
+		}
+	}
+}

@@ -1,6 +1,11 @@
 // Package mcpversion owns the MCP protocol revisions agnara speaks, so that
 // the serving half (mcpexpose) and the importing half (mcpimport) cannot
 // disagree about them, and a version literal is written once.
+//
+// The two halves speak different sets: agnara serves the revisions its
+// tests run real clients at (Supported), and imports from every revision
+// still in use by servers (Imported), which adds the older handshake-era
+// revisions public servers still negotiate.
 package mcpversion
 
 import "slices"
@@ -14,14 +19,30 @@ const (
 	// revisions, served with sessions.
 	Handshake20251125 = "2025-11-25"
 	Handshake20250618 = "2025-06-18"
+	// Handshake20250326 and Handshake20241105 are older handshake-era
+	// revisions, imported from but not served: servers built on older SDKs
+	// still negotiate them (the npm server-postgres 0.6.2 speaks only
+	// 2024-11-05). Neither has structured content or output schemas, which
+	// 2025-06-18 introduced; 2024-11-05's HTTP transport is HTTP+SSE, not
+	// streamable HTTP.
+	Handshake20250326 = "2025-03-26"
+	Handshake20241105 = "2024-11-05"
 )
 
-// supported are the supported revisions, newest first.
+// supported are the served revisions, newest first.
 var supported = [...]string{Modern, Handshake20251125, Handshake20250618}
 
-// Supported returns the supported revisions, newest first, in a new slice
+// imported are the revisions an upstream may negotiate, newest first.
+var imported = [...]string{Modern, Handshake20251125, Handshake20250618, Handshake20250326, Handshake20241105}
+
+// Supported returns the served revisions, newest first, in a new slice
 // the caller may keep or change.
 func Supported() []string { return slices.Clone(supported[:]) }
+
+// Imported returns the revisions the importing half accepts from an
+// upstream, newest first, in a new slice the caller may keep or change:
+// the served ones and the older handshake-era ones.
+func Imported() []string { return slices.Clone(imported[:]) }
 
 // IsModern reports whether a negotiated or requested revision belongs to the
 // modern era. Revisions are dates, so they compare as strings.
@@ -29,3 +50,6 @@ func IsModern(v string) bool { return v >= Modern }
 
 // IsServed reports whether v is one of the Supported revisions.
 func IsServed(v string) bool { return slices.Contains(supported[:], v) }
+
+// IsImported reports whether v is one of the Imported revisions.
+func IsImported(v string) bool { return slices.Contains(imported[:], v) }

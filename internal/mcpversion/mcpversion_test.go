@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestSupported(t *testing.T) {
@@ -27,6 +28,33 @@ func TestSupported(t *testing.T) {
 	for _, v := range []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2027-01-01", ""} {
 		if got, want := mcpversion.IsServed(v), slices.Contains(mcpversion.Supported(), v); got != want {
 			t.Errorf("IsServed(%q) = %v, want %v (Supported)", v, got, want)
+		}
+	}
+}
+
+// TestImported: the import side accepts every revision the SDK client
+// negotiates (the older handshake-era ones included), the served ones
+// among them, newest first.
+func TestImported(t *testing.T) {
+	got := mcpversion.Imported()
+	if want := []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}; !slices.Equal(got, want) {
+		t.Fatalf("Imported() = %v, want %v", got, want)
+	}
+	got[4] = "1999-01-01"
+	if mcpversion.Imported()[4] != mcpversion.Handshake20241105 {
+		t.Fatal("changing the returned slice changed the imported revisions")
+	}
+	if sdk := mcp.SupportedProtocolVersions(); !slices.Equal(sdk, mcpversion.Imported()) {
+		t.Errorf("the SDK client negotiates %v, the import side accepts %v: one of them changed", sdk, mcpversion.Imported())
+	}
+	for _, v := range mcpversion.Supported() {
+		if !mcpversion.IsImported(v) {
+			t.Errorf("served revision %s is not imported", v)
+		}
+	}
+	for _, v := range []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07", "2027-01-01", ""} {
+		if got, want := mcpversion.IsImported(v), slices.Contains(mcpversion.Imported(), v); got != want {
+			t.Errorf("IsImported(%q) = %v, want %v (Imported)", v, got, want)
 		}
 	}
 }

@@ -267,8 +267,32 @@ func (rep *Report) gatewayMarkdown() string {
 		verdict = append(verdict, fmt.Sprintf("%s c=%d %.2f×", s.Era, s.Concurrency, s.GatewayVsUpstream))
 	}
 	fmt.Fprintf(&b, "\ngateway CPU per call ÷ upstream's own: %s.\n", strings.Join(verdict, ", "))
+	var before []string
+	for _, s := range rep.GatewaySummary {
+		if r, ok := gatewayBefore[gatewayKey{s.Era, s.Concurrency}]; ok {
+			before = append(before, fmt.Sprintf("%s c=%d %.2f×", s.Era, s.Concurrency, r))
+		}
+	}
+	if len(before) > 0 {
+		fmt.Fprintf(&b, "Before the client half's fast path (%s): %s. The target is at most 1× at 8 clients.\n", gatewayBeforeWhen, strings.Join(before, ", "))
+	}
 	return b.String()
 }
+
+// gatewayKey is an era and a concurrency of the gateway measurement.
+type gatewayKey struct {
+	era string
+	c   int
+}
+
+// gatewayBefore is gw ÷ up as measured before mcpimport's fast path and its
+// newest-revision default (ADR 44), for the report to set beside today's.
+var gatewayBefore = map[gatewayKey]float64{
+	{"modern", 1}: 6.07,
+	{"modern", 8}: 4.21,
+}
+
+const gatewayBeforeWhen = "main at 666f4b8, 2026-12-01, 2 shared cores, `-servers= -gateway-c 1,8 -gateway-reps 2 -d 2s`, gateway GOGC=off GOMEMLIMIT=256MiB"
 
 func gogcString(n int) string {
 	switch {

@@ -77,7 +77,7 @@ func main() {
 	flag.IntVar(&o.gatewayReps, "gateway-reps", 3, "repetitions of each gateway (era, concurrency, mode)")
 	flag.StringVar(&o.gatewayUpstreamProtocol, "gateway-upstream-protocol", "", "protocol version the gateway asks the upstream for (default: the gateway's, mcpimport.HTTPProtocolVersion; \"latest\": the SDK's newest)")
 	flag.StringVar(&o.gatewayProfile, "gateway-cpuprofile", "", "write a CPU profile of each gateway process to PREFIX-ERA-cC-repN.pprof")
-	flag.IntVar(&o.gatewayGOGC, "gateway-gogc", -1, "GC percentage of the gateway process (-1: off, with -gateway-memlimit-mib; 0: Go's default, as the upstream runs)")
+	flag.IntVar(&o.gatewayGOGC, "gateway-gogc", 400, "GC percentage of the gateway process (docs/operating.md's policy; -1: off, with -gateway-memlimit-mib; 0: Go's default, as the upstream runs)")
 	flag.Int64Var(&o.gatewayMemLimitMiB, "gateway-memlimit-mib", 256, "soft memory limit of the gateway process in MiB (0: none)")
 	flag.Parse()
 	o.eras = strings.Split(eras, ",")
