@@ -151,6 +151,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./internal/canonjson/
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaProfile$$' -fuzztime $(FUZZTIME) ./mcpimport/
 	$(GO) test -run '^$$' -fuzz '^FuzzResultContent$$' -fuzztime $(FUZZTIME) ./mcpimport/
+	$(GO) test -run '^$$' -fuzz '^FuzzFastCallAnswers$$' -fuzztime $(FUZZTIME) ./mcpimport/
 	$(GO) test -run '^$$' -fuzz '^FuzzSamePerson$$' -fuzztime $(FUZZTIME) ./approval/
 
 # The main example.
