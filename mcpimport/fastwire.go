@@ -181,14 +181,14 @@ type wireContent struct {
 
 // Results carry their result type in a field the SDK keeps to itself; these
 // are decoded by the SDK once, and copied.
+// Should the SDK ever refuse the complete one, such results go through its
+// own method instead (completeOK false).
 var (
-	resultUntyped  mcp.CallToolResult
-	resultComplete = func() mcp.CallToolResult {
+	resultUntyped              mcp.CallToolResult
+	resultComplete, completeOK = func() (mcp.CallToolResult, bool) {
 		var r mcp.CallToolResult
-		if err := r.UnmarshalJSON([]byte(`{"resultType":"complete"}`)); err != nil {
-			panic("mcpimport: the SDK refuses a complete result: " + err.Error())
-		}
-		return r
+		err := r.UnmarshalJSON([]byte(`{"resultType":"complete"}`))
+		return r, err == nil
 	}()
 )
 
@@ -207,6 +207,9 @@ func decodeResult(raw []byte) (*mcp.CallToolResult, error) {
 	case "":
 		res = resultUntyped
 	case "complete":
+		if !completeOK {
+			return sdkResult(raw)
+		}
 		res = resultComplete
 	default:
 		return sdkResult(raw)
