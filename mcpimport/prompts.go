@@ -246,7 +246,8 @@ func (p *prompt) messages(res *mcp.GetPromptResult) ([]execution.Message, execut
 		if m == nil || m.Role != "user" && m.Role != "assistant" {
 			return nil, ReasonResultInvalid
 		}
-		content, n, code := messageContent(m.Content)
+		// A message holds one content block, checked as a tool result's are.
+		content, n, code := contentOf(m.Content, limits)
 		if code != "" {
 			return nil, code
 		}
@@ -256,52 +257,6 @@ func (p *prompt) messages(res *mcp.GetPromptResult) ([]execution.Message, execut
 		out = append(out, execution.Message{Role: execution.Role(m.Role), Content: content})
 	}
 	return out, ""
-}
-
-// messageContent checks one message's content block and returns it as an
-// execution value with its size in bytes.
-func messageContent(c mcp.Content) (execution.Content, int, execution.Reason) {
-	typed := func(mimeType, kind string) bool {
-		mt, ok := mediaType(mimeType)
-		return ok && strings.HasPrefix(mt, kind+"/")
-	}
-	switch c := c.(type) {
-	case *mcp.TextContent:
-		return execution.Text{Text: c.Text}, len(c.Text), ""
-	case *mcp.ImageContent:
-		if !typed(c.MIMEType, "image") {
-			return nil, 0, ReasonResultInvalid
-		}
-		return execution.Image{Data: slices.Clone(c.Data), MIMEType: c.MIMEType}, len(c.Data), ""
-	case *mcp.AudioContent:
-		if !typed(c.MIMEType, "audio") {
-			return nil, 0, ReasonResultInvalid
-		}
-		return execution.Audio{Data: slices.Clone(c.Data), MIMEType: c.MIMEType}, len(c.Data), ""
-	case *mcp.EmbeddedResource:
-		r := c.Resource
-		switch {
-		case r == nil, r.URI == "", r.Text != "" && r.Blob != nil:
-			return nil, 0, ReasonResultInvalid
-		case r.MIMEType != "":
-			if _, ok := mediaType(r.MIMEType); !ok {
-				return nil, 0, ReasonResultInvalid
-			}
-		}
-		return execution.Resource{URI: r.URI, MIMEType: r.MIMEType, Text: r.Text, Blob: slices.Clone(r.Blob)}, len(r.URI) + len(r.Text) + len(r.Blob), ""
-	case *mcp.ResourceLink:
-		if c.URI == "" || c.Name == "" {
-			return nil, 0, ReasonResultInvalid
-		}
-		if c.MIMEType != "" {
-			if _, ok := mediaType(c.MIMEType); !ok {
-				return nil, 0, ReasonResultInvalid
-			}
-		}
-		link := execution.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType}
-		return link, len(c.URI) + len(c.Name) + len(c.Title) + len(c.Description) + len(c.MIMEType), ""
-	}
-	return nil, 0, ReasonResultUnsupported // tool use and results, or none: not a prompt's
 }
 
 // Prompts returns the imported prompts, sorted by local name: none unless
