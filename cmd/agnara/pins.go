@@ -86,6 +86,7 @@ func (c *cli) gatewayPins(args []string, accept bool) int {
 	for _, n := range tools {
 		named[n] = true
 	}
+	unread := 0
 	for _, ch := range review.Changes() {
 		_, live := review.Live(ch.Name)
 		switch {
@@ -99,6 +100,7 @@ func (c *cli) gatewayPins(args []string, accept bool) int {
 		case live:
 			fmt.Fprintf(c.stdout, "left %s as it was (%s; not named by -tool)\n", ch.Name, ch.Reason)
 		default:
+			unread++
 			fmt.Fprintf(c.stdout, "could not pin %s: its definition could not be read (%s); its pin, if any, is kept\n", ch.Name, ch.Reason)
 		}
 	}
@@ -110,6 +112,12 @@ func (c *cli) gatewayPins(args []string, accept bool) int {
 		return 1
 	}
 	fmt.Fprintf(c.stdout, "wrote %s: %d pins; a running gateway serves them after SIGHUP\n", cfg.Lock, len(lock.Pins()))
+	if unread > 0 {
+		// A script must not take a lock that lacks what it meant to pin
+		// for done: the gateway would hold those tools.
+		fmt.Fprintf(c.stderr, "agnara gateway accept: %d bound tools could not be read and are not pinned; run accept again once their upstreams answer (an npx server may still be downloading)\n", unread)
+		return 1
+	}
 	return 0
 }
 

@@ -97,3 +97,25 @@ upstreams:
 		t.Errorf("accept -tool nosuch: exit %d, %q; lock changed: %v", code, errOut, string(before) != string(after))
 	}
 }
+
+// TestAcceptFailsWhenADefinitionCannotBeRead: accept pins what it can read,
+// but exits 1 and says to run it again when a bound tool's upstream cannot
+// be reached (as on a first run while npx downloads a server), so that a
+// script does not take a lock without that tool for done.
+func TestAcceptFailsWhenADefinitionCannotBeRead(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gateway.yaml")
+	os.WriteFile(cfg, []byte(`listen: 127.0.0.1:0
+auth:
+  development: {scopes: [files:read]}
+upstreams:
+  - name: gone
+    stdio: {command: `+filepath.Join(dir, "no-such-server")+`}
+    tools:
+      - {remote: read, title: Read, scopes: [files:read], profile: standard}
+`), 0o644)
+	code, out, errOut := agnara(time.Time{}, "gateway", "accept", "-config", cfg)
+	if code != 1 || !strings.Contains(out, "could not pin read: its definition could not be read (mcp_connect_failed)") || !strings.Contains(errOut, "run accept again") {
+		t.Fatalf("accept of an unreachable upstream: exit %d, want 1 and the advice to run it again; %q %q", code, out, errOut)
+	}
+}
