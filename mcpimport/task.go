@@ -94,18 +94,39 @@ func taskDeclaration() mcp.Meta {
 // only when it may then does without), and the tasks extension when the
 // binding follows tasks.
 func callerDeclaration(ec *execution.Context, tasks bool) mcp.Meta {
-	caps := map[string]any{}
+	i := 0
 	if tasks {
-		caps["extensions"] = map[string]any{tasksExtension: map[string]any{}}
+		i |= 1
 	}
 	if ec.CanAsk(execution.Elicitation) {
-		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+		i |= 2
 	}
 	if ec.CanAsk(execution.Sampling) {
-		caps["sampling"] = map[string]any{}
+		i |= 4
 	}
-	return mcp.Meta{mcp.MetaKeyClientCapabilities: caps}
+	// A new _meta per call (the SDK adds to it), the capabilities shared.
+	return mcp.Meta{mcp.MetaKeyClientCapabilities: declarations[i]}
 }
+
+// declarations are the eight capability sets callerDeclaration declares,
+// built once: bit 1 the tasks extension, 2 elicitation, 4 sampling. They
+// are never changed.
+var declarations = func() (d [8]map[string]any) {
+	for i := range d {
+		caps := map[string]any{}
+		if i&1 != 0 {
+			caps["extensions"] = map[string]any{tasksExtension: map[string]any{}}
+		}
+		if i&2 != 0 {
+			caps["elicitation"] = map[string]any{"form": map[string]any{}}
+		}
+		if i&4 != 0 {
+			caps["sampling"] = map[string]any{}
+		}
+		d[i] = caps
+	}
+	return d
+}()
 
 // taskRef is the params of tasks/get and tasks/cancel.
 type taskRef struct {
