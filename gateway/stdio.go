@@ -1,11 +1,9 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -15,17 +13,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// stderrLineBytes bounds each logged line of a child's standard error; the
-// rest of a longer line is dropped.
-const stderrLineBytes = 4 << 10
-
 // stopGrace is how long a child has to exit once its standard input is
 // closed, and again after SIGTERM, before it is killed.
 const stopGrace = 5 * time.Second
 
 // stdioTransport is an mcp.Transport that runs a StdioUpstream as a child
 // process for each connection: never through a shell, with exactly the
-// environment the config gives it, its standard error logged line by line,
+// environment the config gives it, its standard error logged (a burst of
+// lines, such as a crash trace, as one record),
 // each line it writes on standard output bounded, and its whole process
 // group stopped when the connection closes.
 type stdioTransport struct {
@@ -168,42 +163,6 @@ func (c *child) wait(d time.Duration) bool {
 		return true
 	case <-t.C:
 		return false
-	}
-}
-
-// logLines logs each line of r at level ("info", "debug", "warn" or
-// "discard"), each cut at stderrLineBytes, until r ends.
-func logLines(r io.ReadCloser, logger *slog.Logger, level string) {
-	defer r.Close()
-	lvl := slog.LevelInfo
-	switch level {
-	case "discard":
-		io.Copy(io.Discard, r)
-		return
-	case "debug":
-		lvl = slog.LevelDebug
-	case "warn":
-		lvl = slog.LevelWarn
-	}
-	br := bufio.NewReaderSize(r, stderrLineBytes)
-	for {
-		line, err := br.ReadSlice('\n')
-		cut := errors.Is(err, bufio.ErrBufferFull)
-		if len(line) > 0 {
-			text := string(trimNewline(line))
-			if cut {
-				text += " …(cut)"
-			}
-			logger.Log(context.Background(), lvl, "upstream stderr", slog.String("line", text))
-		}
-		if cut { // drop the rest of the long line
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			return
-		}
 	}
 }
 
