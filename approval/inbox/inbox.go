@@ -19,6 +19,16 @@
 // any other Host, such as a name rebound to the inbox's address, gets 421
 // before anything else is done.
 //
+// Sign-ins are kept in the approval store, under a digest of the cookie's
+// secret, so that several instances on one store need no affinity: a
+// sign-in on one is honoured by all and a sign-out on one ends it on all
+// (ADR 0052).
+//
+// An approval's page puts the decision first, so that Approve, Reject and
+// Cancel are on screen without scrolling however long the arguments; its
+// history reads as sentences. The list shows 200 approvals a page, each
+// with its arguments at a glance.
+//
 // Every state change is a POST that must carry the session's token and
 // pass the standard library's cross-origin protection; cookies are
 // HttpOnly and SameSite=Lax (Secure with [Options.SecureCookies]), and
