@@ -69,8 +69,10 @@ type login struct {
 const (
 	loginCookie = "agnara_inbox_login"
 	loginTTL    = 10 * time.Minute
-	// maxLoginCookie bounds the cookie a callback reads.
+	// maxLoginCookie bounds the cookie a callback reads, and maxNext the
+	// path to return to that a sign-in carries in it.
 	maxLoginCookie = 1024
+	maxNext        = 512
 )
 
 func (l login) encode() string {
@@ -125,7 +127,11 @@ func (in *Inbox) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	l := login{State: randomID(), Verifier: oauth2.GenerateVerifier(), Nonce: randomID(), Next: safeNext(r.URL.Query().Get("next")),
+	next := safeNext(r.URL.Query().Get("next"))
+	if len(next) > maxNext {
+		next = "/" // the cookie stays small; every page the inbox links to is shorter
+	}
+	l := login{State: randomID(), Verifier: oauth2.GenerateVerifier(), Nonce: randomID(), Next: next,
 		Expires: in.opts.Now().Add(loginTTL).Unix()}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: l.encode(), Path: "/callback", HttpOnly: true, Secure: in.opts.SecureCookies,
 		SameSite: http.SameSiteLaxMode, MaxAge: int(loginTTL / time.Second)})
