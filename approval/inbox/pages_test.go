@@ -65,7 +65,7 @@ func TestCancel(t *testing.T) {
 		if err != nil || after.State != approval.StateCanceled || after.DecidedBy != "alice" || after.Note != "asked twice" {
 			t.Fatalf("after cancel %s: %s by %q (%q), %v", a.Intent.Summary, after.State, after.DecidedBy, after.Note, err)
 		}
-		if flash := alice.get(base + got.header.Get("Location")); !strings.Contains(flash.body, "Canceled. It will not run") {
+		if flash := alice.get(base + got.header.Get("Location")); !strings.Contains(flash.body, "Canceled. It will not run") || !strings.Contains(flash.body, "<dt>Canceled by</dt>") {
 			t.Errorf("after cancel the page says:\n%s", flash.body)
 		}
 	}
