@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/approval/inbox"
 	"github.com/agnara-go/agnara/internal/canonjson"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/chromedp/chromedp"
@@ -111,6 +112,7 @@ func TestInboxPagesFitTheScreen(t *testing.T) {
 
 	issuer := devIssuer(t, testClient, testSecret)
 	_, base, _ := serveSignInInbox(t, s, issuer, "", false)
+	_, dev := serveInbox(t, s, inbox.Options{DevApprover: "alice"}) // with its banner above everything
 	alice := browser(t)
 	signIn(t, alice, base+"/", "alice")
 	dir := screenshots(t)
@@ -122,7 +124,7 @@ func TestInboxPagesFitTheScreen(t *testing.T) {
 		if err := chromedp.Do(alice, chromedp.EmulateViewport(size.w, size.h)); err != nil {
 			t.Fatal(err)
 		}
-		visit := func(path, ready string) {
+		visitAt := func(base, path, ready string) {
 			t.Helper()
 			if err := settle(func() error {
 				step, cancel := context.WithTimeout(alice, 10*time.Second)
@@ -136,6 +138,7 @@ func TestInboxPagesFitTheScreen(t *testing.T) {
 				t.Errorf("%s scrolls sideways at %s px (%v)", path, size.name, err)
 			}
 		}
+		visit := func(path, ready string) { t.Helper(); visitAt(base, path, ready) }
 
 		visit("/", "#pending")
 		shootScreen(t, alice, filepath.Join(dir, "inbox-"+size.name+".png"))
@@ -156,6 +159,13 @@ func TestInboxPagesFitTheScreen(t *testing.T) {
 			if tc.shot != "" {
 				shootScreen(t, alice, filepath.Join(dir, tc.shot))
 			}
+		}
+
+		// In development mode its banner comes first, and the decision
+		// still fits.
+		visitAt(dev, "/approvals/"+long.ID, "#dev-banner")
+		if off, err := chromedp.Run(alice, chromedp.Evaluate[string](decisionOnScreen)); err != nil || off != "" {
+			t.Errorf("development mode at %s×%d: the decision is not on screen without scrolling: %s %v", size.name, size.h, off, err)
 		}
 
 		// Approved: the page says plainly that the agent must call again,
