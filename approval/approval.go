@@ -157,10 +157,23 @@ type Intent struct {
 	IdempotencyKey string
 	// Summary is a human-readable line for approvers, e.g. the tool title.
 	Summary string
+	// Description is what the tool does, as its server describes it, and
+	// Server the host's name for that server (the upstream, such as
+	// "notes"): both for approvers to read, next to the summary. Neither
+	// is part of the intent's identity (the binding revision already
+	// covers the server and the tool's schemas). Either may be empty;
+	// Description is at most [MaxDescription] bytes and Server at most 128,
+	// both valid UTF-8 without NUL.
+	Description string
+	Server      string
 }
 
 // MaxArguments is the largest Intent.Arguments, in bytes, a store records.
 const MaxArguments = 64 << 10
+
+// MaxDescription is the largest Intent.Description, in bytes, a store
+// records: mcpimport's default limit on a remote tool's description.
+const MaxDescription = 8 << 10
 
 // Approval is a snapshot of one approval as the store held it when it was
 // read. It is a plain value: changing it changes nothing in the store, and
@@ -232,6 +245,12 @@ type Filter struct {
 	State State
 	// Limit, when positive, caps the number of approvals returned.
 	Limit int
+	// Before, when set, is the id of an approval: only approvals recorded
+	// before it are selected. A list is read page by page with the last
+	// id of each page (a keyset on the store's order, newest first, not
+	// an offset: approvals recorded meanwhile do not shift later pages).
+	// An id that names no approval is ErrNotFound.
+	Before string
 }
 
 // Event is one entry of an approval's audit trail: every transition, and

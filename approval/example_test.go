@@ -142,3 +142,56 @@ func ExampleSamePerson() {
 	// deveIoper: true
 	// bob: false
 }
+
+// Reading a long list page by page: each page starts after the last
+// approval of the one before (Filter.Before), so approvals recorded
+// meanwhile shift nothing.
+func ExampleFilter_pages() {
+	dir, err := os.MkdirTemp("", "approvals")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	store, err := approval.OpenSQLite(filepath.Join(dir, "approvals.db"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	for i := range 5 {
+		args := json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))
+		digest, err := execution.ArgumentsDigest(args)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if _, err := store.Prepare(ctx, approval.Intent{
+			Binding: approval.Binding{Tool: "gw.update_document", ID: "document-service", Revision: "sha256:9f2c…",
+				ScopeID: "sandbox-documents", ScopeRevision: "scope-1", Effect: approval.EffectWrite},
+			PrincipalID: "alice", Arguments: args, ArgumentsDigest: digest,
+			IdempotencyKey: fmt.Sprint("call-", i), Summary: "Update document",
+			Description: "Sets a document's title.", Server: "documents",
+		}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	f := approval.Filter{Limit: 2}
+	for page := 1; ; page++ {
+		as, err := store.List(ctx, f)
+		if err != nil {
+			log.Fatal(err)
+		}
+		var ns []string
+		for _, a := range as {
+			ns = append(ns, string(a.Intent.Arguments))
+		}
+		fmt.Println("page", page, ns)
+		if len(as) < f.Limit {
+			break
+		}
+		f.Before = as[len(as)-1].ID
+	}
+	// Output:
+	// page 1 [{"n":4} {"n":3}]
+	// page 2 [{"n":2} {"n":1}]
+	// page 3 [{"n":0}]
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
@@ -36,6 +37,12 @@ func checkIntent(in Intent) (Intent, error) {
 	if !b.Effect.valid() {
 		return Intent{}, fmt.Errorf("%w: intent effect %q: want %q or %q", ErrInvalid, b.Effect, EffectWrite, EffectDestructive)
 	}
+	if err := checkText("description", in.Description, MaxDescription); err != nil {
+		return Intent{}, err
+	}
+	if err := checkText("server", in.Server, 128); err != nil {
+		return Intent{}, err
+	}
 	if len(in.Arguments) > MaxArguments {
 		return Intent{}, fmt.Errorf("%w: arguments are %d bytes; the limit is %d", ErrInvalid, len(in.Arguments), MaxArguments)
 	}
@@ -49,6 +56,18 @@ func checkIntent(in Intent) (Intent, error) {
 	}
 	in.Arguments = bytes.Clone(args)
 	return in, nil
+}
+
+// checkText refuses a display field of an intent that a database cannot
+// keep as text (invalid UTF-8, NUL) or that is longer than max bytes.
+func checkText(name, v string, max int) error {
+	switch {
+	case len(v) > max:
+		return fmt.Errorf("%w: intent %s is %d bytes; the limit is %d", ErrInvalid, name, len(v), max)
+	case !utf8.ValidString(v) || strings.ContainsRune(v, 0):
+		return fmt.Errorf("%w: intent %s is not valid UTF-8 text", ErrInvalid, name)
+	}
+	return nil
 }
 
 // intentDiff names what makes b a different intent from a.
@@ -92,11 +111,11 @@ func (s *sqlStore) Prepare(ctx context.Context, in Intent) (Approval, error) {
 		b := in.Binding
 		_, err = tx.ExecContext(ctx, `INSERT INTO approvals (id, idempotency_key, state, tool, binding_id,
 			binding_revision, scope_id, scope_revision, effect, principal_id, principal_issuer,
-			arguments, arguments_digest, summary, created_at, expires_at)
-			VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			arguments, arguments_digest, summary, created_at, expires_at, description, server)
+			VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 			id, in.IdempotencyKey, b.Tool, b.ID, b.Revision, b.ScopeID, b.ScopeRevision, b.Effect,
 			in.PrincipalID, in.PrincipalIssuer, []byte(in.Arguments), in.ArgumentsDigest, in.Summary,
-			nanos(now), nanos(now.Add(s.opts.PendingTTL)))
+			nanos(now), nanos(now.Add(s.opts.PendingTTL)), in.Description, in.Server)
 		if err != nil {
 			return s.fail("prepare", err)
 		}
@@ -181,10 +200,23 @@ func (s *sqlStore) List(ctx context.Context, f Filter) ([]Approval, error) {
 	if err := s.expireDue(ctx); err != nil {
 		return nil, err
 	}
-	q, args := "SELECT "+approvalColumns+" FROM approvals", []any{}
+	q, args, where := "SELECT "+approvalColumns+" FROM approvals", []any{}, " WHERE "
 	if f.State != "" {
 		args = append(args, f.State)
-		q += " WHERE state = $1"
+		q += where + "state = $1"
+		where = " AND "
+	}
+	if f.Before != "" {
+		var n int64
+		err := s.db.QueryRowContext(ctx, "SELECT n FROM approvals WHERE id = $1", f.Before).Scan(&n)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("list before %q: %w", f.Before, ErrNotFound)
+		}
+		if err != nil {
+			return nil, s.fail("list", err)
+		}
+		args = append(args, n)
+		q += where + fmt.Sprintf("n < $%d", len(args))
 	}
 	q += " ORDER BY n DESC"
 	if f.Limit > 0 {

@@ -120,13 +120,42 @@ CREATE TABLE events (
 	PRIMARY KEY (approval_id, seq)
 );
 `},
+	// 2: what approvers read about the tool (its description and server),
+	// and the approval inbox's sign-ins, shared by every inbox instance
+	// on the store (ADR 0052). A sign-in row holds a digest of the
+	// cookie's secret, never the secret.
+	{sqlite: `
+ALTER TABLE approvals ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE approvals ADD COLUMN server TEXT NOT NULL DEFAULT '';
+CREATE TABLE inbox_signins (
+	id_hash         TEXT    PRIMARY KEY,
+	approver_id     TEXT    NOT NULL,
+	approver_issuer TEXT    NOT NULL,
+	scopes          TEXT    NOT NULL, -- a JSON array of strings
+	created_at      INTEGER NOT NULL,
+	expires_at      INTEGER NOT NULL
+);
+CREATE INDEX inbox_signins_expiry ON inbox_signins (expires_at);
+`, postgres: `
+ALTER TABLE approvals ADD COLUMN description TEXT NOT NULL DEFAULT '',
+	ADD COLUMN server TEXT NOT NULL DEFAULT '';
+CREATE TABLE inbox_signins (
+	id_hash         TEXT    PRIMARY KEY,
+	approver_id     TEXT    NOT NULL,
+	approver_issuer TEXT    NOT NULL,
+	scopes          TEXT    NOT NULL,
+	created_at      BIGINT  NOT NULL,
+	expires_at      BIGINT  NOT NULL
+);
+CREATE INDEX inbox_signins_expiry ON inbox_signins (expires_at);
+`},
 }
 
 // SchemaVersion is the schema version this build writes and understands,
 // on SQLite (PRAGMA user_version) and on PostgreSQL (table approval_schema)
 // alike. OpenSQLite and OpenPostgres refuse a database with a higher one;
 // OpenPostgres also one with a lower one.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrate brings the SQLite database to SchemaVersion in one transaction, or
 // refuses a database written by a newer build.

@@ -118,7 +118,7 @@ const approvalColumns = `id, idempotency_key, state, tool, binding_id, binding_r
 	scope_id, scope_revision, effect, principal_id, principal_issuer, arguments,
 	arguments_digest, summary, created_at, expires_at, decided_by, decided_at, note,
 	claimed_at, receipt_effect, receipt_code, receipt_result, receipt_at,
-	recon_by, recon_effect, recon_evidence, recon_at`
+	recon_by, recon_effect, recon_evidence, recon_at, description, server`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -136,7 +136,8 @@ func scanApproval(row scanner) (Approval, error) {
 		&in.Binding.Revision, &in.Binding.ScopeID, &in.Binding.ScopeRevision, &in.Binding.Effect,
 		&in.PrincipalID, &in.PrincipalIssuer, &args, &in.ArgumentsDigest, &in.Summary,
 		&created, &expires, &a.DecidedBy, &decided, &a.Note, &claimed,
-		&rEffect, &rCode, &rResult, &rAt, &reconBy, &reconEffect, &reconEvidence, &reconAt)
+		&rEffect, &rCode, &rResult, &rAt, &reconBy, &reconEffect, &reconEvidence, &reconAt,
+		&in.Description, &in.Server)
 	if err != nil {
 		return Approval{}, err
 	}

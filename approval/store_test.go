@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,6 +175,9 @@ var behaviours = []struct {
 	{"CompleteRecordsReceipt", testCompleteRecordsReceipt},
 	{"EventsAreTheAuditTrail", testEventsAreTheAuditTrail},
 	{"ListAndFilter", testListAndFilter},
+	{"PagesStayPut", testPagesStayPut},
+	{"SignIns", testSignIns},
+	{"IntentDisplay", testIntentDisplay},
 	{"ClaimChecksTheCurrentBinding", testClaimChecksTheCurrentBinding},
 	{"Prepare", testPrepare},
 	{"PrepareRefusesInvalidIntents", testPrepareRefusesInvalidIntents},
@@ -520,5 +526,147 @@ func testListAndFilter(t *testing.T, b backend) {
 	check(approval.Filter{State: approval.StateApproved})
 	if _, err := s.List(ctx, approval.Filter{State: "bogus"}); !errors.Is(err, approval.ErrInvalid) {
 		t.Fatalf("bogus state: %v", err)
+	}
+	// Page by page: each page starts after the last id of the one before,
+	// with the state filter or without it.
+	check(approval.Filter{Before: ids[2]}, ids[1], ids[0])
+	check(approval.Filter{Before: ids[3], Limit: 1}, ids[2])
+	check(approval.Filter{Before: ids[0]})
+	check(approval.Filter{Before: ids[3], State: approval.StatePending}, ids[2])
+	if _, err := s.List(ctx, approval.Filter{Before: "apv_nosuchapprovalxxxxx"}); !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("a page after an unknown id: %v, want ErrNotFound", err)
+	}
+}
+
+// testPagesStayPut: a list read page by page with Filter.Before sees every
+// approval once, in order, although new ones arrive between the pages (an
+// offset would show the last of a page again on the next).
+func testPagesStayPut(t *testing.T, b backend) {
+	ctx := context.Background()
+	s := b.fresh(t, newClock())
+	prepare := func(n int, prefix string) []string {
+		var ids []string
+		for i := range n {
+			a, err := s.Prepare(ctx, testIntent(t, fmt.Sprintf("%s%d", prefix, i), `{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, a.ID)
+		}
+		return ids
+	}
+	old := prepare(7, "old")
+	var seen []string
+	before := ""
+	for page := 0; ; page++ {
+		got, err := s.List(ctx, approval.Filter{Limit: 3, Before: before})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range got {
+			seen = append(seen, a.ID)
+		}
+		if len(got) < 3 {
+			break
+		}
+		if page == 5 {
+			t.Fatalf("still paging after %v: the pages do not move on", seen)
+		}
+		before = got[len(got)-1].ID
+		if page == 0 {
+			prepare(2, "new") // arrive while the first page is read
+		}
+	}
+	slices.Reverse(old)
+	if !slices.Equal(seen, old) {
+		t.Fatalf("paged through %v, want the first seven once, newest first: %v", seen, old)
+	}
+}
+
+// testSignIns: the inbox's sign-ins are kept under their key, replaced by
+// a second save, ended by EndSignIn, refused for an anonymous or refused
+// identity, and bounded.
+func testSignIns(t *testing.T, b backend) {
+	ctx := context.Background()
+	c := newClock()
+	s := b.fresh(t, c).(signIns)
+	in := approval.SignIn{Approver: approver, Expires: c.Now().Add(8 * time.Hour)}
+	if err := s.SaveSignIn(ctx, "k1", in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.LoadSignIn(ctx, "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Approver.ID() != "bob" || got.Approver.Issuer() != approver.Issuer() || !got.Approver.HasScope(approval.DefaultApproverScope) || !got.Expires.Equal(in.Expires) {
+		t.Fatalf("loaded %+v %v, want bob's sign-in back", got.Approver, got.Expires)
+	}
+	if _, err := s.LoadSignIn(ctx, "k2"); !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("an unknown key: %v, want ErrNotFound", err)
+	}
+	if err := s.EndSignIn(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadSignIn(ctx, "k1"); !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("an ended sign-in: %v, want ErrNotFound", err)
+	}
+	for _, bad := range []approval.SignIn{
+		{Expires: in.Expires},
+		{Approver: policy.NewPrincipal("bob\n", nil), Expires: in.Expires},
+	} {
+		if err := s.SaveSignIn(ctx, "k3", bad); !errors.Is(err, approval.ErrInvalid) {
+			t.Errorf("SaveSignIn(%q): %v, want ErrInvalid", bad.Approver.ID(), err)
+		}
+	}
+	if err := s.SaveSignIn(ctx, "", in); !errors.Is(err, approval.ErrInvalid) {
+		t.Errorf("an empty key: %v, want ErrInvalid", err)
+	}
+	// An expired sign-in is dropped when the next one is saved.
+	if err := s.SaveSignIn(ctx, "short", approval.SignIn{Approver: approver, Expires: c.Now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Hour)
+	if err := s.SaveSignIn(ctx, "k4", in); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.CountSignIns(ctx); err != nil || n != 1 {
+		t.Fatalf("%d sign-ins (%v), want only the live one", n, err)
+	}
+}
+
+type signIns interface {
+	SaveSignIn(ctx context.Context, key string, in approval.SignIn) error
+	LoadSignIn(ctx context.Context, key string) (approval.SignIn, error)
+	EndSignIn(ctx context.Context, key string) error
+	CountSignIns(ctx context.Context) (int, error)
+}
+
+// testIntentDisplay: the tool's description and server are recorded as
+// given and read back; text a database cannot keep, or too long, is
+// refused.
+func testIntentDisplay(t *testing.T, b backend) {
+	ctx := context.Background()
+	s := b.fresh(t, newClock())
+	in := testIntent(t, "display", `{}`)
+	in.Description, in.Server = "Updates a document's title <b>now</b>.", "documents"
+	a, err := s.Prepare(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, a.ID)
+	if err != nil || got.Intent.Description != in.Description || got.Intent.Server != "documents" {
+		t.Fatalf("read back %q on %q (%v)", got.Intent.Description, got.Intent.Server, err)
+	}
+	for name, mutate := range map[string]func(*approval.Intent){
+		"a NUL":                   func(in *approval.Intent) { in.Description = "a\x00b" },
+		"invalid UTF-8":           func(in *approval.Intent) { in.Server = "\xff" },
+		"too long":                func(in *approval.Intent) { in.Description = strings.Repeat("x", approval.MaxDescription+1) },
+		"a server over 128 bytes": func(in *approval.Intent) { in.Server = strings.Repeat("s", 129) },
+	} {
+		bad := testIntent(t, "bad "+name, `{}`)
+		mutate(&bad)
+		if _, err := s.Prepare(ctx, bad); !errors.Is(err, approval.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/approval"
@@ -209,6 +211,8 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 		ArgumentsDigest: digest,
 		IdempotencyKey:  key,
 		Summary:         t.entry.Title,
+		Description:     approvalDescription(t.entry.Description),
+		Server:          t.cat.snap.serverID,
 	}
 	a, err := c.store.Prepare(ec, intent)
 	if err != nil {
@@ -519,4 +523,19 @@ func (t *tool) replay(raw json.RawMessage) (execution.Result, execution.Reason) 
 		return execution.Result{}, ReasonResultInvalid
 	}
 	return t.project(&res)
+}
+
+// approvalDescription is the tool's description as approvers read it, as
+// text a store records: without NUL, and cut at a character boundary to
+// approval.MaxDescription (a host may allow longer descriptions).
+func approvalDescription(d string) string {
+	d = strings.ReplaceAll(strings.ToValidUTF8(d, "\uFFFD"), "\x00", "")
+	if len(d) <= approval.MaxDescription {
+		return d
+	}
+	cut := approval.MaxDescription
+	for cut > 0 && !utf8.RuneStart(d[cut]) {
+		cut--
+	}
+	return d[:cut]
 }

@@ -717,6 +717,11 @@ func TestApprovalBoundToCatalogDigest(t *testing.T) {
 	if a.Intent.Binding.Revision != old.Snapshot().Digest() {
 		t.Fatalf("approval binding revision %q, want the catalog digest %s", a.Intent.Binding.Revision, old.Snapshot().Digest())
 	}
+	// What approvers read beside the title: the remote description and the
+	// host's name for the server.
+	if a.Intent.Description != "Record the synthetic value in the server's folder." || a.Intent.Server != "ledger" {
+		t.Errorf("the approval describes the tool as %q on %q, want the remote description on ledger", a.Intent.Description, a.Intent.Server)
+	}
 
 	bindings := writeBindings(nil)
 	b := bindings["record_value"]

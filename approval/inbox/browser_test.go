@@ -120,23 +120,12 @@ func settle(f func() error) error {
 	}
 }
 
-func shoot(t *testing.T, ctx context.Context, path string) {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestInboxInARealBrowser is the inbox's floor: a write through the
 // gateway waits; an approver signs in through the development issuer in
 // Chromium, sees it, opens it and approves it; the waiting call then
 // completes once; a second approver's session sees it decided; a forged
-// cross-site POST is refused. It saves screenshots of the inbox and of the
-// approval.
+// cross-site POST is refused. (TestInboxPagesFitTheScreen takes the
+// screenshots.)
 func TestInboxInARealBrowser(t *testing.T) {
 	nodeBin := peers.Node(t)
 	memory := peers.NPM(t, "@modelcontextprotocol/server-memory/dist/index.js")
@@ -231,8 +220,6 @@ func TestInboxInARealBrowser(t *testing.T) {
 	if got := text(t, alice, link); !strings.Contains(got, "Create notes") {
 		t.Errorf("the inbox lists %q", got)
 	}
-	dir := screenshots(t)
-	shoot(t, alice, filepath.Join(dir, "inbox.png"))
 
 	// Open it with the keyboard: the link takes focus and Enter follows it.
 	if err := settle(func() error {
@@ -253,7 +240,13 @@ func TestInboxInARealBrowser(t *testing.T) {
 	if got := text(t, alice, "#requester"); !strings.HasPrefix(got, "bob") {
 		t.Errorf("requester %q", got)
 	}
-	shoot(t, alice, filepath.Join(dir, "approval.png"))
+	// The gateway recorded what the tool does and which upstream it is on.
+	if got := text(t, alice, "#server"); got != "notes" {
+		t.Errorf("the approval names the server %q, want the upstream notes", got)
+	}
+	if got := text(t, alice, "#description"); !strings.Contains(strings.ToLower(got), "entities") {
+		t.Errorf("the approval describes the tool as %q, want the memory server's description", got)
+	}
 
 	// At 200% zoom (a 600 CSS px wide window) and on a phone, nothing
 	// needs scrolling sideways.

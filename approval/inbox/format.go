@@ -2,10 +2,15 @@ package inbox
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agnara-go/agnara/approval"
 )
@@ -78,6 +83,8 @@ var funcs = template.FuncMap{
 	"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"short":  func(s string) string { return shorten(s, 24) },
 	"raw":    func(r json.RawMessage) string { return string(r) },
+	"args":   func(r json.RawMessage) string { return summarize(r, 90) },
+	"lines":  lines,
 }
 
 // shorten cuts s to n runes with an ellipsis.
@@ -87,4 +94,128 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// summarize is an argument object at a glance, for the lists: its first
+// members as name=value, values as compact JSON cut to 24 characters, the
+// whole cut to max characters. Names that are not plain printable text
+// are quoted with Go escapes, so that no invisible or reordering
+// character changes what a row seems to say. The template escapes the
+// result.
+func summarize(raw json.RawMessage, max int) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return shorten(compact(raw), max)
+	}
+	var b strings.Builder
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		name, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(plain(name) + "=" + shorten(compact(v), 24))
+		if utf8.RuneCountInString(b.String()) > max {
+			break
+		}
+	}
+	return shorten(b.String(), max)
+}
+
+// plain returns s when it is printable text without spaces that could
+// confuse a reader, and s quoted with Go escapes otherwise.
+func plain(s string) string {
+	for _, r := range s {
+		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || unicode.In(r, unicode.Bidi_Control, unicode.Join_Control) {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+// lines counts the lines of s.
+func lines(s string) int { return strings.Count(s, "\n") + 1 }
+
+// eventDetail is what the audit trail's details say, as far as the
+// sentences use them.
+type eventDetail struct {
+	Note     string    `json:"note"`
+	From     string    `json:"from"`
+	Deadline time.Time `json:"deadline"`
+	Changed  []string  `json:"changed"`
+	Effect   string    `json:"effect"`
+	Code     string    `json:"code"`
+	Evidence string    `json:"evidence"`
+	Tool     string    `json:"tool"`
+}
+
+// sentence tells an audit entry as a person would: who did what, and for
+// the dispatcher's entries what it means. quote is the note or evidence
+// recorded with it, shown apart.
+func sentence(e approval.Event, requester string) (text, quote string) {
+	var d eventDetail
+	if json.Unmarshal(e.Detail, &d) != nil {
+		d = eventDetail{} // a detail the sentences cannot read is left to the raw record
+	}
+	actor := cmp.Or(e.Actor, "someone")
+	switch e.Kind {
+	case "prepared":
+		return fmt.Sprintf("%s's agent asked to run %s.", actor, cmp.Or(d.Tool, "the tool")), ""
+	case "approved":
+		return actor + " approved it, to run once when " + requester + "'s agent made the same call again.", d.Note
+	case "rejected":
+		return actor + " rejected it. It will not run.", d.Note
+	case "canceled":
+		if d.From == string(approval.StateApproved) {
+			return actor + " canceled it after it was approved. It will not run.", d.Note
+		}
+		return actor + " canceled it before anyone decided. It will not run.", d.Note
+	case "expired":
+		if d.From == string(approval.StateApproved) {
+			return "It expired: " + requester + "'s agent did not call again before " + stampOf(d.Deadline) + ", so it never ran.", ""
+		}
+		return "It expired: nobody decided it before " + stampOf(d.Deadline) + ".", ""
+	case "claimed":
+		return requester + "'s agent called again, and the gateway took it to run (once).", ""
+	case "claim_refused":
+		return "The gateway refused to run it: " + strings.Join(d.Changed, ", ") + " changed since it was approved. It stays approved until its deadline; a new approval is needed for the tool as it is now.", ""
+	case "completed":
+		why := ""
+		if d.Code != "" {
+			why = " (" + d.Code + ")"
+		}
+		switch approval.EffectState(d.Effect) {
+		case approval.EffectCommitted:
+			return "It ran, and the server confirmed it (committed).", ""
+		case approval.EffectNotStarted:
+			return "It did not run: it was stopped before anything was sent" + why + ".", ""
+		}
+		return "It was sent, but whether it took effect is unknown" + why + ". Someone should check and record the effect.", ""
+	case "reconciled":
+		if approval.EffectState(d.Effect) == approval.EffectCommitted {
+			return actor + " recorded that it did take effect.", d.Evidence
+		}
+		return actor + " recorded that it did not take effect.", d.Evidence
+	}
+	if e.Actor != "" {
+		return e.Kind + ", by " + e.Actor + ".", ""
+	}
+	return e.Kind + ".", ""
+}
+
+func stampOf(t time.Time) string {
+	if t.IsZero() {
+		return "its deadline"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
 }

@@ -189,6 +189,14 @@ var signInRequest = regexp.MustCompile(`name="request" value="([^"]+)"`)
 // login's.
 func walkSignIn(t *testing.T, u *httpUser, base, issuer, query, who string) (callback, login answer) {
 	t.Helper()
+	return walkSignInAcross(t, u, base, base, issuer, query, who)
+}
+
+// walkSignInAcross is walkSignIn starting at the inbox served at base and
+// coming back, from the issuer, to the one served at back: two instances
+// behind one name.
+func walkSignInAcross(t *testing.T, u *httpUser, base, backTo, issuer, query, who string) (callback, login answer) {
+	t.Helper()
 	login = u.get(base + "/login" + query)
 	authorize := login.header.Get("Location")
 	if login.status != http.StatusSeeOther || !strings.HasPrefix(authorize, issuer+"/authorize?") {
@@ -205,5 +213,5 @@ func walkSignIn(t *testing.T, u *httpUser, base, issuer, query, who string) (cal
 	if err != nil || back.Path != "/callback" || back.Query().Get("code") == "" {
 		t.Fatalf("the issuer redirects to %q", signedIn.header.Get("Location"))
 	}
-	return u.get(base + "/callback?" + back.RawQuery), login
+	return u.get(backTo + "/callback?" + back.RawQuery), login
 }

@@ -19,6 +19,16 @@
 // any other Host, such as a name rebound to the inbox's address, gets 421
 // before anything else is done.
 //
+// Sign-ins are kept in the approval store, under a digest of the cookie's
+// secret, so that several instances on one store need no affinity: a
+// sign-in on one is honoured by all and a sign-out on one ends it on all
+// (ADR 0052).
+//
+// An approval's page puts the decision first, so that Approve, Reject and
+// Cancel are on screen without scrolling however long the arguments; its
+// history reads as sentences. The list shows 200 approvals a page, each
+// with its arguments at a glance.
+//
 // Every state change is a POST that must carry the session's token and
 // pass the standard library's cross-origin protection; cookies are
 // HttpOnly and SameSite=Lax (Secure with [Options.SecureCookies]), and
@@ -44,12 +54,16 @@ import (
 	"github.com/agnara-go/agnara/internal/hostcheck"
 )
 
-// Store is what the inbox reads and decides: an approval store and its
-// audit trail. The SQLite and PostgreSQL stores of package approval are
-// both one.
+// Store is what the inbox reads and decides: an approval store, its audit
+// trail, and the inbox's sign-ins (kept beside the approvals, so that
+// every inbox on the same store honours them: ADR 0052). The SQLite and
+// PostgreSQL stores of package approval are both one.
 type Store interface {
 	approval.Store
 	Events(ctx context.Context, id string) ([]approval.Event, error)
+	SaveSignIn(ctx context.Context, key string, in approval.SignIn) error
+	LoadSignIn(ctx context.Context, key string) (approval.SignIn, error)
+	EndSignIn(ctx context.Context, key string) error
 }
 
 // Options configures [New]. Exactly one of DevApprover and OIDC is set.
@@ -88,18 +102,15 @@ type Inbox struct {
 	pages  *template.Template
 	static http.Handler
 
-	mu       sync.Mutex
-	sessions map[string]*session // by id
-	streams  int                 // open event streams
-	mux      *http.ServeMux
-	handler  http.Handler
+	mu      sync.Mutex
+	streams int // open event streams
+	mux     *http.ServeMux
+	handler http.Handler
 }
 
-// maxSessions and maxStreams bound what visitors can make the inbox hold.
-const (
-	maxSessions = 10000
-	maxStreams  = 256
-)
+// maxStreams bounds the event streams visitors can make the inbox hold
+// (sign-ins are bounded by the store: approval.MaxSignIns).
+const maxStreams = 256
 
 //go:embed templates/*.html
 var templateFiles embed.FS
@@ -135,7 +146,7 @@ func New(ctx context.Context, store Store, opts Options) (*Inbox, error) {
 		return nil, err
 	}
 	static, _ := fs.Sub(staticFiles, "static")
-	in := &Inbox{store: store, opts: opts, pages: pages, static: http.FileServerFS(static), sessions: map[string]*session{},
+	in := &Inbox{store: store, opts: opts, pages: pages, static: http.FileServerFS(static),
 		hosts: hostcheck.Loopback()}
 	if opts.OIDC != nil {
 		// The callback URL is the inbox's public name: the one Host it
@@ -200,20 +211,25 @@ type page struct {
 	Now         time.Time
 	Pending     []approval.Approval
 	Recent      []approval.Approval
+	Older       string // the cursor of the next page, or ""
+	Paged       bool   // a page after the first
 	Approval    *approval.Approval
 	Arguments   string
 	Events      []event
 	CanDecide   bool
+	CanCancel   bool
 	CanRecord   bool
 	OIDC        bool
 	Live        bool
 	RequesterIs bool
 }
 
-// event is an audit entry as shown.
+// event is an audit entry as shown: a sentence first, the raw record
+// beside it.
 type event struct {
 	approval.Event
-	Detail string
+	Sentence, Quote string
+	Detail          string
 }
 
 func (in *Inbox) base(s *session, title string) page {
@@ -240,23 +256,38 @@ func (in *Inbox) fail(w http.ResponseWriter, _ *http.Request, s *session, status
 	in.render(w, status, "error.html", p)
 }
 
-// list is the inbox: pending approvals newest first, then recent history.
+// pageSize is how many approvals a page of the inbox lists.
+const pageSize = 200
+
+// list is the inbox: a page of the approvals, newest first, the pending
+// ones above the others. ?before=ID reads the page after the one that
+// ended with ID (a keyset on the store's order, so that approvals arriving
+// meanwhile shift nothing).
 func (in *Inbox) list(w http.ResponseWriter, r *http.Request) {
 	s := in.approver(w, r)
 	if s == nil {
 		return
 	}
-	all, err := in.store.List(r.Context(), approval.Filter{Limit: 200})
+	before := r.URL.Query().Get("before")
+	all, err := in.store.List(r.Context(), approval.Filter{Limit: pageSize + 1, Before: before})
+	if errors.Is(err, approval.ErrNotFound) || errors.Is(err, approval.ErrInvalid) {
+		in.fail(w, r, s, http.StatusNotFound, "There is no approval to list from: go back to the newest.")
+		return
+	}
 	if err != nil {
 		in.unavailable(w, r, s, err)
 		return
 	}
 	p := in.base(s, "Approvals")
-	p.Live = true
+	p.Live, p.Paged = before == "", before != ""
+	if len(all) > pageSize {
+		all = all[:pageSize]
+		p.Older = all[pageSize-1].ID
+	}
 	for _, a := range all {
 		if a.State == approval.StatePending {
 			p.Pending = append(p.Pending, a)
-		} else if len(p.Recent) < 50 {
+		} else {
 			p.Recent = append(p.Recent, a)
 		}
 	}
@@ -275,9 +306,11 @@ func (in *Inbox) show(w http.ResponseWriter, r *http.Request) {
 func flashFor(done string) string {
 	switch done {
 	case "approved":
-		return "Approved. The same call by the requester now runs it, once."
+		return "Approved. Nothing has run yet: it runs, once, when the requester's agent makes the same call again before the deadline below. Tell them if they are not waiting for it."
 	case "rejected":
-		return "Rejected. The requester's call answers that it was rejected."
+		return "Rejected. It will not run; the requester's agent is told so when it calls again."
+	case "canceled":
+		return "Canceled. It will not run; if the agent asks again, a new approval is requested."
 	case "recorded":
 		return "Recorded. The receipt is unchanged; your finding is kept beside it."
 	}
@@ -303,9 +336,12 @@ func (in *Inbox) showWith(w http.ResponseWriter, r *http.Request, s *session, st
 	p := in.base(s, a.Intent.Summary)
 	p.Approval, p.Arguments, p.Flash, p.Err = &a, pretty(a.Intent.Arguments), flash, errMsg
 	for _, e := range evs {
-		p.Events = append(p.Events, event{Event: e, Detail: compact(e.Detail)})
+		text, quote := sentence(e, a.Intent.PrincipalID)
+		p.Events = append(p.Events, event{Event: e, Sentence: text, Quote: quote, Detail: compact(e.Detail)})
 	}
-	p.CanDecide = a.State == approval.StatePending && p.Now.Before(a.ExpiresAt)
+	live := p.Now.Before(a.ExpiresAt)
+	p.CanDecide = a.State == approval.StatePending && live
+	p.CanCancel = (a.State == approval.StatePending || a.State == approval.StateApproved) && live
 	p.CanRecord = unknownEffect(a)
 	p.RequesterIs = approval.SamePerson(a.Intent.PrincipalID, s.approver.ID())
 	in.render(w, status, "approval.html", p)
@@ -347,7 +383,8 @@ func (in *Inbox) post(w http.ResponseWriter, r *http.Request) *session {
 	return s
 }
 
-// decide approves or rejects.
+// decide approves, rejects or cancels (withdraws a pending or approved
+// approval: the store lets any approver do it, and the requester).
 func (in *Inbox) decide(w http.ResponseWriter, r *http.Request) {
 	s := in.post(w, r)
 	if s == nil {
@@ -363,8 +400,11 @@ func (in *Inbox) decide(w http.ResponseWriter, r *http.Request) {
 	case "reject":
 		_, err = in.store.Reject(r.Context(), id, s.approver, note)
 		done = "rejected"
+	case "cancel":
+		_, err = in.store.Cancel(r.Context(), id, s.approver, note)
+		done = "canceled"
 	default:
-		in.fail(w, r, s, http.StatusBadRequest, "Choose approve or reject.")
+		in.fail(w, r, s, http.StatusBadRequest, "Choose approve, reject or cancel.")
 		return
 	}
 	in.after(w, r, s, id, done, err)
@@ -402,7 +442,7 @@ func (in *Inbox) after(w http.ResponseWriter, r *http.Request, s *session, id, d
 	case errors.Is(err, approval.ErrNotAuthorized):
 		status, msg = http.StatusForbidden, "You do not hold the approver scope."
 	case errors.Is(err, approval.ErrNotPending):
-		msg = "It was decided already: see its state below."
+		msg = "It was decided already (or has run): see its state below."
 	case errors.Is(err, approval.ErrExpired):
 		msg = "It expired before it was decided."
 	case errors.Is(err, approval.ErrEvidenceRequired):

@@ -3,12 +3,14 @@ package inbox
 import (
 	"cmp"
 	"context"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
@@ -47,22 +49,48 @@ type relyingParty struct {
 	oauth    oauth2.Config
 	verifier *oidc.IDTokenVerifier
 	scope    string // the approver scope
-
-	mu      sync.Mutex
-	pending map[string]login // by state
 }
 
-// login is a sign-in under way.
+// login is a sign-in under way. It travels in the sign-in's own cookie
+// (HttpOnly, for /callback only, 10 minutes), not in the process, so that
+// the issuer's redirect back may reach any inbox instance (ADR 0052): the
+// state is compared with the callback's, and the PKCE verifier and the
+// nonce, which only this browser holds, bind the code and the ID token to
+// it. A visitor who edits their own cookie can only spoil their own
+// sign-in; the path to return to is checked again when it is used.
 type login struct {
-	verifier, nonce, next string
-	expires               time.Time
+	State    string `json:"s"`
+	Verifier string `json:"v"`
+	Nonce    string `json:"n"`
+	Next     string `json:"x"`
+	Expires  int64  `json:"e"` // unix seconds
 }
 
 const (
 	loginCookie = "agnara_inbox_login"
 	loginTTL    = 10 * time.Minute
-	maxLogins   = 10000
+	// maxLoginCookie bounds the cookie a callback reads, and maxNext the
+	// path to return to that a sign-in carries in it.
+	maxLoginCookie = 1024
+	maxNext        = 512
 )
+
+func (l login) encode() string {
+	b, _ := json.Marshal(l) // strings and an int: never fails
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeLogin(v string) (login, bool) {
+	var l login
+	if len(v) > maxLoginCookie {
+		return l, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || json.Unmarshal(b, &l) != nil || l.State == "" || l.Verifier == "" || l.Nonce == "" {
+		return login{}, false
+	}
+	return l, true
+}
 
 func newRelyingParty(ctx context.Context, cfg OIDC, approverScope string) (*relyingParty, error) {
 	if cfg.Issuer == "" || cfg.ClientID == "" || cfg.RedirectURL == "" {
@@ -88,26 +116,26 @@ func newRelyingParty(ctx context.Context, cfg OIDC, approverScope string) (*rely
 		},
 		verifier: provider.Verifier(&oidc.Config{ClientID: cfg.ClientID}),
 		scope:    approverScope,
-		pending:  map[string]login{},
 	}, nil
 }
 
-// login starts a sign-in: a state, a PKCE verifier and a nonce kept here,
-// the state also in a cookie, and a redirect to the issuer.
+// login starts a sign-in: a state, a PKCE verifier and a nonce in the
+// sign-in's cookie, and a redirect to the issuer.
 func (in *Inbox) login(w http.ResponseWriter, r *http.Request) {
 	rp := in.oidc
 	if rp == nil {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	state, l := randomID(), login{verifier: oauth2.GenerateVerifier(), nonce: randomID(), next: safeNext(r.URL.Query().Get("next")), expires: in.opts.Now().Add(loginTTL)}
-	rp.mu.Lock()
-	makeRoom(rp.pending, maxLogins, in.opts.Now(), func(l login) time.Time { return l.expires })
-	rp.pending[state] = l
-	rp.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: state, Path: "/callback", HttpOnly: true, Secure: in.opts.SecureCookies,
+	next := safeNext(r.URL.Query().Get("next"))
+	if len(next) > maxNext {
+		next = "/" // the cookie stays small; every page the inbox links to is shorter
+	}
+	l := login{State: randomID(), Verifier: oauth2.GenerateVerifier(), Nonce: randomID(), Next: next,
+		Expires: in.opts.Now().Add(loginTTL).Unix()}
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: l.encode(), Path: "/callback", HttpOnly: true, Secure: in.opts.SecureCookies,
 		SameSite: http.SameSiteLaxMode, MaxAge: int(loginTTL / time.Second)})
-	http.Redirect(w, r, rp.oauth.AuthCodeURL(state, oauth2.S256ChallengeOption(l.verifier), oidc.Nonce(l.nonce)), http.StatusSeeOther)
+	http.Redirect(w, r, rp.oauth.AuthCodeURL(l.State, oauth2.S256ChallengeOption(l.Verifier), oidc.Nonce(l.Nonce)), http.StatusSeeOther)
 }
 
 // callback finishes a sign-in: the state must be this browser's, the code
@@ -122,16 +150,17 @@ func (in *Inbox) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
 	c, err := r.Cookie(loginCookie)
-	if err != nil || state == "" || c.Value != state {
+	var l login
+	ok := err == nil
+	if ok {
+		l, ok = decodeLogin(c.Value)
+	}
+	if !ok || state == "" || subtle.ConstantTimeCompare([]byte(l.State), []byte(state)) != 1 {
 		in.fail(w, r, nil, http.StatusBadRequest, "This sign-in did not start in this browser. Sign in again.")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: "/callback", MaxAge: -1, HttpOnly: true, Secure: in.opts.SecureCookies, SameSite: http.SameSiteLaxMode})
-	rp.mu.Lock()
-	l, ok := rp.pending[state]
-	delete(rp.pending, state)
-	rp.mu.Unlock()
-	if !ok || !in.opts.Now().Before(l.expires) {
+	if !in.opts.Now().Before(time.Unix(l.Expires, 0)) {
 		in.fail(w, r, nil, http.StatusBadRequest, "This sign-in expired. Sign in again.")
 		return
 	}
@@ -144,7 +173,7 @@ func (in *Inbox) callback(w http.ResponseWriter, r *http.Request) {
 	if rp.cfg.HTTPClient != nil {
 		ctx = context.WithValue(ctx, oauth2.HTTPClient, rp.cfg.HTTPClient)
 	}
-	tok, err := rp.oauth.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(l.verifier))
+	tok, err := rp.oauth.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(l.Verifier))
 	if err != nil {
 		in.opts.Logger.Warn("inbox: a sign-in's code exchange failed", slog.String("error", err.Error()))
 		in.fail(w, r, nil, http.StatusForbidden, "The sign-in could not be completed. Sign in again.")
@@ -152,7 +181,7 @@ func (in *Inbox) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	idt, err := rp.verifier.Verify(ctx, raw)
-	if err != nil || idt.Nonce != l.nonce {
+	if err != nil || subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(l.Nonce)) != 1 {
 		in.opts.Logger.Warn("inbox: a sign-in's ID token was refused", slog.Any("error", err))
 		in.fail(w, r, nil, http.StatusForbidden, "The sign-in could not be verified. Sign in again.")
 		return
@@ -174,9 +203,12 @@ func (in *Inbox) callback(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, r, nil, http.StatusForbidden, "You are signed in as "+shorten(id, 64)+", who does not hold the approver scope ("+rp.scope+").")
 		return
 	}
-	in.startSession(w, approver)
+	if _, err := in.startSession(r.Context(), w, approver); err != nil {
+		in.unavailable(w, r, nil, err)
+		return
+	}
 	in.opts.Logger.Info("inbox: signed in", slog.String("approver", id))
-	http.Redirect(w, r, l.next, http.StatusSeeOther)
+	http.Redirect(w, r, safeNext(l.Next), http.StatusSeeOther)
 }
 
 // scopesOf reads a scope claim: a space-separated string or an array.
@@ -196,16 +228,15 @@ func scopesOf(v any) []string {
 	return nil
 }
 
-// logout ends the session.
+// logout ends the session, on every inbox sharing the store.
 func (in *Inbox) logout(w http.ResponseWriter, r *http.Request) {
 	s := in.post(w, r)
 	if s == nil {
 		return
 	}
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		in.mu.Lock()
-		delete(in.sessions, c.Value)
-		in.mu.Unlock()
+	if err := in.store.EndSignIn(r.Context(), s.key); err != nil {
+		in.unavailable(w, r, s, err)
+		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: "/", MaxAge: -1, HttpOnly: true, Secure: in.opts.SecureCookies, SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, "/signed-out", http.StatusSeeOther)

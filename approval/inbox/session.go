@@ -1,38 +1,64 @@
 package inbox
 
 import (
+	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/policy"
 )
 
 // session is a signed-in approver (or the development approver's visit).
+// Its record is in the store, under a digest of the cookie's secret, so
+// that every inbox sharing the store honours it (ADR 0052); the page
+// token is another digest of the same secret, kept nowhere.
 type session struct {
 	approver policy.Principal
 	csrf     string
 	expires  time.Time
+	key      string // the store's key for it
 }
 
 const sessionCookie = "agnara_inbox"
 
+// sessionOf derives the store's key and the page token from the secret a
+// session cookie holds. The two digests are of different domains: the key,
+// which the database holds, gives neither the secret nor the token.
+func sessionOf(secret string) (key, csrf string) {
+	k := sha256.Sum256([]byte("agnara inbox session\x00" + secret))
+	c := sha256.Sum256([]byte("agnara inbox page token\x00" + secret))
+	return hex.EncodeToString(k[:]), base64.RawURLEncoding.EncodeToString(c[:])
+}
+
+// wellFormed reports whether v could be a secret randomID made: 43
+// base64url characters. Anything else is not looked up.
+func wellFormed(v string) bool {
+	if len(v) != 43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(v)
+	return err == nil
+}
+
 // approver returns the request's session, making one for the development
-// approver; nil (after redirecting to sign-in) when there is none.
+// approver; nil (after redirecting to sign-in, or answering that the store
+// failed) when there is none.
 func (in *Inbox) approver(w http.ResponseWriter, r *http.Request) *session {
-	now := in.opts.Now()
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		in.mu.Lock()
-		s := in.sessions[c.Value]
-		if s != nil && !now.Before(s.expires) {
-			delete(in.sessions, c.Value)
-			s = nil
+	if c, err := r.Cookie(sessionCookie); err == nil && wellFormed(c.Value) {
+		s, err := in.session(r.Context(), c.Value)
+		if err != nil {
+			in.unavailable(w, r, nil, err)
+			return nil
 		}
-		in.mu.Unlock()
 		if s != nil {
 			return s
 		}
@@ -51,40 +77,47 @@ func (in *Inbox) approver(w http.ResponseWriter, r *http.Request) *session {
 		in.fail(w, r, nil, http.StatusForbidden, "This request did not come from an inbox page, and was refused.")
 		return nil
 	}
-	return in.startSession(w, policy.NewPrincipal(in.opts.DevApprover, []string{in.opts.ApproverScope}))
-}
-
-// startSession records a session for approver and sets its cookie.
-func (in *Inbox) startSession(w http.ResponseWriter, approver policy.Principal) *session {
-	s := &session{approver: approver, csrf: randomID(), expires: in.opts.Now().Add(in.opts.SessionTTL)}
-	id := randomID()
-	in.mu.Lock()
-	makeRoom(in.sessions, maxSessions, in.opts.Now(), func(s *session) time.Time { return s.expires })
-	in.sessions[id] = s
-	in.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, Secure: in.opts.SecureCookies,
-		SameSite: http.SameSiteLaxMode, MaxAge: int(in.opts.SessionTTL / time.Second)})
+	s, err := in.startSession(r.Context(), w, policy.NewPrincipal(in.opts.DevApprover, []string{in.opts.ApproverScope}))
+	if err != nil {
+		in.unavailable(w, r, nil, err)
+		return nil
+	}
 	return s
 }
 
-// makeRoom, when m is full, drops its expired entries, then others (in
-// map order) until one more fits: what visitors make the inbox keep stays
-// bounded.
-func makeRoom[V any](m map[string]V, max int, now time.Time, expires func(V) time.Time) {
-	if len(m) < max {
-		return
+// session reads the session whose cookie holds secret: nil when there is
+// none or it has ended (then its record is removed), an error when the
+// store failed.
+func (in *Inbox) session(ctx context.Context, secret string) (*session, error) {
+	key, csrf := sessionOf(secret)
+	rec, err := in.store.LoadSignIn(ctx, key)
+	if errors.Is(err, approval.ErrNotFound) {
+		return nil, nil
 	}
-	for k, v := range m {
-		if !now.Before(expires(v)) {
-			delete(m, k)
+	if err != nil {
+		return nil, err
+	}
+	if !in.opts.Now().Before(rec.Expires) {
+		if err := in.store.EndSignIn(ctx, key); err != nil {
+			return nil, err
 		}
+		return nil, nil
 	}
-	for k := range m {
-		if len(m) < max {
-			return
-		}
-		delete(m, k)
+	return &session{approver: rec.Approver, csrf: csrf, expires: rec.Expires, key: key}, nil
+}
+
+// startSession records a session for approver in the store and sets its
+// cookie.
+func (in *Inbox) startSession(ctx context.Context, w http.ResponseWriter, approver policy.Principal) (*session, error) {
+	secret := randomID()
+	key, csrf := sessionOf(secret)
+	s := &session{approver: approver, csrf: csrf, expires: in.opts.Now().Add(in.opts.SessionTTL), key: key}
+	if err := in.store.SaveSignIn(ctx, key, approval.SignIn{Approver: approver, Expires: s.expires}); err != nil {
+		return nil, err
 	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true, Secure: in.opts.SecureCookies,
+		SameSite: http.SameSiteLaxMode, MaxAge: int(in.opts.SessionTTL / time.Second)})
+	return s, nil
 }
 
 // checkToken reports whether the POST carries the session's token.

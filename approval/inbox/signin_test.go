@@ -3,6 +3,7 @@ package inbox_test
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -20,6 +21,8 @@ func TestSignInReturnsOnlyToThisSite(t *testing.T) {
 		{"root", "/", "/"},
 		{"a path and a query", "/requests/abc?x=1", "/requests/abc?x=1"},
 		{"an approval", "/approvals/apv_123", "/approvals/apv_123"},
+		{"a local path of 512 bytes", "/" + strings.Repeat("a", 511), "/" + strings.Repeat("a", 511)},
+		{"a local path longer than the sign-in's cookie keeps", "/" + strings.Repeat("a", 600), "/"},
 		{"a percent-encoded character", "/approvals/apv%5F123", "/approvals/apv%5F123"},
 		{"empty", "", "/"},
 		{"TAB after the slash (the issue's /%09/)", "/\t/evil.example/x", "/"},

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/approval/inbox"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
 )
@@ -151,11 +152,9 @@ func (c *cli) parse(fs *flag.FlagSet, synopsis string, args []string) ([]string,
 	return pos, nil
 }
 
-// store is what the commands use of a store.
-type store interface {
-	approval.Store
-	Events(ctx context.Context, id string) ([]approval.Event, error)
-}
+// store is what the commands use of a store: the approvals, their audit
+// trail and, for the inbox (serve), its sign-ins.
+type store = inbox.Store
 
 // storeFlags name the host's approval database: exactly one of them.
 type storeFlags struct {
