@@ -161,4 +161,4 @@ run:
 # The approval inbox's screenshots in docs/images, from its browser test.
 screenshots:
 	mkdir -p docs/images
-	AGNARA_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestInboxInARealBrowser$$' ./approval/inbox/
+	AGNARA_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestInboxPagesFitTheScreen$$' ./approval/inbox/
