@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/taskclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -66,6 +68,9 @@ type toolsCLI struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	getenv         func(string) string
+	// ctx is the context of every request (nil: context.Background());
+	// `agnara tools` cancels it on an interrupt (Ctrl-C).
+	ctx context.Context
 	// interactive reports whether questions may be asked (stdin and stderr
 	// are terminals); spinning whether a spinner may be drawn on stderr.
 	interactive, spinning bool
@@ -73,7 +78,9 @@ type toolsCLI struct {
 
 // tools runs `agnara tools`.
 func (c *cli) tools(args []string) int {
-	t := &toolsCLI{stdout: c.stdout, stderr: c.stderr, stdin: os.Stdin, getenv: os.Getenv}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	t := &toolsCLI{stdout: c.stdout, stderr: c.stderr, stdin: os.Stdin, getenv: os.Getenv, ctx: ctx}
 	if f, ok := c.stderr.(*os.File); ok && isTerminal(f) {
 		t.spinning = true
 		t.interactive = isTerminal(os.Stdin)
@@ -131,9 +138,10 @@ type toolsFlags struct {
 	era, protocol                        string
 	tokenEnv, tokenURL, clientID, secret string
 	scope, resource                      string
-	yes, json                            bool
+	yes, json, task                      bool
 	answers                              string
 	timeout                              time.Duration
+	timeoutSet                           bool // -timeout given
 }
 
 func (t *toolsCLI) parse(name string, args []string) (*toolsFlags, []string, error) {
@@ -153,6 +161,7 @@ func (t *toolsCLI) parse(name string, args []string) (*toolsFlags, []string, err
 	if name == "call" {
 		fs.BoolVar(&f.yes, "yes", false, "")
 		fs.StringVar(&f.answers, "answers", "", "")
+		fs.BoolVar(&f.task, "task", false, "")
 	}
 	var pos []string
 	for {
@@ -168,6 +177,7 @@ func (t *toolsCLI) parse(name string, args []string) (*toolsFlags, []string, err
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	fs.Visit(func(fl *flag.Flag) { f.timeoutSet = f.timeoutSet || fl.Name == "timeout" })
 	return &f, pos, nil
 }
 
@@ -218,6 +228,12 @@ func (t *toolsCLI) command(name string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.task && version < taskVersion {
+		return fmt.Errorf("-task needs protocol %s or later, where tasks are an extension, not %s: drop -era legacy or -protocol: %w", taskVersion, printable(version), errUsage)
+	}
+	if f.task && !f.timeoutSet {
+		f.timeout = taskTimeout
+	}
 	var arguments map[string]any
 	if name == "call" && len(pos) == 3 {
 		if err := json.Unmarshal([]byte(pos[2]), &arguments); err != nil || arguments == nil {
@@ -230,7 +246,11 @@ func (t *toolsCLI) command(name string, args []string) error {
 			return fmt.Errorf("-answers %s is not a JSON object of the form's fields: %w", printable(f.answers), errUsage)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
+	base := t.ctx
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, cancel := context.WithTimeoutCause(base, f.timeout, errTimeout{f.timeout})
 	defer cancel()
 	rec := &challengeRecorder{}
 	hc, err := t.httpClient(ctx, f, endpoint, rec)
@@ -238,16 +258,32 @@ func (t *toolsCLI) command(name string, args []string) error {
 		return err
 	}
 	ask := &asker{t: t, yes: f.yes, answers: answers}
-	client := mcp.NewClient(&mcp.Implementation{Name: "agnara", Version: "cli"}, &mcp.ClientOptions{ElicitationHandler: ask.elicit})
+	copts := &mcp.ClientOptions{ElicitationHandler: ask.elicit}
+	if f.task {
+		// Declared on every request, so that a TaskOptional tool answers
+		// with a task.
+		copts.Capabilities = &mcp.ClientCapabilities{Extensions: map[string]any{taskclient.Extension: map[string]any{}}}
+		hc = taskclient.Wrap(hc)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "agnara", Version: "cli"}, copts)
+	if err := taskclient.Register(client); err != nil {
+		return err
+	}
 	stop := t.spin("connecting")
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	stop()
 	if err != nil {
+		if u := unreachable(endpoint, err); u != nil {
+			return u
+		}
 		return rec.explain("connect", err)
 	}
 	defer cs.Close()
-	if name == "list" {
+	switch {
+	case name == "list":
 		return t.list(ctx, cs, f, rec)
+	case f.task:
+		return t.callTask(ctx, cs, f, rec, ask, pos[1], arguments)
 	}
 	return t.call(ctx, cs, f, rec, ask, pos[1], arguments)
 }

@@ -105,6 +105,12 @@ func (t *toolsCLI) call(ctx context.Context, cs *mcp.ClientSession, f *toolsFlag
 	if err != nil {
 		return rec.explain("tools/call", err)
 	}
+	return t.show(name, f, res)
+}
+
+// show prints the result of a call of the tool name: as JSON with -json,
+// else its content or, for a failure, its code on stderr (errFailed).
+func (t *toolsCLI) show(name string, f *toolsFlags, res *mcp.CallToolResult) error {
 	if f.json {
 		if err := t.printJSON(res); err != nil {
 			return err
