@@ -250,4 +250,3 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	return lines[len(lines)-1]
 }
-
