@@ -118,6 +118,20 @@ type Options struct {
 	// Observe is told the task when it is created and each time its
 	// status or status message changes.
 	Observe func(*Task)
+	// Capabilities, when set, are the client capabilities declared on
+	// each tasks/* request (_meta), as the caller declared them on the
+	// tools/call: the server answers tasks/* only to a request that
+	// declares [Extension]. Default: the client's own.
+	Capabilities map[string]any
+}
+
+// meta is the _meta of one request: a new map each time, since the SDK
+// adds to it.
+func (o *Options) meta() mcp.Meta {
+	if o.Capabilities == nil {
+		return nil
+	}
+	return mcp.Meta{mcp.MetaKeyClientCapabilities: o.Capabilities}
 }
 
 // CancelledError is the error of a [Call] whose context ended while its task
@@ -192,9 +206,9 @@ func follow(ctx context.Context, cs *mcp.ClientSession, t *Task, o Options) (*mc
 		case InputRequired:
 			if err := answer(ctx, cs, t, o); err != nil {
 				if ctx.Err() != nil {
-					return nil, t, giveUp(ctx, cs, id)
+					return nil, t, giveUp(ctx, cs, id, o)
 				}
-				cerr := cancel(ctx, cs, id)
+				cerr := cancel(ctx, cs, id, o)
 				return nil, t, errors.Join(fmt.Errorf("task %s asked: %w", id, err), cerr)
 			}
 		}
@@ -203,13 +217,13 @@ func follow(ctx context.Context, cs *mcp.ClientSession, t *Task, o Options) (*mc
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, t, giveUp(ctx, cs, id)
+			return nil, t, giveUp(ctx, cs, id, o)
 		case <-timer.C:
 		}
-		next, err := Get(ctx, cs, id)
+		next, err := send(ctx, cs, "tasks/get", &ref{ParamsBase: mcp.ParamsBase{Meta: o.meta()}, TaskID: id})
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, t, giveUp(ctx, cs, id)
+				return nil, t, giveUp(ctx, cs, id, o)
 			}
 			return nil, t, err
 		}
@@ -240,31 +254,26 @@ func answer(ctx context.Context, cs *mcp.ClientSession, t *Task, o Options) erro
 		}
 		responses[key] = r
 	}
-	_, err := mcp.CallCustomMethod[*ref, *Task](named(ctx, t.TaskID), cs, "tasks/update", &ref{TaskID: t.TaskID, InputResponses: responses})
+	_, err := send(ctx, cs, "tasks/update", &ref{ParamsBase: mcp.ParamsBase{Meta: o.meta()}, TaskID: t.TaskID, InputResponses: responses})
 	return err
 }
 
 // giveUp cancels the task of a call whose ctx ended.
-func giveUp(ctx context.Context, cs *mcp.ClientSession, id string) error {
-	return &CancelledError{TaskID: id, Cause: context.Cause(ctx), Err: cancel(ctx, cs, id)}
+func giveUp(ctx context.Context, cs *mcp.ClientSession, id string, o Options) error {
+	return &CancelledError{TaskID: id, Cause: context.Cause(ctx), Err: cancel(ctx, cs, id, o)}
 }
 
 // cancel sends tasks/cancel, bounded apart from ctx (which may have ended).
-func cancel(ctx context.Context, cs *mcp.ClientSession, id string) error {
+func cancel(ctx context.Context, cs *mcp.ClientSession, id string, o Options) error {
 	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer stop()
-	return Cancel(ctx, cs, id)
-}
-
-// Get returns the task id as tasks/get shows it.
-func Get(ctx context.Context, cs *mcp.ClientSession, id string) (*Task, error) {
-	return mcp.CallCustomMethod[*ref, *Task](named(ctx, id), cs, "tasks/get", &ref{TaskID: id})
-}
-
-// Cancel asks the server to cancel the task id (tasks/cancel).
-func Cancel(ctx context.Context, cs *mcp.ClientSession, id string) error {
-	_, err := mcp.CallCustomMethod[*ref, *Task](named(ctx, id), cs, "tasks/cancel", &ref{TaskID: id})
+	_, err := send(ctx, cs, "tasks/cancel", &ref{ParamsBase: mcp.ParamsBase{Meta: o.meta()}, TaskID: id})
 	return err
+}
+
+// send sends a tasks/* request about r.TaskID.
+func send(ctx context.Context, cs *mcp.ClientSession, method string, r *ref) (*Task, error) {
+	return mcp.CallCustomMethod[*ref, *Task](named(ctx, r.TaskID), cs, method, r)
 }
 
 // isTaskAnswer reports whether a tools/call result the SDK decoded is a
