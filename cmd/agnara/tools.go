@@ -52,6 +52,15 @@ Questions the server asks during a call (confirmations, forms):
   -yes                 accept confirmations
   -answers JSON        fill in any form with this JSON object
 
+Tasks (2026-07-28; a tool the server runs as a task of the extension
+io.modelcontextprotocol/tasks):
+  -task                declare the tasks extension: the call creates a
+                       task, which is followed to its end; its status and
+                       progress are printed on standard error, its
+                       questions answered as above, its result printed
+                       as a direct call's. Ctrl-C or -timeout (default 1h
+                       with -task) cancels the task (tasks/cancel).
+
 Output:
   -json                print the server's result as JSON (tools/list: every
                        page's tools; tools/call: the CallToolResult)
