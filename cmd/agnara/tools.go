@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/internal/taskclient"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -126,19 +127,27 @@ func (t *toolsCLI) run(args []string) int {
 		fmt.Fprintf(t.stderr, "agnara tools: unknown command %s: want list or call\n\n%s", printable(name), toolsUsage)
 		return 2
 	}
+	return t.exit("tools", name, toolsSynopsis, toolsUsage, err)
+}
+
+// exit prints the end of `agnara GROUP NAME` and returns its exit code.
+func (t *toolsCLI) exit(group, name, synopsis, usage string, err error) int {
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(t.stdout, toolsUsage)
+		fmt.Fprint(t.stdout, usage)
 		return 0
+	}
+	command := strings.TrimSpace(group + " " + name)
+	switch {
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(t.stderr, "agnara tools %s: %s\n%s\nRun 'agnara tools help' for the flags.\n", name, printable(strings.TrimSuffix(err.Error(), ": usage")), toolsSynopsis)
+		fmt.Fprintf(t.stderr, "agnara %s: %s\n%s\nRun 'agnara %s help' for the flags.\n", command, printable(strings.TrimSuffix(err.Error(), ": usage")), synopsis, group)
 		return 2
 	case errors.Is(err, errFailed):
 		return 1 // already printed
 	}
-	fmt.Fprintf(t.stderr, "agnara tools %s: %s\n", name, printable(err.Error()))
+	fmt.Fprintf(t.stderr, "agnara %s: %s\n", command, printable(err.Error()))
 	return 1
 }
 
@@ -167,10 +176,13 @@ func (t *toolsCLI) parse(name string, args []string) (*toolsFlags, []string, err
 	fs.StringVar(&f.resource, "resource", "", "")
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "")
-	if name == "call" {
+	switch name {
+	case "call":
+		fs.BoolVar(&f.task, "task", false, "")
+		fallthrough
+	case "read", "get":
 		fs.BoolVar(&f.yes, "yes", false, "")
 		fs.StringVar(&f.answers, "answers", "", "")
-		fs.BoolVar(&f.task, "task", false, "")
 	}
 	var pos []string
 	for {
@@ -249,43 +261,16 @@ func (t *toolsCLI) command(name string, args []string) error {
 			return fmt.Errorf("the arguments %s are not a JSON object, such as '{\"id\":\"1\"}': %w", printable(pos[2]), errUsage)
 		}
 	}
-	var answers map[string]any
-	if f.answers != "" {
-		if err := json.Unmarshal([]byte(f.answers), &answers); err != nil || answers == nil {
-			return fmt.Errorf("-answers %s is not a JSON object of the form's fields: %w", printable(f.answers), errUsage)
-		}
+	answers, err := f.answersMap()
+	if err != nil {
+		return err
 	}
-	base := t.ctx
-	if base == nil {
-		base = context.Background()
-	}
-	ctx, cancel := context.WithTimeoutCause(base, f.timeout, errTimeout{f.timeout})
+	ctx, cancel := t.context(f)
 	defer cancel()
-	rec := &challengeRecorder{}
-	hc, err := t.httpClient(ctx, f, endpoint, rec)
-	if err != nil {
-		return err
-	}
 	ask := &asker{t: t, yes: f.yes, answers: answers}
-	copts := &mcp.ClientOptions{ElicitationHandler: ask.elicit}
-	if f.task {
-		// Declared on every request, so that a TaskOptional tool answers
-		// with a task.
-		copts.Capabilities = &mcp.ClientCapabilities{Extensions: map[string]any{taskclient.Extension: map[string]any{}}}
-		hc = taskclient.Wrap(hc)
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "agnara", Version: "cli"}, copts)
-	if err := taskclient.Register(client); err != nil {
-		return err
-	}
-	stop := t.spin("connecting")
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	stop()
+	cs, rec, err := t.connect(ctx, f, endpoint, version, ask)
 	if err != nil {
-		if u := unreachable(endpoint, err); u != nil {
-			return u
-		}
-		return rec.explain("connect", err)
+		return err
 	}
 	defer cs.Close()
 	switch {
@@ -295,6 +280,47 @@ func (t *toolsCLI) command(name string, args []string) error {
 		return t.callTask(ctx, cs, f, rec, ask, pos[1], arguments)
 	}
 	return t.call(ctx, cs, f, rec, ask, pos[1], arguments)
+}
+
+// context is the context of one command: the base context, bounded by
+// -timeout.
+func (t *toolsCLI) context(f *toolsFlags) (context.Context, context.CancelFunc) {
+	base := t.ctx
+	if base == nil {
+		base = context.Background()
+	}
+	return context.WithTimeoutCause(base, f.timeout, errTimeout{f.timeout})
+}
+
+// connect connects to endpoint at version with the flags' credentials,
+// asking the server's questions with ask. The caller closes the session.
+func (t *toolsCLI) connect(ctx context.Context, f *toolsFlags, endpoint, version string, ask *asker) (*mcp.ClientSession, *challengeRecorder, error) {
+	rec := &challengeRecorder{}
+	hc, err := t.httpClient(ctx, f, endpoint, rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	copts := &mcp.ClientOptions{ElicitationHandler: ask.elicit}
+	if f.task {
+		// Declared on every request, so that a TaskOptional tool answers
+		// with a task.
+		copts.Capabilities = &mcp.ClientCapabilities{Extensions: map[string]any{taskclient.Extension: map[string]any{}}}
+		hc = taskclient.Wrap(hc)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "agnara", Version: "cli"}, copts)
+	if err := taskclient.Register(client); err != nil {
+		return nil, nil, err
+	}
+	stop := t.spin("connecting")
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	stop()
+	if err != nil {
+		if u := unreachable(endpoint, err); u != nil {
+			return nil, nil, u
+		}
+		return nil, nil, rec.explain("connect", err)
+	}
+	return cs, rec, nil
 }
 
 // httpClient is the HTTP client that carries the flags' credentials.
@@ -380,6 +406,12 @@ func (c *challengeRecorder) explain(step string, err error) error {
 		}
 		return fmt.Errorf("%s: the token endpoint refused the client-credentials grant with HTTP %s: %s: check -client-id, its secret (-client-secret-env) and -scope", step, re.Response.Status, why)
 	}
+	if e := answered(err); e != nil && c.status == "" {
+		// The SDK adds its own "rejected by transport" and the HTTP
+		// status to an answer sent with an error status: say what the
+		// server said, with its code.
+		return fmt.Errorf("%s: %s (JSON-RPC error %d)", step, e.Message, e.Code)
+	}
 	if c.status == "" {
 		// The SDK wraps its errors in what it was doing; say it once.
 		msg := err.Error()
@@ -399,6 +431,26 @@ func (c *challengeRecorder) explain(step string, err error) error {
 		msg += " (give a token: -token-env NAME, or -token-url with -client-id)"
 	}
 	return errors.New(msg)
+}
+
+// answered finds the first JSON-RPC error in err's tree that the SDK
+// client did not make up itself (its "rejected by transport" is -32005).
+func answered(err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) && e.Code != -32005 {
+		return e
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, x := range u.Unwrap() {
+			if e := answered(x); e != nil {
+				return e
+			}
+		}
+	case interface{ Unwrap() error }:
+		return answered(u.Unwrap())
+	}
+	return nil
 }
 
 // spin starts the spinner, when stderr is a terminal, and returns what
