@@ -225,10 +225,11 @@ func follow(ctx context.Context, cs *mcp.ClientSession, t *Task, o Options) (*mc
 			if ctx.Err() != nil {
 				return nil, t, giveUp(ctx, cs, id, o)
 			}
-			return nil, t, err
+			// Nobody follows the task now: stop it.
+			return nil, t, errors.Join(err, cancel(ctx, cs, id, o))
 		}
 		if next.TaskID != id {
-			return nil, t, fmt.Errorf("tasks/get of task %s answered for task %q", id, next.TaskID)
+			return nil, t, errors.Join(fmt.Errorf("tasks/get of task %s answered for task %q", id, next.TaskID), cancel(ctx, cs, id, o))
 		}
 		t = next
 		if t.Status != last.Status || t.StatusMessage != last.StatusMessage {

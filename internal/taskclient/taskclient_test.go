@@ -1,9 +1,15 @@
 package taskclient
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestResultOf(t *testing.T) {
@@ -54,4 +60,75 @@ func FuzzResultOf(f *testing.F) {
 			t.Errorf("resultOf(%q) = %q, not JSON", body, r)
 		}
 	})
+}
+
+// raw is a result sent as encoded.
+type raw struct {
+	mcp.ResultBase
+	body string
+}
+
+func (r *raw) MarshalJSON() ([]byte, error) { return []byte(r.body), nil }
+
+type params struct {
+	mcp.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+// TestCallCancelsATaskItCannotFollow: a tasks/get answer the client cannot
+// read ends the call, and the task is cancelled rather than left running
+// with nobody to read its result.
+func TestCallCancelsATaskItCannotFollow(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tasks", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "job", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, errors.New("not reached: the middleware answers")
+	})
+	unrouted := func(context.Context, *mcp.ServerSession, *params) (*raw, error) {
+		return nil, errors.New("not reached")
+	}
+	for _, m := range []string{"tasks/get", "tasks/cancel"} {
+		if err := mcp.AddReceivingCustomMethod(srv, m, unrouted); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancelled := make(chan string, 1)
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/call":
+				return &raw{body: `{"resultType":"task","taskId":"t1","status":"working","pollIntervalMs":1}`}, nil
+			case "tasks/get": // a question of a kind no client knows
+				return &raw{body: `{"resultType":"complete","taskId":"t1","status":"input_required","inputRequests":{"q":{"method":"nobody/knows","params":{}}}}`}, nil
+			case "tasks/cancel":
+				cancelled <- req.GetParams().(*params).TaskID
+				return &raw{body: `{"resultType":"complete"}`}, nil
+			}
+			return next(ctx, method, req)
+		}
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(hs.Close)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{Extensions: map[string]any{Extension: map[string]any{}}}})
+	if err := Register(client); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: Wrap(nil), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var seen []string
+	_, task, err := Call(t.Context(), cs, &mcp.CallToolParams{Name: "job", Arguments: map[string]any{}}, &Options{Observe: func(t *Task) { seen = append(seen, t.Status) }})
+	if err == nil || task == nil || task.TaskID != "t1" || len(seen) != 1 || seen[0] != Working {
+		t.Fatalf("Call = %v, %+v, saw %v; want an error after the task was created", err, task, seen)
+	}
+	select {
+	case id := <-cancelled:
+		if id != "t1" {
+			t.Errorf("cancelled %q", id)
+		}
+	default:
+		t.Fatalf("the task was not cancelled (error %v)", err)
+	}
 }
