@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/agnara-go/agnara/internal/taskclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,6 +21,7 @@ const catalogSynopsis = `usage: agnara resources list URL [flags]
        agnara prompts get URL NAME [ARG=VALUE...] [flags]
        agnara complete URL prompt NAME ARG[=TYPED] [ARG=VALUE...] [flags]
        agnara complete URL resource TEMPLATE VAR[=TYPED] [VAR=VALUE...] [flags]
+       agnara tasks get|cancel URL ID [flags]
 `
 
 const catalogUsage = catalogSynopsis + `
@@ -33,6 +35,9 @@ a client would, and asks it to complete an argument:
   complete         the values it suggests for the prompt argument or
                    template variable ARG, given what is TYPED so far and
                    the values already chosen for the others
+  tasks get        the status of one of your tasks (2026-07-28), and its
+                   result once it completed
+  tasks cancel     ask the server to cancel one of your tasks
 
 The flags are those of 'agnara tools' (run 'agnara tools help'): -era,
 -protocol, -token-env, -token-url with -client-id, -json, -timeout, and
@@ -58,7 +63,7 @@ func (c *cli) catalog(group string, args []string) int {
 
 // catalogCommands are the commands of each group ("" for complete, which
 // has one).
-var catalogCommands = map[string][]string{"resources": {"list", "read"}, "prompts": {"list", "get"}, "complete": {""}}
+var catalogCommands = map[string][]string{"resources": {"list", "read"}, "prompts": {"list", "get"}, "complete": {""}, "tasks": {"get", "cancel"}}
 
 func (t *toolsCLI) runCatalog(group string, args []string) int {
 	commands := catalogCommands[group]
@@ -91,6 +96,7 @@ func (t *toolsCLI) runCatalog(group string, args []string) int {
 		return 2
 	}
 	label := strings.TrimSpace(group + " " + name)
+	t.commandLabel = label
 	err := t.catalogCommand(label, name, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(t.stdout, catalogUsage)
@@ -101,11 +107,12 @@ func (t *toolsCLI) runCatalog(group string, args []string) int {
 
 // catalogCommand runs one command: label is "resources read" and the like.
 func (t *toolsCLI) catalogCommand(label, name string, args []string) error {
-	f, pos, err := t.parse(name, args)
+	f, pos, err := t.parse(label, args)
 	if err != nil {
 		return err
 	}
 	want := map[string]string{
+		"tasks get": "URL ID", "tasks cancel": "URL ID",
 		"resources list": "URL", "resources read": "URL URI",
 		"prompts list": "URL", "prompts get": "URL NAME [ARG=VALUE...]",
 		"complete": "URL prompt|resource NAME ARG[=TYPED] [ARG=VALUE...]",
@@ -119,6 +126,8 @@ func (t *toolsCLI) catalogCommand(label, name string, args []string) error {
 		return fmt.Errorf("missing the resource's URI (run 'agnara resources list %s' to see them): %w", pos[0], errUsage)
 	case label == "prompts get" && len(pos) < 2:
 		return fmt.Errorf("missing the prompt's NAME (run 'agnara prompts list %s' to see them): %w", pos[0], errUsage)
+	case strings.HasPrefix(label, "tasks ") && len(pos) != 2:
+		return fmt.Errorf("want %s: the task's id, as '-task' printed it: %w", want, errUsage)
 	case label == "complete" && (len(pos) < 4 || (pos[1] != "prompt" && pos[1] != "resource")):
 		return fmt.Errorf("want %s, such as: agnara complete %s prompt greet name=Ad: %w", want, pos[0], errUsage)
 	}
@@ -129,6 +138,12 @@ func (t *toolsCLI) catalogCommand(label, name string, args []string) error {
 	version, err := f.version()
 	if err != nil {
 		return err
+	}
+	if strings.HasPrefix(label, "tasks ") {
+		if version < taskVersion {
+			return fmt.Errorf("tasks are an extension of protocol %s, not %s: drop -era legacy or -protocol: %w", taskVersion, printable(version), errUsage)
+		}
+		f.task = true // declare the extension: the server answers tasks/* to no one else
 	}
 	var values map[string]string // prompts get's arguments, complete's context
 	var arg mcp.CompleteParamsArgument
@@ -180,6 +195,21 @@ func (t *toolsCLI) catalogCommand(label, name string, args []string) error {
 			return rec.explain("prompts/get", err)
 		}
 		return t.printPrompt(f, res)
+	case "tasks get":
+		task, err := taskclient.Get(ctx, cs, pos[1])
+		stop()
+		if err != nil {
+			return rec.explain("tasks/get", err)
+		}
+		return t.printTask(f, task)
+	case "tasks cancel":
+		err := taskclient.Cancel(ctx, cs, pos[1])
+		stop()
+		if err != nil {
+			return rec.explain("tasks/cancel", err)
+		}
+		fmt.Fprintf(t.stderr, "task %s: cancel requested; 'agnara tasks get' shows when it has stopped\n", printable(pos[1]))
+		return nil
 	}
 	ref := &mcp.CompleteReference{Type: "ref/prompt", Name: pos[2]}
 	if pos[1] == "resource" {
@@ -206,6 +236,35 @@ func (t *toolsCLI) catalogCommand(label, name string, args []string) error {
 			more = fmt.Sprintf("%d in all", res.Completion.Total)
 		}
 		fmt.Fprintf(t.stderr, "(%d shown; the server has %s: type more of it)\n", n, more)
+	}
+	return nil
+}
+
+// printTask prints a task as tasks/get shows it: its status on stderr, and
+// its result once it completed, as a direct call's.
+func (t *toolsCLI) printTask(f *toolsFlags, task *taskclient.Task) error {
+	if f.json {
+		return t.printJSON(task)
+	}
+	line := fmt.Sprintf("task %s: %s", printable(task.TaskID), printable(task.Status))
+	if task.StatusMessage != "" {
+		line += ": " + printable(oneLine(task.StatusMessage, 200))
+	}
+	fmt.Fprintln(t.stderr, line)
+	switch task.Status {
+	case taskclient.Completed:
+		var res mcp.CallToolResult
+		if json.Unmarshal(task.Result, &res) != nil {
+			return errors.New("the completed task's result cannot be read")
+		}
+		return t.show("task "+task.TaskID, f, &res)
+	case taskclient.Failed:
+		if task.Error != nil {
+			return fmt.Errorf("task %s failed: %s (JSON-RPC error %d)", printable(task.TaskID), printable(task.Error.Message), task.Error.Code)
+		}
+		return errFailed
+	case taskclient.Cancelled:
+		return errFailed
 	}
 	return nil
 }

@@ -59,6 +59,7 @@
 //	agnara prompts get URL NAME [ARG=VALUE...]
 //	agnara complete URL prompt NAME ARG[=TYPED] [ARG=VALUE...]
 //	agnara complete URL resource TEMPLATE VAR[=TYPED] [VAR=VALUE...]
+//	agnara tasks get|cancel URL ID
 //
 // See docs/getting-started.md.
 package main
@@ -84,6 +85,7 @@ Groups:
   resources  list and read the resources of any MCP server
   prompts    list and get the prompts of any MCP server
   complete   ask any MCP server to complete a prompt or template argument
+  tasks      get or cancel a task of any MCP server
   version    print agnara-go's version
 
 Run 'agnara keys help', 'agnara approvals help', 'agnara tools help' or
@@ -106,7 +108,7 @@ func (c *cli) main(args []string) int {
 		return c.gateway(args[1:])
 	case "tools":
 		return c.tools(args[1:])
-	case "resources", "prompts", "complete":
+	case "resources", "prompts", "complete", "tasks":
 		return c.catalog(args[0], args[1:])
 	case "version":
 		fmt.Fprintln(c.stdout, "agnara-go", framework.Version)

@@ -78,6 +78,8 @@ type toolsCLI struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	getenv         func(string) string
+	// command is the command running, for messages ("" is tools call).
+	commandLabel string
 	// ctx is the context of every request (nil: context.Background());
 	// `agnara tools` cancels it on an interrupt (Ctrl-C).
 	ctx context.Context
@@ -180,7 +182,7 @@ func (t *toolsCLI) parse(name string, args []string) (*toolsFlags, []string, err
 	case "call":
 		fs.BoolVar(&f.task, "task", false, "")
 		fallthrough
-	case "read", "get":
+	case "resources read", "prompts get":
 		fs.BoolVar(&f.yes, "yes", false, "")
 		fs.StringVar(&f.answers, "answers", "", "")
 	}

@@ -250,3 +250,63 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestTasksGetCancel: agnara tasks get shows a task's status and, once it
+// completed, its result; agnara tasks cancel stops it.
+func TestTasksGetCancel(t *testing.T) {
+	j := startJobs(t)
+	start := func() string {
+		t.Helper()
+		params := map[string]any{"name": "report", "arguments": map[string]any{"month": "2026-11"}, "_meta": mcptest.Meta(map[string]any{"extensions": map[string]any{mcpexpose.TasksExtension: map[string]any{}}})}
+		_, body, msg := mcptest.Do(t, mcptest.Request(t, j.url, "tools/call", params, ""))
+		res, _ := msg["result"].(map[string]any)
+		id, _ := res["taskId"].(string)
+		if id == "" {
+			t.Fatalf("no task: %s", body)
+		}
+		waitFor(t, "the task to start", j.started)
+		return id
+	}
+	id := start()
+	// The status, with the handler's progress once a heartbeat recorded it.
+	var errOut string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var code int
+		var out string
+		code, out, errOut = agnara(time.Time{}, "tasks", "get", j.url, id)
+		if code != 0 || out != "" {
+			t.Fatalf("tasks get: exit %d, %q %q", code, out, errOut)
+		}
+		if strings.Contains(errOut, "half way") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if errOut != "task "+id+": working: 1/2: half way through 2026-11\n" {
+		t.Errorf("tasks get of a working task: %q", errOut)
+	}
+	code, out, errOut := agnara(time.Time{}, "tasks", "cancel", j.url, id)
+	if code != 0 || out != "" || !strings.HasPrefix(errOut, "task "+id+": cancel requested") {
+		t.Errorf("tasks cancel: exit %d, %q %q", code, out, errOut)
+	}
+	waitFor(t, "the handler to be cancelled", j.cancelled)
+
+	close(j.release)
+	id = start()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		code, out, errOut = agnara(time.Time{}, "tasks", "get", j.url, id)
+		if code != 0 || !strings.Contains(errOut, ": working") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code != 0 || errOut != "task "+id+": completed\n" || out != "{\n  \"result\": \"report for 2026-11\"\n}\n" {
+		t.Errorf("tasks get of a completed task: exit %d, %q %q", code, out, errOut)
+	}
+	if code, _, errOut := agnara(time.Time{}, "tasks", "get", j.url, "no-such-task"); code != 1 || errOut != "agnara tasks get: tasks/get: unknown task (JSON-RPC error -32602)\n" {
+		t.Errorf("an unknown task: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := agnara(time.Time{}, "tasks", "get", j.url, id, "-era", "legacy"); code != 2 || !strings.Contains(errOut, "tasks are an extension of protocol 2026-07-28, not 2025-11-25") {
+		t.Errorf("tasks get -era legacy: exit %d, %q", code, errOut)
+	}
+}

@@ -272,6 +272,19 @@ func cancel(ctx context.Context, cs *mcp.ClientSession, id string, o Options) er
 	return err
 }
 
+// Get returns the task id as tasks/get shows it, for a client that
+// declares [Extension] in its own capabilities.
+func Get(ctx context.Context, cs *mcp.ClientSession, id string) (*Task, error) {
+	return send(ctx, cs, "tasks/get", &ref{TaskID: id})
+}
+
+// Cancel asks the server to cancel the task id (tasks/cancel), for a
+// client that declares [Extension] in its own capabilities.
+func Cancel(ctx context.Context, cs *mcp.ClientSession, id string) error {
+	_, err := send(ctx, cs, "tasks/cancel", &ref{TaskID: id})
+	return err
+}
+
 // send sends a tasks/* request about r.TaskID.
 func send(ctx context.Context, cs *mcp.ClientSession, method string, r *ref) (*Task, error) {
 	return mcp.CallCustomMethod[*ref, *Task](named(ctx, r.TaskID), cs, method, r)
