@@ -60,7 +60,7 @@ func (t *toolsCLI) callTask(ctx context.Context, cs *mcp.ClientSession, f *tools
 			why = te.Error()
 		}
 		if cancelled.Err != nil {
-			return fmt.Errorf("%s: task %s may still run: tasks/cancel failed: %s", why, printable(cancelled.TaskID), rec.explain("tasks/cancel", cancelled.Err))
+			return fmt.Errorf("%s: task %s may still run: %s ('agnara tasks cancel URL %s' stops it)", why, printable(cancelled.TaskID), rec.explain("tasks/cancel", cancelled.Err), printable(cancelled.TaskID))
 		}
 		return fmt.Errorf("%s: task %s was cancelled (tasks/cancel)", why, printable(cancelled.TaskID))
 	case err != nil && task != nil && task.Status == taskclient.Failed && errors.As(err, &rpcErr):
