@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,10 +85,11 @@ var quickTasks = &mcpexpose.ServerOptions{Tasks: &mcpexpose.TaskOptions{
 func TestCallTaskCompletes(t *testing.T) {
 	r := compileReports(t)
 	c := agnaratest.NewClient(t, r.snap, &agnaratest.Options{Server: quickTasks})
+	var once sync.Once
 	run := c.Task(t, "reports.build", Month{Month: "2026-11"}, &agnaratest.TaskOptions{
 		Observe: func(status, message string) {
 			if message != "" {
-				close(r.release) // the progress was seen: finish
+				once.Do(func() { close(r.release) }) // the progress was seen: finish
 			}
 		},
 	})

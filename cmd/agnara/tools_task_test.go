@@ -214,9 +214,16 @@ func TestToolsCallTaskCancel(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 
-	_, errOut, done = runTools(t.Context(), "", "call", j.url, "report", `{"month":"2026-11"}`, "-task", "-timeout", "1s")
+	// -timeout ends the context with errTimeout as its cause; ended here
+	// once the task runs, so that no clock decides where it ends.
+	ctx, timeout := context.WithCancelCause(t.Context())
+	defer timeout(nil)
+	_, errOut, done = runTools(ctx, "", "call", j.url, "report", `{"month":"2026-11"}`, "-task", "-timeout", "1h")
+	waitFor(t, "the task to start", j.started)
+	waitText(t, errOut, "Ctrl-C cancels it\n")
+	timeout(errTimeout{time.Hour})
 	waitFor(t, "the handler to be cancelled", j.cancelled)
-	if code := waitFor(t, "the command to end", done); code != 1 || !strings.Contains(errOut.String(), "agnara tools call: -timeout 1s passed: task ") {
+	if code := waitFor(t, "the command to end", done); code != 1 || !strings.Contains(errOut.String(), "agnara tools call: -timeout 1h0m0s passed: task ") {
 		t.Errorf("-timeout: exit %d, stderr %q", code, errOut)
 	}
 }
