@@ -16,6 +16,7 @@ import (
 
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/agnara-go/agnara/internal/taskclient"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -68,6 +69,13 @@ type Client struct {
 	server  *httptest.Server
 	http    *http.Client
 	url     string
+
+	// How a task's questions are answered (task.go), as the SDK client
+	// answers a direct call's, and what a task call declares.
+	answer   Answerer
+	sample   func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	roots    []*mcp.Root
+	taskCaps map[string]any
 
 	mu        sync.Mutex
 	questions []*mcp.ElicitParams
@@ -138,13 +146,10 @@ func Connect(ctx context.Context, snap *mcpexpose.Snapshot, opts *Options) (*Cli
 	}
 
 	copts := &mcp.ClientOptions{}
+	c.answer, c.sample, c.roots = o.Answer, o.Sample, slices.Clone(o.Roots)
 	if o.Answer != nil {
-		answer := o.Answer
 		copts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			c.mu.Lock()
-			c.questions = append(c.questions, req.Params)
-			c.mu.Unlock()
-			return answer(ctx, req.Params)
+			return c.elicit(ctx, req.Params)
 		}
 	}
 	if o.Sample != nil {
@@ -153,9 +158,15 @@ func Connect(ctx context.Context, snap *mcpexpose.Snapshot, opts *Options) (*Cli
 			return sample(ctx, req.Params)
 		}
 	}
+	c.taskCaps = taskCapabilities(o)
 	client := mcp.NewClient(&mcp.Implementation{Name: "agnaratest", Version: "1"}, copts)
 	client.AddRoots(o.Roots...)
-	c.session, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.url, HTTPClient: c.http, MaxRetries: -1},
+	if err := taskclient.Register(client); err != nil {
+		c.close()
+		return nil, fmt.Errorf("agnaratest: %w", err)
+	}
+	// The task client's transport only acts for CallTask's requests.
+	c.session, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.url, HTTPClient: taskclient.Wrap(c.http), MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		c.close()
@@ -178,6 +189,14 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.base.RoundTrip(r)
+}
+
+// elicit records the question and answers it.
+func (c *Client) elicit(ctx context.Context, q *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	c.mu.Lock()
+	c.questions = append(c.questions, q)
+	c.mu.Unlock()
+	return c.answer(ctx, q)
 }
 
 // Close ends the client's session and stops its server.

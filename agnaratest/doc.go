@@ -34,6 +34,14 @@
 // (an unknown tool, a missing scope over OAuth) and for programs and
 // examples, which have no testing.TB.
 //
+// Tools exposed to run as tasks (mcpexpose.ToolOptions.Task) are called
+// directly by [Client.CallTool], as by any client that does not declare the
+// tasks extension. [Client.CallTask] declares it: the call creates a task,
+// which CallTask follows to its end (polling tasks/get, answering its
+// questions as [Options] say, cancelling it with tasks/cancel when its
+// context ends), returning the statuses and status messages it saw and the
+// final outcome.
+//
 // A principal other than the anonymous one reaches the server as it would in
 // production with OAuth: a bearer token, verified by the handler, mapped by
 // the identity mapper. So a call of a tool whose scopes the principal lacks

@@ -2,8 +2,10 @@ package agnaratest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/agnaratest"
@@ -115,4 +117,45 @@ func ExampleConfirm() {
 	fmt.Printf("%s after %q\n", out.(execution.Success).Value, c.Questions()[0].Message)
 	// Output:
 	// "wiped" after "Wipe the disk?"
+}
+
+type ImportInput struct {
+	Rows int `json:"rows"`
+}
+
+// A tool exposed with mcpexpose.TaskOptional runs as a task for CallTask,
+// which follows it to its end and reports what it went through; CallTool
+// runs the same tool directly.
+func ExampleClient_CallTask() {
+	app := agnara.New("batch", nil)
+	imp := app.Capability(func(ec *execution.Context, in ImportInput) (string, error) {
+		select {
+		case <-time.After(20 * time.Millisecond): // the long work
+			return fmt.Sprintf("imported %d rows", in.Rows), nil
+		case <-ec.Done():
+			return "", ec.Err() // tasks/cancel
+		}
+	}, &agnara.CapabilityOptions{Name: "import", Description: "Import rows."})
+	exp := mcpexpose.New(app)
+	exp.Tool(imp, &mcpexpose.ToolOptions{Task: mcpexpose.TaskOptional})
+	snap, err := exp.Compile()
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	ctx := context.Background()
+	c, err := agnaratest.Connect(ctx, snap, &agnaratest.Options{Server: &mcpexpose.ServerOptions{
+		Tasks: &mcpexpose.TaskOptions{PollInterval: 10 * time.Millisecond},
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	run, err := c.CallTask(ctx, "batch.import", ImportInput{Rows: 3}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(run.ID != "", run.Statuses, string(run.Outcome.(execution.Success).Value.(json.RawMessage)))
+	// Output:
+	// true [working completed] "imported 3 rows"
 }

@@ -48,7 +48,18 @@
 // era, with a bearer token or the OAuth client-credentials grant:
 //
 //	agnara tools list URL [-era modern|legacy] [-json]
-//	agnara tools call URL NAME [JSON] [-yes] [-answers JSON] [-json]
+//	agnara tools call URL NAME [JSON] [-task] [-yes] [-answers JSON] [-json]
+//
+// resources, prompts and complete read the other features of any MCP
+// server the same way:
+//
+//	agnara resources list URL
+//	agnara resources read URL URI
+//	agnara prompts list URL
+//	agnara prompts get URL NAME [ARG=VALUE...]
+//	agnara complete URL prompt NAME ARG[=TYPED] [ARG=VALUE...]
+//	agnara complete URL resource TEMPLATE VAR[=TYPED] [VAR=VALUE...]
+//	agnara tasks get|cancel URL ID
 //
 // See docs/getting-started.md.
 package main
@@ -71,10 +82,14 @@ Groups:
   approvals  the durable approvals of imported write tools
   gateway    serve a governed gateway from a config file
   tools      list and call the tools of any MCP server
+  resources  list and read the resources of any MCP server
+  prompts    list and get the prompts of any MCP server
+  complete   ask any MCP server to complete a prompt or template argument
+  tasks      get or cancel a task of any MCP server
   version    print agnara-go's version
 
-Run 'agnara keys help', 'agnara approvals help' or 'agnara tools help'
-for their commands.
+Run 'agnara keys help', 'agnara approvals help', 'agnara tools help' or
+'agnara resources help' for their commands.
 `
 
 // main runs one invocation (args without the program name) and returns the
@@ -93,6 +108,8 @@ func (c *cli) main(args []string) int {
 		return c.gateway(args[1:])
 	case "tools":
 		return c.tools(args[1:])
+	case "resources", "prompts", "complete", "tasks":
+		return c.catalog(args[0], args[1:])
 	case "version":
 		fmt.Fprintln(c.stdout, "agnara-go", framework.Version)
 		return 0

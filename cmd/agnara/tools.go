@@ -10,11 +10,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/taskclient"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -50,6 +53,15 @@ Questions the server asks during a call (confirmations, forms):
   -yes                 accept confirmations
   -answers JSON        fill in any form with this JSON object
 
+Tasks (2026-07-28; a tool the server runs as a task of the extension
+io.modelcontextprotocol/tasks):
+  -task                declare the tasks extension: the call creates a
+                       task, which is followed to its end; its status and
+                       progress are printed on standard error, its
+                       questions answered as above, its result printed
+                       as a direct call's. Ctrl-C or -timeout (default 1h
+                       with -task) cancels the task (tasks/cancel).
+
 Output:
   -json                print the server's result as JSON (tools/list: every
                        page's tools; tools/call: the CallToolResult)
@@ -66,6 +78,11 @@ type toolsCLI struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	getenv         func(string) string
+	// command is the command running, for messages ("" is tools call).
+	commandLabel string
+	// ctx is the context of every request (nil: context.Background());
+	// `agnara tools` cancels it on an interrupt (Ctrl-C).
+	ctx context.Context
 	// interactive reports whether questions may be asked (stdin and stderr
 	// are terminals); spinning whether a spinner may be drawn on stderr.
 	interactive, spinning bool
@@ -73,7 +90,9 @@ type toolsCLI struct {
 
 // tools runs `agnara tools`.
 func (c *cli) tools(args []string) int {
-	t := &toolsCLI{stdout: c.stdout, stderr: c.stderr, stdin: os.Stdin, getenv: os.Getenv}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	t := &toolsCLI{stdout: c.stdout, stderr: c.stderr, stdin: os.Stdin, getenv: os.Getenv, ctx: ctx}
 	if f, ok := c.stderr.(*os.File); ok && isTerminal(f) {
 		t.spinning = true
 		t.interactive = isTerminal(os.Stdin)
@@ -110,19 +129,27 @@ func (t *toolsCLI) run(args []string) int {
 		fmt.Fprintf(t.stderr, "agnara tools: unknown command %s: want list or call\n\n%s", printable(name), toolsUsage)
 		return 2
 	}
+	return t.exit("tools", name, toolsSynopsis, toolsUsage, err)
+}
+
+// exit prints the end of `agnara GROUP NAME` and returns its exit code.
+func (t *toolsCLI) exit(group, name, synopsis, usage string, err error) int {
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(t.stdout, toolsUsage)
+		fmt.Fprint(t.stdout, usage)
 		return 0
+	}
+	command := strings.TrimSpace(group + " " + name)
+	switch {
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(t.stderr, "agnara tools %s: %s\n%s\nRun 'agnara tools help' for the flags.\n", name, printable(strings.TrimSuffix(err.Error(), ": usage")), toolsSynopsis)
+		fmt.Fprintf(t.stderr, "agnara %s: %s\n%s\nRun 'agnara %s help' for the flags.\n", command, printable(strings.TrimSuffix(err.Error(), ": usage")), synopsis, group)
 		return 2
 	case errors.Is(err, errFailed):
 		return 1 // already printed
 	}
-	fmt.Fprintf(t.stderr, "agnara tools %s: %s\n", name, printable(err.Error()))
+	fmt.Fprintf(t.stderr, "agnara %s: %s\n", command, printable(err.Error()))
 	return 1
 }
 
@@ -131,9 +158,10 @@ type toolsFlags struct {
 	era, protocol                        string
 	tokenEnv, tokenURL, clientID, secret string
 	scope, resource                      string
-	yes, json                            bool
+	yes, json, task                      bool
 	answers                              string
 	timeout                              time.Duration
+	timeoutSet                           bool // -timeout given
 }
 
 func (t *toolsCLI) parse(name string, args []string) (*toolsFlags, []string, error) {
@@ -150,7 +178,11 @@ func (t *toolsCLI) parse(name string, args []string) (*toolsFlags, []string, err
 	fs.StringVar(&f.resource, "resource", "", "")
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "")
-	if name == "call" {
+	switch name {
+	case "call":
+		fs.BoolVar(&f.task, "task", false, "")
+		fallthrough
+	case "resources read", "prompts get":
 		fs.BoolVar(&f.yes, "yes", false, "")
 		fs.StringVar(&f.answers, "answers", "", "")
 	}
@@ -168,6 +200,7 @@ func (t *toolsCLI) parse(name string, args []string) (*toolsFlags, []string, err
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	fs.Visit(func(fl *flag.Flag) { f.timeoutSet = f.timeoutSet || fl.Name == "timeout" })
 	return &f, pos, nil
 }
 
@@ -218,38 +251,78 @@ func (t *toolsCLI) command(name string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.task && version < taskVersion {
+		return fmt.Errorf("-task needs protocol %s or later, where tasks are an extension, not %s: drop -era legacy or -protocol: %w", taskVersion, printable(version), errUsage)
+	}
+	if f.task && !f.timeoutSet {
+		f.timeout = taskTimeout
+	}
 	var arguments map[string]any
 	if name == "call" && len(pos) == 3 {
 		if err := json.Unmarshal([]byte(pos[2]), &arguments); err != nil || arguments == nil {
 			return fmt.Errorf("the arguments %s are not a JSON object, such as '{\"id\":\"1\"}': %w", printable(pos[2]), errUsage)
 		}
 	}
-	var answers map[string]any
-	if f.answers != "" {
-		if err := json.Unmarshal([]byte(f.answers), &answers); err != nil || answers == nil {
-			return fmt.Errorf("-answers %s is not a JSON object of the form's fields: %w", printable(f.answers), errUsage)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
-	defer cancel()
-	rec := &challengeRecorder{}
-	hc, err := t.httpClient(ctx, f, endpoint, rec)
+	answers, err := f.answersMap()
 	if err != nil {
 		return err
 	}
+	ctx, cancel := t.context(f)
+	defer cancel()
 	ask := &asker{t: t, yes: f.yes, answers: answers}
-	client := mcp.NewClient(&mcp.Implementation{Name: "agnara", Version: "cli"}, &mcp.ClientOptions{ElicitationHandler: ask.elicit})
+	cs, rec, err := t.connect(ctx, f, endpoint, version, ask)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	switch {
+	case name == "list":
+		return t.list(ctx, cs, f, rec)
+	case f.task:
+		return t.callTask(ctx, cs, f, rec, ask, pos[1], arguments)
+	}
+	return t.call(ctx, cs, f, rec, ask, pos[1], arguments)
+}
+
+// context is the context of one command: the base context, bounded by
+// -timeout.
+func (t *toolsCLI) context(f *toolsFlags) (context.Context, context.CancelFunc) {
+	base := t.ctx
+	if base == nil {
+		base = context.Background()
+	}
+	return context.WithTimeoutCause(base, f.timeout, errTimeout{f.timeout})
+}
+
+// connect connects to endpoint at version with the flags' credentials,
+// asking the server's questions with ask. The caller closes the session.
+func (t *toolsCLI) connect(ctx context.Context, f *toolsFlags, endpoint, version string, ask *asker) (*mcp.ClientSession, *challengeRecorder, error) {
+	rec := &challengeRecorder{}
+	hc, err := t.httpClient(ctx, f, endpoint, rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	copts := &mcp.ClientOptions{ElicitationHandler: ask.elicit}
+	if f.task {
+		// Declared on every request, so that a TaskOptional tool answers
+		// with a task.
+		copts.Capabilities = &mcp.ClientCapabilities{Extensions: map[string]any{taskclient.Extension: map[string]any{}}}
+		hc = taskclient.Wrap(hc)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "agnara", Version: "cli"}, copts)
+	if err := taskclient.Register(client); err != nil {
+		return nil, nil, err
+	}
 	stop := t.spin("connecting")
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	stop()
 	if err != nil {
-		return rec.explain("connect", err)
+		if u := unreachable(endpoint, err); u != nil {
+			return nil, nil, u
+		}
+		return nil, nil, rec.explain("connect", err)
 	}
-	defer cs.Close()
-	if name == "list" {
-		return t.list(ctx, cs, f, rec)
-	}
-	return t.call(ctx, cs, f, rec, ask, pos[1], arguments)
+	return cs, rec, nil
 }
 
 // httpClient is the HTTP client that carries the flags' credentials.
@@ -335,6 +408,12 @@ func (c *challengeRecorder) explain(step string, err error) error {
 		}
 		return fmt.Errorf("%s: the token endpoint refused the client-credentials grant with HTTP %s: %s: check -client-id, its secret (-client-secret-env) and -scope", step, re.Response.Status, why)
 	}
+	if e := answered(err); e != nil && c.status == "" {
+		// The SDK adds its own "rejected by transport" and the HTTP
+		// status to an answer sent with an error status: say what the
+		// server said, with its code.
+		return fmt.Errorf("%s: %s (JSON-RPC error %d)", step, e.Message, e.Code)
+	}
 	if c.status == "" {
 		// The SDK wraps its errors in what it was doing; say it once.
 		msg := err.Error()
@@ -354,6 +433,26 @@ func (c *challengeRecorder) explain(step string, err error) error {
 		msg += " (give a token: -token-env NAME, or -token-url with -client-id)"
 	}
 	return errors.New(msg)
+}
+
+// answered finds the first JSON-RPC error in err's tree that the SDK
+// client did not make up itself (its "rejected by transport" is -32005).
+func answered(err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) && e.Code != -32005 {
+		return e
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, x := range u.Unwrap() {
+			if e := answered(x); e != nil {
+				return e
+			}
+		}
+	case interface{ Unwrap() error }:
+		return answered(u.Unwrap())
+	}
+	return nil
 }
 
 // spin starts the spinner, when stderr is a terminal, and returns what

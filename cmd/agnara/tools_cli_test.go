@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -176,5 +177,26 @@ func TestSpinner(t *testing.T) {
 	off()
 	if quick.String() != "" {
 		t.Errorf("drew %q", quick.String())
+	}
+}
+
+// TestToolsServerNotRunning: a server that is not there is named first,
+// with what to check, at either era.
+func TestToolsServerNotRunning(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String() + "/mcp"
+	l.Close() // nothing listens there now
+	for _, era := range []string{"modern", "legacy"} {
+		code, out, errOut := tools(t, "list", url, "-era", era)
+		if want := "agnara tools list: cannot reach " + url + ": connection refused; is the server running?\n"; code != 1 || out != "" || errOut != want {
+			t.Errorf("%s: exit %d, %q %q; want %q", era, code, out, errOut, want)
+		}
+	}
+	code, _, errOut := tools(t, "call", "http://no-such-host.invalid/mcp", "x")
+	if code != 1 || !strings.HasPrefix(errOut, "agnara tools call: cannot reach http://no-such-host.invalid/mcp: no such host no-such-host.invalid; check the URL") {
+		t.Errorf("unknown host: exit %d, %q", code, errOut)
 	}
 }

@@ -105,6 +105,12 @@ func (t *toolsCLI) call(ctx context.Context, cs *mcp.ClientSession, f *toolsFlag
 	if err != nil {
 		return rec.explain("tools/call", err)
 	}
+	return t.show(name, f, res)
+}
+
+// show prints the result of a call of the tool name: as JSON with -json,
+// else its content or, for a failure, its code on stderr (errFailed).
+func (t *toolsCLI) show(name string, f *toolsFlags, res *mcp.CallToolResult) error {
 	if f.json {
 		if err := t.printJSON(res); err != nil {
 			return err
@@ -196,6 +202,14 @@ type failure struct {
 	Details json.RawMessage `json:"details"`
 }
 
+// commandName is the command that prints, "tools call" unless set.
+func (t *toolsCLI) commandName() string {
+	if t.commandLabel == "" {
+		return "tools call"
+	}
+	return t.commandLabel
+}
+
 // printFailure prints a tool's failure on stderr: the canonical code,
 // reason and message when the result holds them, else its text.
 func (t *toolsCLI) printFailure(name string, res *mcp.CallToolResult) {
@@ -211,7 +225,7 @@ func (t *toolsCLI) printFailure(name string, res *mcp.CallToolResult) {
 		if f.Reason != "" {
 			code += " (" + printable(f.Reason) + ")"
 		}
-		fmt.Fprintf(t.stderr, "agnara tools call: %s failed: %s: %s\n", printable(name), code, printable(f.Message))
+		fmt.Fprintf(t.stderr, "agnara %s: %s failed: %s: %s\n", t.commandName(), printable(name), code, printable(f.Message))
 		if len(f.Details) > 0 && string(f.Details) != "null" {
 			var out bytes.Buffer
 			if json.Indent(&out, f.Details, "", "  ") == nil {
@@ -220,7 +234,7 @@ func (t *toolsCLI) printFailure(name string, res *mcp.CallToolResult) {
 		}
 		return
 	}
-	fmt.Fprintf(t.stderr, "agnara tools call: %s failed:\n", printable(name))
+	fmt.Fprintf(t.stderr, "agnara %s: %s failed:\n", t.commandName(), printable(name))
 	for _, s := range text {
 		for _, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
 			fmt.Fprintln(t.stderr, "  "+printable(line))

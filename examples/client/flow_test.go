@@ -41,6 +41,24 @@ func TestThreeCommandFlow(t *testing.T) {
 	if !errors.As(err, &refused) || refused.StatusCode != 403 {
 		t.Fatalf("users:admin call with a users:read token = %v, want the 403 refusal\n%s", err, out.String())
 	}
+	checkChallenge(t, refused, mcpURL)
+
+	// A tool that asks for a confirmation this client cannot give: the
+	// server's JSON-RPC code is printed, not only the SDK's "rejected by
+	// transport".
+	out.Reset()
+	asks := admin
+	asks.Scope = "users:read users:admin"
+	err = run(ctx, asks, &out)
+	var rpc *rpcError
+	if !errors.As(err, &rpc) || rpc.Code != -32021 || rpc.Step != "tools/call" ||
+		!strings.HasPrefix(err.Error(), "calling users.delete_user: the MCP server answered tools/call with JSON-RPC error -32021: ") {
+		t.Fatalf("a confirmation the client cannot answer = %v, want the -32021 answer\n%s", err, out.String())
+	}
+}
+
+func checkChallenge(t *testing.T, refused *refusedError, mcpURL string) {
+	t.Helper()
 	want := `Bearer error="insufficient_scope", scope="users:admin", resource_metadata="` + strings.TrimSuffix(mcpURL, "/mcp") + `/.well-known/oauth-protected-resource/mcp"`
 	if len(refused.WWWAuthenticate) != 1 || refused.WWWAuthenticate[0] != want {
 		t.Errorf("challenge = %q, want %q", refused.WWWAuthenticate, want)

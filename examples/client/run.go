@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -100,6 +101,55 @@ func (e *refusedError) hint() string {
 	}
 	return ""
 }
+
+// rpcError is a request the MCP server answered with a JSON-RPC error,
+// such as -32021 for a client capability the tool needs.
+type rpcError struct {
+	Step    string // "connect", "tools/list" or "tools/call"
+	Code    int64  // such as -32021
+	Message string
+	err     error // as the SDK returned it
+}
+
+func (e *rpcError) Error() string {
+	return fmt.Sprintf("the MCP server answered %s with JSON-RPC error %d: %s", e.Step, e.Code, e.Message)
+}
+
+func (e *rpcError) Unwrap() error { return e.err }
+
+// serverError returns err as an *rpcError when the server answered with a
+// JSON-RPC error, else err. The SDK wraps such an answer, sent with an
+// HTTP error status, together with its own "rejected by transport" error
+// (-32005), whose message alone hides the server's code.
+func serverError(step string, err error) error {
+	if e := answered(err); e != nil {
+		return &rpcError{Step: step, Code: e.Code, Message: e.Message, err: err}
+	}
+	return err
+}
+
+// answered finds the first JSON-RPC error in err's tree that the SDK did
+// not make up itself.
+func answered(err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) && e.Code != sdkRejected {
+		return e
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, x := range u.Unwrap() {
+			if e := answered(x); e != nil {
+				return e
+			}
+		}
+	case interface{ Unwrap() error }:
+		return answered(u.Unwrap())
+	}
+	return nil
+}
+
+// sdkRejected is the code of the SDK client's "rejected by transport".
+const sdkRejected = -32005
 
 // challengeRecorder is an http.RoundTripper that remembers the last 401 or
 // 403 response: the SDK's errors carry the status text at most, never the
@@ -215,6 +265,9 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		if rerr := refused("connect"); rerr != nil {
 			return rerr
 		}
+		if e := answered(err); e != nil {
+			return serverError("connect", err)
+		}
 		return fmt.Errorf("connecting to the MCP server at %s: %w (is it running? check -mcp)", cfg.MCP, err)
 	}
 	defer cs.Close()
@@ -230,7 +283,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 			if rerr := refused("tools/list"); rerr != nil {
 				return rerr
 			}
-			return fmt.Errorf("listing tools: %w", err)
+			return fmt.Errorf("listing tools: %w", serverError("tools/list", err))
 		}
 		for _, t := range res.Tools {
 			names = append(names, t.Name)
@@ -254,9 +307,9 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 			return rerr
 		}
 		if !slices.Contains(names, cfg.Tool) {
-			return fmt.Errorf("calling %s: %w (it is not among the tools listed above: check -tool, or ask for the scope that shows it with -scope)", cfg.Tool, err)
+			return fmt.Errorf("calling %s: %w (it is not among the tools listed above: check -tool, or ask for the scope that shows it with -scope)", cfg.Tool, serverError("tools/call", err))
 		}
-		return fmt.Errorf("calling %s: %w", cfg.Tool, err)
+		return fmt.Errorf("calling %s: %w", cfg.Tool, serverError("tools/call", err))
 	}
 	if res.IsError {
 		fmt.Fprintf(stdout, "error:    %s\n", cfg.Tool)
