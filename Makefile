@@ -153,6 +153,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzResultContent$$' -fuzztime $(FUZZTIME) ./mcpimport/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastCallAnswers$$' -fuzztime $(FUZZTIME) ./mcpimport/
 	$(GO) test -run '^$$' -fuzz '^FuzzSamePerson$$' -fuzztime $(FUZZTIME) ./approval/
+	$(GO) test -run '^$$' -fuzz '^FuzzResultOf$$' -fuzztime $(FUZZTIME) ./internal/taskclient/
 
 # The main example.
 run:
