@@ -180,7 +180,7 @@ func parseMessage(body []byte) *record {
 		}
 		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil && params.Notifications.TaskIDs != nil {
 			err := segjson.Unmarshal(params.Notifications.TaskIDs, &rec.listenTasks)
-			rec.listenBad = err != nil || len(rec.listenTasks) > maxListenTasks
+			rec.listenBad = err != nil || badListenTasks(rec.listenTasks)
 		}
 	case rec.method == "notifications/cancelled":
 		var params struct {

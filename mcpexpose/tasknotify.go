@@ -17,15 +17,33 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxListenTasks bounds the task ids one subscriptions/listen may name.
-const maxListenTasks = 64
+// maxListenTasks bounds the task ids one subscriptions/listen may name,
+// and maxTaskIDLen each of them (a task id is 24 characters).
+const (
+	maxListenTasks = 64
+	maxTaskIDLen   = 128
+)
 
 // methodTaskStatus is the tasks extension's status notification.
 const methodTaskStatus = "notifications/tasks"
 
 // errListenTasks refuses a listen whose notifications.taskIds is not a list
-// of at most maxListenTasks strings.
-var errListenTasks = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "notifications.taskIds must be a list of at most 64 task ids"}
+// of at most maxListenTasks strings of at most maxTaskIDLen bytes.
+var errListenTasks = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "notifications.taskIds must be a list of at most 64 task ids of at most 128 bytes"}
+
+// badListenTasks reports whether ids, read from a listen's taskIds, are
+// past the bounds errListenTasks names.
+func badListenTasks(ids []string) bool {
+	if len(ids) > maxListenTasks {
+		return true
+	}
+	for _, id := range ids {
+		if len(id) > maxTaskIDLen {
+			return true
+		}
+	}
+	return false
+}
 
 // taskStream is a 2026-07-28 subscriptions/listen response that listens
 // for the status of tasks (notifications.taskIds): the SDK writes the

@@ -235,7 +235,7 @@ func TestTaskNotificationsAcrossInstances(t *testing.T) {
 
 // TestTaskListenRefusals: a listen for tasks without the extension gets
 // -32021 naming it, and one whose taskIds are not a list of at most 64
-// strings -32602; an unknown id is left out of the acknowledgement exactly
+// strings of at most 128 bytes -32602; an unknown id is left out of the acknowledgement exactly
 // like another principal's.
 func TestTaskListenRefusals(t *testing.T) {
 	w := newTaskWorld(t)
@@ -247,7 +247,7 @@ func TestTaskListenRefusals(t *testing.T) {
 	for i := range many {
 		many[i] = "t"
 	}
-	for _, bad := range []any{"x", []any{1}, many} {
+	for _, bad := range []any{"x", []any{1}, many, []string{strings.Repeat("t", 129)}} {
 		if _, e := listenTasks(t, url, "alice", true, bad); e == nil || e["code"] != float64(-32602) {
 			t.Errorf("taskIds %.40v: %v, want -32602", bad, e)
 		}
