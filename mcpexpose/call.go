@@ -125,6 +125,11 @@ func (s *server) handler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if rec == nil {
 		return nil, errUnrouted
 	}
+	if s.pollAfter > 0 {
+		if stop := s.poll(req); stop != nil {
+			defer stop()
+		}
+	}
 	res, err := s.callTool(ctx, rec, req)
 	if err != nil {
 		return nil, err

@@ -172,6 +172,16 @@ func parseMessage(body []byte) *record {
 		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
 			_ = segjson.Unmarshal(params.TaskID, &rec.taskID)
 		}
+	case rec.method == methodListen:
+		var params struct {
+			Notifications struct {
+				TaskIDs segjson.RawMessage `json:"taskIds"`
+			} `json:"notifications"`
+		}
+		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil && params.Notifications.TaskIDs != nil {
+			err := segjson.Unmarshal(params.Notifications.TaskIDs, &rec.listenTasks)
+			rec.listenBad = err != nil || badListenTasks(rec.listenTasks)
+		}
 	case rec.method == "notifications/cancelled":
 		var params struct {
 			RequestID segjson.RawMessage `json:"requestId"`
@@ -315,6 +325,15 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, rec *record, t
 	switch {
 	case rec == nil:
 	case rec.modern:
+		if rec.method == methodListen && h.srv.tasks != nil && (rec.listenTasks != nil || rec.listenBad) {
+			// The tasks side adds its notifications to the stream.
+			ts := newTaskStream(w, rec.id)
+			defer ts.end()
+			w = ts
+			listen := *rec
+			listen.listen = ts
+			rec = &listen
+		}
 		r = r.WithContext(withRecord(r.Context(), rec))
 	case ti != nil:
 		h.srv.lent.Store(ti, rec)

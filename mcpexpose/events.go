@@ -7,7 +7,9 @@ import (
 	"iter"
 	"slices"
 	"sync"
+	"time"
 
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,10 +38,16 @@ const (
 // of a forgotten stream gets [mcp.ErrEventsPurged], which the SDK answers
 // with 400.
 //
-// Memory is bounded by the budget plus the stream being written (its last
-// message may exceed the budget on its own) plus one small entry per live
-// session for its standalone stream (id ""), whose messages are dropped but
-// whose entry is kept so that its event indices stay aligned with the SDK's.
+// One stream keeps at most a quarter of the budget: past it, its oldest
+// messages are dropped (its latest one is always kept), so that a stream
+// written while its client is away, such as a polled call's
+// (Limits.PollAfter) logging on and on, cannot hold the whole budget or
+// grow past it; a resume from before the dropped messages gets
+// [mcp.ErrEventsPurged] too. Memory is bounded by the budget plus the
+// stream being written (its last message may exceed the budget on its own)
+// plus one small entry per live session for its standalone stream (id ""),
+// whose messages are dropped but whose entry is kept so that its event
+// indices stay aligned with the SDK's.
 // The SDK calls Open for every stream before its first Append; Append to a
 // stream the store does not hold (forgotten) fails instead of recreating it
 // with wrong indices: the message is still delivered live, it just cannot
@@ -49,6 +57,7 @@ const (
 type eventStore struct {
 	mu       sync.Mutex
 	max      int64
+	maxOne   int64                              // what one stream's messages may count
 	size     int64                              // what is counted against max
 	sessions map[string]map[string]*eventStream // session ID -> stream ID -> stream
 	// lru holds the streams that can be forgotten, least recently written
@@ -62,11 +71,12 @@ type eventStream struct {
 	session, id string
 	first       int      // stream index of data[0]
 	data        [][]byte // messages; nil ones are the SDK's priming events
+	size        int64    // what data counts
 	elem        *list.Element
 }
 
 func newEventStore(maxBytes int64) *eventStore {
-	return &eventStore{max: maxBytes, sessions: make(map[string]map[string]*eventStream)}
+	return &eventStore{max: maxBytes, maxOne: maxBytes / 4, sessions: make(map[string]map[string]*eventStream)}
 }
 
 func (st *eventStream) fixedCost() int64 {
@@ -105,7 +115,18 @@ func (s *eventStore) Append(_ context.Context, sessionID, streamID string, data 
 		return fmt.Errorf("mcpexpose: stream %q of session %q is not held (forgotten, or never opened): %w", streamID, sessionID, mcp.ErrEventsPurged)
 	}
 	st.data = append(st.data, data)
-	s.size += messageCost + int64(cap(data))
+	cost := messageCost + int64(cap(data))
+	s.size += cost
+	st.size += cost
+	for st.size > s.maxOne && len(st.data) > 1 {
+		d := st.data[0]
+		st.data[0] = nil
+		st.data = st.data[1:]
+		st.first++
+		cost := messageCost + int64(cap(d))
+		s.size -= cost
+		st.size -= cost
+	}
 	if st.elem == nil {
 		st.elem = s.lru.PushBack(st)
 	} else {
@@ -193,9 +214,8 @@ func (s *eventStore) evict(keep *eventStream) {
 
 // dropMessages forgets the messages of st, keeping its indices.
 func (s *eventStore) dropMessages(st *eventStream) {
-	for _, d := range st.data {
-		s.size -= messageCost + int64(cap(d))
-	}
+	s.size -= st.size
+	st.size = 0
 	st.first += len(st.data)
 	st.data = nil
 }
@@ -212,4 +232,19 @@ func (s *eventStore) retained() (size int64, streams, messages int) {
 		}
 	}
 	return s.size, streams, messages
+}
+
+// poll arms the SSE polling of the stream of req, a tools/call the SDK
+// serves (Limits.PollAfter): once pollAfter has passed, the SDK ends the
+// call's stream with a retry: field of pollRetry, and what the call sends
+// afterwards waits in the event store for the client to resume the
+// stream. It returns the function that disarms it, or nil when req's
+// stream is not polled: only a 2025-11-25 session's, whose client has the
+// event id of the priming event to resume from.
+func (s *server) poll(req *mcp.CallToolRequest) func() bool {
+	if req.Extra == nil || req.Extra.CloseSSEStream == nil || req.ProtocolVersion() != mcpversion.Handshake20251125 {
+		return nil
+	}
+	end, retry := req.Extra.CloseSSEStream, s.pollRetry
+	return time.AfterFunc(s.pollAfter, func() { end(mcp.CloseSSEStreamArgs{RetryAfter: retry}) }).Stop
 }

@@ -258,6 +258,35 @@ func TestEventStore(t *testing.T) {
 		}
 	})
 
+	t.Run("one stream keeps a quarter of the budget", func(t *testing.T) {
+		// A stream written on and on while its client is away (a polled
+		// call that logs) drops its oldest messages, not the other streams.
+		s := newEventStore(4000)
+		s.Open(ctx, "a", "s1")
+		s.Append(ctx, "a", "s1", msg(100))
+		s.Open(ctx, "a", "s2")
+		s.Append(ctx, "a", "s2", nil) // the priming event, index 0
+		for range 100 {
+			s.Append(ctx, "a", "s2", msg(100)) // indices 1 to 100
+		}
+		var held int64
+		for _, d := range s.sessions["a"]["s2"].data {
+			held += messageCost + int64(cap(d))
+		}
+		if held > s.max/4 {
+			t.Errorf("s2 holds %d bytes, over a quarter of the budget %d", held, s.max)
+		}
+		if _, err := collect(s, "a", "s2", 0); !errors.Is(err, mcp.ErrEventsPurged) {
+			t.Errorf("s2 after its priming event: %v, want ErrEventsPurged", err)
+		}
+		if got, err := collect(s, "a", "s2", 98); err != nil || fmtInts(got) != "[100 100]" {
+			t.Errorf("s2 After(98) = %v, %v; want its last two messages", got, err)
+		}
+		if got, err := collect(s, "a", "s1", -1); err != nil || fmtInts(got) != "[100]" {
+			t.Errorf("s1 = %v, %v; want it kept", got, err)
+		}
+	})
+
 	t.Run("closing sessions releases everything", func(t *testing.T) {
 		s := newEventStore(1 << 20)
 		for _, session := range []string{"a", "b"} {

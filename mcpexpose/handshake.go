@@ -165,14 +165,15 @@ func (h *Handler) session(r *http.Request, rec *record) *liveSession {
 // cannot ask, that the strict scanner read whole, with no progress token
 // and no _meta of the protocol's own, whose id is not in flight, from a
 // caller still there, unless ForwardLogs (whose log messages belong on
-// the SDK's stream). Deciding to answer claims the id; answerSession
+// the SDK's stream) or, for a call, Limits.PollAfter (the SDK ends a
+// polled call's stream). Deciding to answer claims the id; answerSession
 // gives it back. A request the edge would answer but for its id, in
 // flight as one of the edge's own calls, it answers as the SDK answers a
 // duplicate id it knows of, and reports done.
 func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) (ctx context.Context, cancel context.CancelFunc, ok, done bool) {
 	fc := rec.fast
-	if !h.fast || fc == nil || h.srv.opts.ForwardLogs {
-		return nil, nil, false, false
+	if !h.fast || fc == nil || h.srv.opts.ForwardLogs || (h.srv.pollAfter > 0 && !fc.List) {
+		return nil, nil, false, false // a polled call's stream is the SDK's to end (Limits.PollAfter)
 	}
 	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
 		return nil, nil, false, false // the SDK's bearer middleware splits it so, and refuses it

@@ -174,6 +174,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		return nil, errors.New("mcpexpose: AllowAnonymous needs Tokens: without tokens every caller is anonymous already")
 	}
 	srv.streamLifetime = max(lim.StreamLifetime, 0)
+	srv.pollAfter, srv.pollRetry = lim.PollAfter, lim.PollRetry
 	get := func(*http.Request) *mcp.Server { return srv.mcp }
 	events := newEventStore(lim.ReplayBytes)
 	// With the fast path on, the edge answers sessions' ordinary calls and

@@ -56,11 +56,33 @@ type Limits struct {
 	// together, to replay SSE streams to clients that resume them with
 	// Last-Event-ID after a dropped connection: the messages of the most
 	// recently written streams and the bookkeeping of every stream kept.
-	// The least recently written streams are forgotten first; resuming one
-	// gets 400. Default: DefaultReplayBytes. (2026-07-28 streams are not
-	// resumable.)
+	// The least recently written streams are forgotten first, and one
+	// stream keeps at most a quarter of it (its oldest messages go first,
+	// its latest stays); resuming from a forgotten message gets 400.
+	// Default: DefaultReplayBytes. (2026-07-28 streams are not resumable.)
 	ReplayBytes int64
+	// PollAfter, when positive, is how long a 2025-11-25 tools/call holds
+	// its POST's event stream: a call still running then has its stream
+	// ended with a retry: field of PollRetry, and the client reconnects
+	// with Last-Event-ID (a GET) to get what follows, the result included,
+	// from the replay store (ReplayBytes): the "SSE polling" of that
+	// revision, which frees a connection that a long call would hold
+	// through a proxy's idle timeout. Calls of 2025-06-18 sessions, whose
+	// clients get no event id to resume from, are not polled, nor are
+	// 2026-07-28 requests (that revision has no resumable streams). With
+	// PollAfter set the handler's fast path leaves the sessions' calls to
+	// the SDK, which can end a call's stream before its result. Behind a
+	// load balancer the reconnect must reach the same instance, as every
+	// request of the session does (docs/scaling.md). Default: 0, a call's
+	// stream stays open until its result.
+	PollAfter time.Duration
+	// PollRetry is the reconnection delay a polled stream asks for
+	// (PollAfter). Default: DefaultPollRetry.
+	PollRetry time.Duration
 }
+
+// DefaultPollRetry is the default of [Limits.PollRetry].
+const DefaultPollRetry = time.Second
 
 // DefaultSessionTimeout is how long an idle handshake-era session is kept.
 const DefaultSessionTimeout = 30 * time.Minute
@@ -79,6 +101,10 @@ func (l *Limits) withDefaults() (Limits, error) {
 		return o, errors.New("mcpexpose: negative Limits.SessionTimeout")
 	case o.ReplayBytes < 0:
 		return o, errors.New("mcpexpose: negative Limits.ReplayBytes")
+	case o.PollAfter < 0:
+		return o, errors.New("mcpexpose: negative Limits.PollAfter")
+	case o.PollRetry < 0:
+		return o, errors.New("mcpexpose: negative Limits.PollRetry")
 	}
 	set := func(v *int, d int) {
 		if *v == 0 {
@@ -100,6 +126,9 @@ func (l *Limits) withDefaults() (Limits, error) {
 	}
 	if o.ReplayBytes == 0 {
 		o.ReplayBytes = DefaultReplayBytes
+	}
+	if o.PollRetry == 0 {
+		o.PollRetry = DefaultPollRetry
 	}
 	return o, nil
 }

@@ -72,11 +72,12 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		case "subscriptions/listen":
 			// The 2026-07-28 way to hear of changes; only a server whose
-			// list can change, or that has resources to subscribe to,
-			// offers it. A handshake-era session hears of them on its GET
+			// list can change, that runs tasks (whose status a listen may
+			// follow: tasknotify.go), or that has resources to subscribe
+			// to, offers it. A handshake-era session hears of them on its GET
 			// stream: a listen of its own would park a handler that its
 			// client's going away does not end (streams.go).
-			if !legacySession(req) && (s.watch != nil || (s.invoke && s.cur.Load().snap.offers("resources/read"))) {
+			if !legacySession(req) && (s.watch != nil || s.tasks != nil || (s.invoke && s.cur.Load().snap.offers("resources/read"))) {
 				p, err := s.callerOf(ctx, method, req)
 				if err != nil {
 					return nil, err
@@ -91,6 +92,23 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 				ctx, cancel := s.boundListen(ctx, req)
 				defer cancel()
+				if rec := recordIn(ctx, methodListen); rec != nil && s.tasks != nil && (rec.listenTasks != nil || rec.listenBad) {
+					stop, active, err := s.tasks.listenFor(ctx, req, rec, p)
+					if err != nil {
+						return nil, err
+					}
+					defer stop()
+					if active {
+						// The SDK returns at once from a listen with no
+						// subscription of its own; one for tasks lasts as
+						// its others do, until the stream ends.
+						res, err := next(ctx, method, req)
+						if err == nil {
+							<-ctx.Done()
+						}
+						return res, err
+					}
+				}
 				return next(ctx, method, req)
 			}
 		default:

@@ -27,6 +27,13 @@ type record struct {
 	name   string
 	args   json.RawMessage
 	taskID string
+	// listenTasks is what a subscriptions/listen's notifications.taskIds
+	// names (nil for none), listenBad that it is not a list of at most
+	// maxListenTasks strings; listen is the stream the edge wraps the
+	// listen's response in to add task notifications (tasknotify.go).
+	listenTasks []string
+	listenBad   bool
+	listen      *taskStream
 	// cancels is the id a notifications/cancelled names, when the edge's
 	// scanner would take it (wire.PlainID).
 	cancels json.RawMessage

@@ -67,6 +67,9 @@ type server struct {
 	// streamLifetime bounds a subscriptions/listen (streams.go): set by
 	// NewHandler, 0 (none) on other transports.
 	streamLifetime time.Duration
+	// pollAfter and pollRetry poll a 2025-11-25 call's stream
+	// (Limits.PollAfter, events.go): set by NewHandler, 0 elsewhere.
+	pollAfter, pollRetry time.Duration
 }
 
 // levelFloor drops records below min.

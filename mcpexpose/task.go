@@ -246,6 +246,12 @@ type taskRunner struct {
 	by   map[string]int
 
 	refusals logRate // the "task refused" records
+
+	// listeners are the streams listening for tasks' status, and changes
+	// the store's telling of changes across instances, nil when it does
+	// not (tasknotify.go).
+	listeners taskListeners
+	changes   tasks.Changes
 }
 
 // localRun is a task running here: how a request through this instance
@@ -269,7 +275,14 @@ func newTaskRunner(s *server, opts *TaskOptions) *taskRunner {
 		runs:     map[string]*localRun{},
 		by:       map[string]int{},
 		refusals: logRate{burst: 1, interval: time.Minute},
+		changes:  changesOf(o.Store),
 	}
+}
+
+// changesOf is the store's telling of changes, nil when it has none.
+func changesOf(st tasks.Store) tasks.Changes {
+	c, _ := st.(tasks.Changes)
+	return c
 }
 
 // taskKey is who a task counts against under MaxTasksPerPrincipal: the

@@ -179,7 +179,9 @@ func (s *server) serveTask(ctx context.Context, method string, req mcp.Request) 
 			}
 		}
 		if len(readable) > 0 && rec.Status == tasks.InputRequired {
+			resumed := false
 			if err := tr.change(ctx, rec.ID, func(t *tasks.Task) error {
+				resumed = false
 				if t.Status != tasks.InputRequired {
 					return nil
 				}
@@ -197,10 +199,14 @@ func (s *server) serveTask(ctx context.Context, method string, req mcp.Request) 
 				}
 				if len(t.InputRequests) == 0 {
 					t.Status, t.InputRequests, t.UpdatedAt = tasks.Working, nil, tr.opts.Now()
+					resumed = true
 				}
 				return nil
 			}); err != nil {
 				return nil, err
+			}
+			if resumed {
+				s.notifyTask(rec.ID)
 			}
 			tr.poke(rec.ID)
 		}
@@ -272,10 +278,11 @@ func (tr *taskRunner) checkLapse(ctx context.Context, rec *tasks.Task) (*tasks.T
 	}
 	if next.Status == tasks.Failed {
 		tr.s.logger.LogAttrs(ctx, slog.LevelWarn, "task failed: its instance stopped heartbeating", slog.String("task", rec.ID), slog.String("instance", rec.Instance))
+		tr.s.notifyTask(rec.ID)
 	}
 	return next, nil
 }
 
-// notifyTask tells listeners of a task's new status (notify.go); for now
-// clients poll.
-func (s *server) notifyTask(string) {}
+// notifyTask tells the clients listening for task id, on every instance,
+// of its new status (tasknotify.go).
+func (s *server) notifyTask(id string) { s.tasks.changed(id) }

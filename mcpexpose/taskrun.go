@@ -226,8 +226,9 @@ func (r *taskRun) settle(b beat) map[string]json.RawMessage {
 // question is answered, removing them from the store.
 func (tr *taskRunner) heartbeat(ctx context.Context, id, msg string, take bool) beat {
 	var b beat
+	progressed := false
 	_, err := tr.store.Update(ctx, id, func(t *tasks.Task) error {
-		b = beat{}
+		b, progressed = beat{}, false
 		if t.Status.Terminal() || t.Instance != tr.instance {
 			return errTaskLost
 		}
@@ -240,6 +241,7 @@ func (tr *taskRunner) heartbeat(ctx context.Context, id, msg string, take bool) 
 		if msg != "" && t.StatusMessage != msg && t.Status == tasks.Working {
 			t.StatusMessage = msg
 			t.UpdatedAt = t.Heartbeat
+			progressed = true
 		}
 		if take && t.Status == tasks.Working && len(t.Responses) > 0 {
 			b.taken, t.Responses = t.Responses, nil
@@ -248,6 +250,9 @@ func (tr *taskRunner) heartbeat(ctx context.Context, id, msg string, take bool) 
 	})
 	if err != nil {
 		return beat{err: err}
+	}
+	if progressed {
+		tr.s.notifyTask(id) // the progress shows in the status message
 	}
 	return b
 }

@@ -272,6 +272,12 @@ func fixtures() []fixture {
 			ec.Logger().InfoContext(ec, "test_logging_tool executed")
 			return text("Log attempted; the framework forwards it only at the level the client asked for."), nil
 		}, agnara.CapabilityOptions{}},
+		{"test_reconnection", "Outlasts the handler's PollAfter, so that at 2025-11-25 its stream ends with a retry: field before the result, which the client gets by resuming the stream.", func(ec *execution.Context) ([]execution.Content, error) {
+			if err := sleep(ec, 4*pollAfter); err != nil {
+				return nil, err
+			}
+			return text("Reconnection test completed: the result followed the resumed stream."), nil
+		}, agnara.CapabilityOptions{}},
 		{"test_streaming_elicitation", "Returns at once, with no request to the client on the stream.", func() ([]execution.Content, error) {
 			return text("stream observed: result frames only, no top-level requests"), nil
 		}, agnara.CapabilityOptions{}},
@@ -476,9 +482,19 @@ func newHandler(server mcpexpose.ServerOptions, fastPath bool) (*mcpexpose.Handl
 	server.ForwardLogs = true
 	server.Swappable = true
 	var err error
-	h, err = mcpexpose.NewHandler(snaps[0][0], &mcpexpose.HandlerOptions{Server: &server, DisableFastPath: !fastPath})
+	h, err = mcpexpose.NewHandler(snaps[0][0], &mcpexpose.HandlerOptions{Server: &server, DisableFastPath: !fastPath, Limits: &mcpexpose.Limits{PollAfter: pollAfter, PollRetry: pollRetry}})
 	return h, err
 }
+
+// A 2025-11-25 call still running after pollAfter has its stream ended
+// with a retry: field of pollRetry (mcpexpose.Limits.PollAfter): the
+// suite's server-sse-polling scenario calls test_reconnection, which
+// outlasts it, and resumes the stream with Last-Event-ID for the result.
+// Every other fixture answers well within it.
+const (
+	pollAfter = 250 * time.Millisecond
+	pollRetry = 100 * time.Millisecond
+)
 
 // capabilityName is the capability behind the fixture tool name: the suite's
 // longer names do not fit a capability name (at most 32 characters), so they

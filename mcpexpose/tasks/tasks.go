@@ -125,3 +125,26 @@ type Store interface {
 	// as is and nothing is stored; ErrNotFound when the task is gone.
 	Update(ctx context.Context, id string, change func(*Task) error) (*Task, error)
 }
+
+// Changes is implemented by a [Store] shared between instances that can
+// also tell every instance when a task changed, so that a change made
+// through one instance (a task's runner asking, finishing; a tasks/update
+// through another) reaches the clients listening for it on any other
+// (notifications/tasks on a subscriptions/listen stream). A store without
+// it serves one process, whose own changes need no telling.
+//
+// What is told is a task id and who told it, never the task: a listener's
+// instance reads the task from the store and checks who may see it, as
+// tasks/get does. Telling is best effort: a change told while an instance
+// was not subscribed (its connection to the store dropped) does not reach
+// that instance's listeners, who still see it by polling tasks/get.
+type Changes interface {
+	// Changed tells every subscribed instance, this one included, that
+	// the task with id changed; from identifies the instance telling.
+	Changed(ctx context.Context, from, id string) error
+	// Subscribe calls f with every change told by any instance until ctx
+	// ends, one call at a time. It returns once subscribed, so that a
+	// change told after it returns is not missed, or the error that
+	// prevented it.
+	Subscribe(ctx context.Context, f func(from, id string)) error
+}

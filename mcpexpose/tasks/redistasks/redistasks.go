@@ -9,6 +9,11 @@
 // transactions (WATCH/MULTI/EXEC), retried when another instance wrote
 // first. Every Redis failure is reported wrapped in tasks.ErrUnavailable,
 // and mcpexpose fails closed on it.
+//
+// A Store is also a [tasks.Changes]: changes are told on one Redis pub/sub
+// channel (Options.Prefix + "changes"), carrying the telling instance and
+// the task id only, so that a client listening for a task on one instance
+// hears of a change made on another (ADR 0049).
 package redistasks
 
 import (
@@ -16,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agnara-go/agnara/internal/redisconn"
@@ -46,7 +52,10 @@ type Store struct {
 	timeout time.Duration
 }
 
-var _ tasks.Store = (*Store)(nil)
+var (
+	_ tasks.Store   = (*Store)(nil)
+	_ tasks.Changes = (*Store)(nil)
+)
 
 // New returns a store on client, which the caller keeps and closes.
 func New(client redis.UniversalClient, opts *Options) (*Store, error) {
@@ -183,4 +192,52 @@ func (s *Store) Update(ctx context.Context, id string, change func(*tasks.Task) 
 		}
 	}
 	return nil, unavailable("update", errors.New("too many concurrent writers"))
+}
+
+// channel is the pub/sub channel changes are told on.
+func (s *Store) channel() string { return s.prefix + "changes" }
+
+// Changed implements tasks.Changes with one PUBLISH of "from\nid".
+func (s *Store) Changed(ctx context.Context, from, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if err := s.client.Publish(ctx, s.channel(), from+"\n"+id).Err(); err != nil {
+		return unavailable("PUBLISH", err)
+	}
+	return nil
+}
+
+// Subscribe implements tasks.Changes: it SUBSCRIBEs on a connection of its
+// own and returns once Redis has confirmed it; a goroutine then calls f
+// with each change until ctx ends, when it closes the connection. A
+// message of another form on the channel is ignored. If the connection
+// drops, the client reconnects and subscribes again by itself; what was
+// told meanwhile is lost.
+func (s *Store) Subscribe(ctx context.Context, f func(from, id string)) error {
+	ps := s.client.Subscribe(ctx, s.channel())
+	confirm, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if _, err := ps.Receive(confirm); err != nil {
+		ps.Close()
+		return unavailable("SUBSCRIBE", err)
+	}
+	ch := ps.Channel()
+	go func() {
+		defer ps.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m, ok := <-ch:
+				if !ok {
+					return
+				}
+				from, id, ok := strings.Cut(m.Payload, "\n")
+				if ok && from != "" && id != "" {
+					f(from, id)
+				}
+			}
+		}
+	}()
+	return nil
 }
