@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -158,10 +157,25 @@ type schemaGen struct {
 	form     bool
 	problems []string
 	headers  map[string]string // header parameter names, lowercased -> Go path
+	// structural is set by a problem in the type's shape, which the
+	// reflector must not see (it would panic or recurse forever on some).
+	// Other problems (tags, names) leave the schema derivable, so that its
+	// own problems are reported in the same round.
+	structural bool
+	// tagged are the keywords a tag problem was reported for, by location:
+	// the meta-schema check of the derived schema does not report them
+	// again.
+	tagged map[string]bool
 }
 
 func (g *schemaGen) problem(loc, format string, args ...any) {
 	g.problems = append(g.problems, loc+": "+fmt.Sprintf(format, args...))
+}
+
+// refuse reports a problem in the type's shape (see structural).
+func (g *schemaGen) refuse(loc, format string, args ...any) {
+	g.structural = true
+	g.problem(loc, format, args...)
 }
 
 // check rejects Go types whose JSON form cannot be described by a
@@ -175,15 +189,15 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 	case t == timeType, t == rawMessageType, implements(t, customSchema):
 		return
 	case t == urlType:
-		g.problem(loc, "url.URL does not encode as a string; use a string field with jsonschema:\"format=uri\"")
+		g.refuse(loc, "url.URL does not encode as a string; use a string field with jsonschema:\"format=uri\"")
 		return
 	case implements(t, jsonMarshaler) || implements(t, jsonUnmarsh):
-		g.problem(loc, "%s has its own JSON encoding, so its schema cannot be derived; give it a JSONSchema() *jsonschema.Schema method", t)
+		g.refuse(loc, "%s has its own JSON encoding, so its schema cannot be derived; give it a JSONSchema() *jsonschema.Schema method", t)
 		return
 	case isText(t, g.output):
 		return
 	case !g.output && implements(t, textMarshaler):
-		g.problem(loc, "%s implements encoding.TextMarshaler but not encoding.TextUnmarshaler, so it cannot be decoded from its text form", t)
+		g.refuse(loc, "%s implements encoding.TextMarshaler but not encoding.TextUnmarshaler, so it cannot be decoded from its text form", t)
 		return
 	}
 	switch t.Kind() {
@@ -193,24 +207,24 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 		reflect.Float32, reflect.Float64:
 	case reflect.Interface:
 		if !g.output && t.NumMethod() > 0 {
-			g.problem(loc, "interface type %s cannot be decoded from JSON; use a concrete type", t)
+			g.refuse(loc, "interface type %s cannot be decoded from JSON; use a concrete type", t)
 		}
 	case reflect.Slice, reflect.Array:
 		g.check(t.Elem(), loc+"[]", stack)
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
-			g.problem(loc, "map key type %s: only string keys can be described", t.Key())
+			g.refuse(loc, "map key type %s: only string keys can be described", t.Key())
 			return
 		}
 		g.check(t.Elem(), loc+"[key]", stack)
 	case reflect.Struct:
 		if slices.Contains(stack, t) {
-			g.problem(loc, "recursive type %s cannot be described without $ref", t)
+			g.refuse(loc, "recursive type %s cannot be described without $ref", t)
 			return
 		}
 		fields, problems := structFields(t)
 		for _, p := range problems {
-			g.problem(loc, "%s", p)
+			g.refuse(loc, "%s", p)
 		}
 		stack = append(stack, t)
 		for _, f := range fields {
@@ -219,7 +233,11 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 				g.problem(floc, "exported field has no JSON name, so callers would see the Go name %q: tag it json:\"<name>\" (or json:\"-\" to leave it out)", f.name)
 			}
 			for _, p := range tagProblems(f.tag, f.typ, g.output) {
-				g.problem(floc, "%s", p)
+				g.problem(floc, "%s", p.msg)
+				if g.tagged == nil {
+					g.tagged = map[string]bool{}
+				}
+				g.tagged[floc+"\x00"+p.key] = true
 			}
 			if f.mcp != nil {
 				g.headerTag(f, floc, len(stack) == 1)
@@ -227,7 +245,7 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 			g.check(f.typ, floc, stack)
 		}
 	default:
-		g.problem(loc, "%s values cannot be represented in JSON", t)
+		g.refuse(loc, "%s values cannot be represented in JSON", t)
 	}
 }
 
@@ -272,22 +290,24 @@ func deriveSchema(key schemaKey) (_ []byte, err error) {
 	g := &schemaGen{output: output, form: key.form}
 	label := typeLabel(t)
 	g.check(t, label, nil)
-	if len(g.problems) > 0 {
+	if g.structural {
 		return nil, g.err()
 	}
+	// Tag and name problems do not stop the derivation: what the derived
+	// schema breaks is reported with them, in one round.
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: cannot derive a schema: %v", label, r)
+			err = g.underived(label, fmt.Errorf("%v", r))
 		}
 	}()
 	r := &jsonschema.Reflector{Anonymous: true, DoNotReference: true, ExpandedStruct: true, Mapper: textMapper(output)}
 	raw, err := json.Marshal(r.ReflectFromType(t))
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot derive a schema: %w", label, err)
+		return nil, g.underived(label, err)
 	}
 	tree, err := parseOrdered(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot derive a schema: %w", label, err)
+		return nil, g.underived(label, err)
 	}
 	if o, ok := tree.(*object); ok {
 		o.del("$schema")
@@ -300,20 +320,20 @@ func deriveSchema(key schemaKey) (_ []byte, err error) {
 	if output && nilable(t) {
 		tree = nullable(tree)
 	}
-	if len(g.problems) > 0 {
-		return nil, g.err()
-	}
 	var buf bytes.Buffer
 	if err := writeOrdered(&buf, tree); err != nil {
-		return nil, err
+		return nil, g.underived(label, err)
 	}
 	// What the tags produced must be a schema, and a satisfiable one.
 	doc, err := schemacheck.Parse(buf.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot derive a schema: %w", label, err)
+		return nil, g.underived(label, err)
 	}
 	for _, p := range schemacheck.Check(doc) {
 		path, keyword := fieldPath(t, label, p.Pointer)
+		if g.tagged[path+"\x00"+keyword] {
+			continue // the tag that wrote it is already reported
+		}
 		g.problem(path, "%s: %s", keyword, p.Message)
 	}
 	if len(g.problems) > 0 {
@@ -375,9 +395,27 @@ func fieldPath(t reflect.Type, label, ptr string) (path, keyword string) {
 	return path, keyword
 }
 
-func (g *schemaGen) err() error {
-	return errors.New(strings.Join(g.problems, "; "))
+// underived is the error of a derivation that failed with err. When tag
+// problems were found first, they are what failed it (a bound the
+// generator writes as a number JSON cannot hold, say), and they alone are
+// reported: fixing them fixes the derivation.
+func (g *schemaGen) underived(label string, err error) error {
+	if len(g.problems) > 0 {
+		return g.err()
+	}
+	return fmt.Errorf("%s: cannot derive a schema: %w", label, err)
 }
+
+func (g *schemaGen) err() error {
+	return schemaProblems(g.problems)
+}
+
+// schemaProblems is the error of a schema that cannot be derived: one
+// entry per problem, each "<Go path>: <what is wrong>", so that
+// compilation reports every one as a mistake of its own.
+type schemaProblems []string
+
+func (e schemaProblems) Error() string { return strings.Join(e, "; ") }
 
 func typeLabel(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
