@@ -372,13 +372,14 @@ func TestCheckedTagsArePublished(t *testing.T) {
 }
 
 // A tag whose value is wrong writes a keyword the derived schema's own
-// check refuses too: the mistake is reported once, as the tag's. Every
+// check refuses too (multipleOf=0): the mistake is reported once, as the
+// tag's. Every
 // other problem of the struct is reported beside it, each on its own.
 func TestTagMistakesReportedOnceEach(t *testing.T) {
 	type in struct {
-		Short string `json:"short" jsonschema:"maxLength=-3"`
-		Range int    `json:"range" jsonschema:"minimum=5,maximum=2"`
-		Typo  string `json:"typo" jsonschema:"patern=x"`
+		Step  float64 `json:"step" jsonschema:"multipleOf=0"`
+		Range int     `json:"range" jsonschema:"minimum=5,maximum=2"`
+		Typo  string  `json:"typo" jsonschema:"patern=x"`
 	}
 	app := agnara.New("app", nil)
 	app.Capability(func(in) error { return nil }, &agnara.CapabilityOptions{Name: "x"})
@@ -392,7 +393,7 @@ func TestTagMistakesReportedOnceEach(t *testing.T) {
 		got = append(got, msg[strings.Index(msg, "app.x: ")+len("app.x: "):])
 	}
 	want := []string{
-		"input in.Short: jsonschema tag maxLength=-3: want a non-negative integer",
+		"input in.Step: jsonschema tag multipleOf=0: want a number greater than 0",
 		`input in.Typo: unknown jsonschema tag key "patern" (did you mean "pattern"?)`,
 		"input in.Range: minimum: minimum 5 is greater than maximum 2: no value satisfies both",
 	}

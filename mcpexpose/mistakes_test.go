@@ -210,26 +210,31 @@ type pageRef struct {
 
 // An exposure's checks that need a plan (a template variable that is no
 // input field) run on every plan that compiled, even when another
-// capability has a mistake of its own.
+// capability has a mistake of its own; and a declaration of a capability
+// without a plan still counts for duplicates.
 func TestPlanChecksRunBesideApplicationMistakes(t *testing.T) {
 	app := agnara.New("app", nil)
 	exp := mcpexpose.New(app)
 	broken := nextLine()
-	app.Capability(func(searchKey) error { return nil }, &agnara.CapabilityOptions{Name: "search"})
+	search := app.Capability(func(searchKey) error { return nil }, &agnara.CapabilityOptions{Name: "search", Description: "Searches."})
 	page := app.Capability(func(context.Context, pageRef) (string, error) { return "", nil }, &agnara.CapabilityOptions{Name: "page", Description: "A page."})
+	exp.ResourceTemplate(search, &mcpexpose.ResourceTemplateOptions{URITemplate: "pages://{page}"})
+	dup := nextLine()
+	exp.ResourceTemplate(page, &mcpexpose.ResourceTemplateOptions{URITemplate: "pages://{page}"})
 	tmpl := nextLine()
 	exp.ResourceTemplate(page, &mcpexpose.ResourceTemplateOptions{URITemplate: "pages://{n}"})
 	_, err := exp.Compile()
 	for _, want := range []string{
 		broken + `: app.search: input searchKey.Query: unknown jsonschema tag key "minLenght"`,
+		dup + `: pages://{page}: duplicate resource template (first declared at `,
 		tmpl + `: pages://{n}: template variable {n} is not a field of the input of app.page`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Compile = %v\nwant it to report %q", err, want)
 		}
 	}
-	if got := len(mistakesOf(t, err)); got != 2 {
-		t.Errorf("Compile reported %d mistakes, want 2:\n%v", got, err)
+	if got := len(mistakesOf(t, err)); got != 3 {
+		t.Errorf("Compile reported %d mistakes, want 3:\n%v", got, err)
 	}
 }
 
