@@ -172,7 +172,7 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 		if opts.InputSchema != nil {
 			fail("InputSchema is only for capabilities whose input is json.RawMessage; the schema of %s is derived from it", sig.inType)
 		}
-		s, err := generateSchema(sig.inType, false)
+		s, v, err := generateInputSchema(sig.inType)
 		if err != nil {
 			failSchema("input", err)
 		} else if root, _ := parseOrdered(s); !isObjectSchema(root) {
@@ -180,7 +180,7 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 		} else if d, err := newInputDecoder(sig.inType); err != nil {
 			fail("input %v", err)
 		} else {
-			p.inputSchema, p.decoder = s, d
+			p.inputSchema, p.validator, p.decoder = s, v, d
 		}
 	case rawInput:
 		if opts.InputSchema == nil {
@@ -196,7 +196,7 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 		}
 		p.inputSchema = emptyObjectSchema
 	}
-	if p.inputSchema != nil {
+	if p.inputSchema != nil && p.validator == nil {
 		v, err := compileValidator(p.inputSchema)
 		if err != nil {
 			fail("input schema does not compile: %v", err)

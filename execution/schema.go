@@ -14,6 +14,7 @@ import (
 
 	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/invopop/jsonschema"
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agnara-go/agnara/internal/portableschema"
 )
@@ -253,9 +254,34 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 // objects, field order kept, no $schema, $id or default. For output schemas,
 // values Go may encode as null (nil pointers, slices and maps that are not
 // omitempty) are declared nullable.
-// schemas caches generated schemas by Go type and direction: a type's
-// schema never changes within a process.
-var schemas sync.Map // schemaKey -> []byte
+func generateSchema(t reflect.Type, output bool) ([]byte, error) {
+	d, err := cachedSchema(schemaKey{t: t, output: output})
+	return d.schema, err
+}
+
+// generateInputSchema is generateSchema for an input type, with the
+// validator compiled from the schema.
+func generateInputSchema(t reflect.Type) ([]byte, *jsv.Schema, error) {
+	d, err := cachedSchema(schemaKey{t: t})
+	return d.schema, d.validator, err
+}
+
+// generateFormSchema is generateSchema for an elicitation form: the same
+// derivation and checks, except that default values are kept.
+func generateFormSchema(t reflect.Type) ([]byte, error) {
+	d, err := cachedSchema(schemaKey{t: t, form: true})
+	return d.schema, err
+}
+
+// schemas caches derived schemas, and the validators of input schemas, by
+// Go type and direction: a type's schema never changes within a process,
+// and a process has as many types as its code (and reflect.StructOf) made.
+// The validators are kept here, by type, rather than only in the bounded
+// cache by schema text (schemacheck.CompileShared), so that compiling an
+// application of more input types than that cache holds again (a swap, a
+// test binary) costs no more per capability than compiling a small one
+// (ADR 0054). Failures are not kept.
+var schemas sync.Map // schemaKey -> derived
 
 type schemaKey struct {
 	t      reflect.Type
@@ -263,35 +289,35 @@ type schemaKey struct {
 	form   bool
 }
 
-func generateSchema(t reflect.Type, output bool) ([]byte, error) {
-	return cachedSchema(schemaKey{t: t, output: output})
+// derived is a derived schema; validator is set for input schemas only.
+// Both are shared: the schema is cloned for each caller, and a compiled
+// validator is immutable.
+type derived struct {
+	schema    []byte
+	validator *jsv.Schema
 }
 
-// generateFormSchema is generateSchema for an elicitation form: the same
-// derivation and checks, except that default values are kept.
-func generateFormSchema(t reflect.Type) ([]byte, error) {
-	return cachedSchema(schemaKey{t: t, form: true})
-}
-
-func cachedSchema(key schemaKey) ([]byte, error) {
-	if b, ok := schemas.Load(key); ok {
-		return slices.Clone(b.([]byte)), nil
+func cachedSchema(key schemaKey) (derived, error) {
+	if d, ok := schemas.Load(key); ok {
+		d := d.(derived)
+		d.schema = slices.Clone(d.schema)
+		return d, nil
 	}
-	b, err := deriveSchema(key)
+	d, err := deriveSchema(key)
 	if err != nil {
-		return nil, err
+		return derived{}, err
 	}
-	schemas.Store(key, slices.Clone(b))
-	return b, nil
+	schemas.Store(key, derived{schema: slices.Clone(d.schema), validator: d.validator})
+	return d, nil
 }
 
-func deriveSchema(key schemaKey) (_ []byte, err error) {
+func deriveSchema(key schemaKey) (_ derived, err error) {
 	t, output := key.t, key.output
 	g := &schemaGen{output: output, form: key.form}
 	label := typeLabel(t)
 	g.check(t, label, nil)
 	if g.structural {
-		return nil, g.err()
+		return derived{}, g.err()
 	}
 	// Tag and name problems do not stop the derivation: what the derived
 	// schema breaks is reported with them, in one round.
@@ -303,11 +329,11 @@ func deriveSchema(key schemaKey) (_ []byte, err error) {
 	r := &jsonschema.Reflector{Anonymous: true, DoNotReference: true, ExpandedStruct: true, Mapper: textMapper(output)}
 	raw, err := json.Marshal(r.ReflectFromType(t))
 	if err != nil {
-		return nil, g.underived(label, err)
+		return derived{}, g.underived(label, err)
 	}
 	tree, err := parseOrdered(raw)
 	if err != nil {
-		return nil, g.underived(label, err)
+		return derived{}, g.underived(label, err)
 	}
 	if o, ok := tree.(*object); ok {
 		o.del("$schema")
@@ -322,14 +348,28 @@ func deriveSchema(key schemaKey) (_ []byte, err error) {
 	}
 	var buf bytes.Buffer
 	if err := writeOrdered(&buf, tree); err != nil {
-		return nil, g.underived(label, err)
+		return derived{}, g.underived(label, err)
 	}
 	// What the tags produced must be a schema, and a satisfiable one.
 	doc, err := schemacheck.Parse(buf.Bytes())
 	if err != nil {
-		return nil, g.underived(label, err)
+		return derived{}, g.underived(label, err)
 	}
-	for _, p := range schemacheck.Check(doc) {
+	// An input schema is compiled for validation here, which checks it
+	// against the meta-schema as it compiles (one validation, not two).
+	var (
+		problems []schemacheck.Problem
+		v        *jsv.Schema
+	)
+	if !output && !key.form {
+		v, problems, err = schemacheck.CompileChecked(buf.Bytes(), doc)
+		if err != nil {
+			g.problem(label, "schema does not compile: %v", err)
+		}
+	} else {
+		problems = schemacheck.Check(doc)
+	}
+	for _, p := range problems {
 		path, keyword := fieldPath(t, label, p.Pointer)
 		if g.tagged[path+"\x00"+keyword] {
 			continue // the tag that wrote it is already reported
@@ -337,9 +377,9 @@ func deriveSchema(key schemaKey) (_ []byte, err error) {
 		g.problem(path, "%s: %s", keyword, p.Message)
 	}
 	if len(g.problems) > 0 {
-		return nil, g.err()
+		return derived{}, g.err()
 	}
-	return buf.Bytes(), nil
+	return derived{schema: buf.Bytes(), validator: v}, nil
 }
 
 // fieldPath turns the JSON Pointer of a keyword in t's schema, such as
