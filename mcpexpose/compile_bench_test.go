@@ -41,7 +41,7 @@ func BenchmarkCompile(b *testing.B) {
 func BenchmarkCompileDistinct(b *testing.B) {
 	first := os.Getenv("AGNARA_BENCH_FIRST") == "1"
 	for _, n := range []int{1000, 10000} {
-		fns := distinctFuncs(n*10, n) // types of their own, for each n
+		fns := distinctFuncs(n*10, n, true) // types of their own, for each n
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			if !first {
 				compileDistinct(b, fns)
@@ -68,8 +68,8 @@ func compileDistinct(tb testing.TB, fns []any) {
 
 // distinctFuncs returns n capability functions func(context.Context, In)
 // (Out, error) whose In and Out are struct types of their own, numbered
-// from first.
-func distinctFuncs(first, n int) []any {
+// from first; without output, func(context.Context, In) error.
+func distinctFuncs(first, n int, output bool) []any {
 	fns := make([]any, n)
 	for k := range fns {
 		i := first + k
@@ -80,9 +80,17 @@ func distinctFuncs(first, n int) []any {
 		out := reflect.StructOf([]reflect.StructField{
 			{Name: fmt.Sprintf("Out%d", i), Type: reflect.TypeFor[string](), Tag: reflect.StructTag(fmt.Sprintf(`json:"out%d"`, i))},
 		})
-		ft := reflect.FuncOf([]reflect.Type{reflect.TypeFor[context.Context](), in}, []reflect.Type{out, reflect.TypeFor[error]()}, false)
+		results := []reflect.Type{out, reflect.TypeFor[error]()}
+		if !output {
+			results = results[1:]
+		}
+		ft := reflect.FuncOf([]reflect.Type{reflect.TypeFor[context.Context](), in}, results, false)
 		fns[k] = reflect.MakeFunc(ft, func([]reflect.Value) []reflect.Value {
-			return []reflect.Value{reflect.Zero(out), reflect.Zero(reflect.TypeFor[error]())}
+			zeros := make([]reflect.Value, len(results))
+			for i, r := range results {
+				zeros[i] = reflect.Zero(r)
+			}
+			return zeros
 		}).Interface()
 	}
 	return fns
