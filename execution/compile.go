@@ -21,37 +21,63 @@ type Plans struct {
 // freezes app: capabilities registered later are reported as errors by the
 // next compile and are never served.
 //
-// Compile does not stop at the first mistake: it returns every mistake it
-// finds (registration, signature, schema, dependency graph), joined, each
-// prefixed with the file:line of the registration that made it, and no plans.
-// Compiling the same application again returns equivalent plans, sharing the
-// application's singleton dependencies.
+// Compile does not stop at the first mistake, nor at the first capability
+// with one: it returns every mistake it finds (registration, signature,
+// schema, struct tags, dependency graph) in one round, and no plans. The
+// error is an errors.Join of one error per mistake, in registration order;
+// each reads "file:line: <app>.<capability>: what is wrong", with the
+// file:line of the registration that made it and, for a schema or tag
+// mistake, the Go path of the field ("input SearchInput.Limit: ..."). Its
+// Unwrap() []error lists them. Compiling the same application again returns
+// equivalent plans, sharing the application's singleton dependencies.
 func Compile(app *agnara.App) (*Plans, error) {
-	frozen := registry.Freeze[*agnara.Capability](app)
-	var errs []error
-	if frozen.Err != nil {
-		errs = append(errs, frozen.Err)
-	}
-	ps := &Plans{app: app, index: make(map[string]*Plan, len(frozen.Capabilities))}
-	limiter, err := NewLocalLimiter(nil)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range frozen.Capabilities {
-		p, perrs := compilePlan(&frozen, c)
-		if p != nil {
-			p.limiter = limiter
-		}
-		errs = append(errs, perrs...)
-		if p != nil {
-			ps.list = append(ps.list, p)
-			ps.index[p.identity] = p
-		}
-	}
+	ps, errs := compile(app)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return ps, nil
+}
+
+func init() { registry.InstallCompiler(compile) }
+
+// compile compiles every capability of app, and returns the plans of those
+// without a mistake and every mistake found, one error each. Exposures
+// check their own declarations against the plans it did compile
+// (registry.Compile), so that their mistakes are reported in the same round
+// as the application's.
+func compile(app *agnara.App) (*Plans, []error) {
+	frozen := registry.Freeze[*agnara.Capability](app)
+	errs := mistakes(nil, frozen.Err)
+	ps := &Plans{app: app, index: make(map[string]*Plan, len(frozen.Capabilities))}
+	limiter, err := NewLocalLimiter(nil)
+	if err != nil {
+		return ps, append(errs, err)
+	}
+	for _, c := range frozen.Capabilities {
+		p, perrs := compilePlan(&frozen, c)
+		errs = append(errs, perrs...)
+		if p != nil {
+			p.limiter = limiter
+			ps.list = append(ps.list, p)
+			ps.index[p.identity] = p
+		}
+	}
+	return ps, errs
+}
+
+// mistakes appends to dst each mistake err reports: the errors it joins,
+// recursively, or err itself. A nil err adds nothing.
+func mistakes(dst []error, err error) []error {
+	if err == nil {
+		return dst
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			dst = mistakes(dst, e)
+		}
+		return dst
+	}
+	return append(dst, err)
 }
 
 // App returns the application the plans were compiled from.
@@ -80,12 +106,21 @@ func (ps *Plans) All() []*Plan {
 
 func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability) (*Plan, []error) {
 	def := registry.Define(c)
-	var errs []error
-	if def.Err != nil {
-		errs = append(errs, def.Err)
-	}
+	errs := mistakes(nil, def.Err)
 	fail := func(format string, args ...any) {
 		errs = append(errs, site.Errorf(def.Site, c.Identity(), format, args...))
+	}
+	// failSchema reports each problem of a schema derivation as a mistake
+	// of its own.
+	failSchema := func(what string, err error) {
+		var ps schemaProblems
+		if !errors.As(err, &ps) {
+			fail("%s %v", what, err)
+			return
+		}
+		for _, p := range ps {
+			fail("%s %s", what, p)
+		}
 	}
 	fn := reflect.ValueOf(def.Func)
 	if def.Func == nil || fn.Kind() != reflect.Func || fn.IsNil() {
@@ -137,15 +172,15 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 		if opts.InputSchema != nil {
 			fail("InputSchema is only for capabilities whose input is json.RawMessage; the schema of %s is derived from it", sig.inType)
 		}
-		s, err := generateSchema(sig.inType, false)
+		s, v, err := generateInputSchema(sig.inType)
 		if err != nil {
-			fail("input %v", err)
+			failSchema("input", err)
 		} else if root, _ := parseOrdered(s); !isObjectSchema(root) {
 			fail("input %s is not encoded as a JSON object; arguments are always an object", sig.inType)
 		} else if d, err := newInputDecoder(sig.inType); err != nil {
 			fail("input %v", err)
 		} else {
-			p.inputSchema, p.decoder = s, d
+			p.inputSchema, p.validator, p.decoder = s, v, d
 		}
 	case rawInput:
 		if opts.InputSchema == nil {
@@ -161,7 +196,7 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 		}
 		p.inputSchema = emptyObjectSchema
 	}
-	if p.inputSchema != nil {
+	if p.inputSchema != nil && p.validator == nil {
 		v, err := compileValidator(p.inputSchema)
 		if err != nil {
 			fail("input schema does not compile: %v", err)
@@ -184,7 +219,7 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 	case sig.out != nil && !sig.content:
 		s, err := generateSchema(sig.out, true)
 		if err != nil {
-			fail("output %v", err)
+			failSchema("output", err)
 		}
 		p.outputSchema = s
 		p.outputEnforced = err == nil && outputEnforced(sig.out, s)

@@ -13,6 +13,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/di"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/google/go-cmp/cmp"
 )
 
 // here returns "compile_test.go:<line of the caller>".
@@ -367,5 +368,36 @@ func TestCheckedTagsArePublished(t *testing.T) {
 		if !strings.Contains(schema, want) {
 			t.Errorf("schema %s\ndoes not contain %s", schema, want)
 		}
+	}
+}
+
+// A tag whose value is wrong writes a keyword the derived schema's own
+// check refuses too (multipleOf=0): the mistake is reported once, as the
+// tag's. Every
+// other problem of the struct is reported beside it, each on its own.
+func TestTagMistakesReportedOnceEach(t *testing.T) {
+	type in struct {
+		Step  float64 `json:"step" jsonschema:"multipleOf=0"`
+		Range int     `json:"range" jsonschema:"minimum=5,maximum=2"`
+		Typo  string  `json:"typo" jsonschema:"patern=x"`
+	}
+	app := agnara.New("app", nil)
+	app.Capability(func(in) error { return nil }, &agnara.CapabilityOptions{Name: "x"})
+	_, err := execution.Compile(app)
+	if err == nil {
+		t.Fatal("Compile succeeded")
+	}
+	var got []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		msg := e.Error()
+		got = append(got, msg[strings.Index(msg, "app.x: ")+len("app.x: "):])
+	}
+	want := []string{
+		"input in.Step: jsonschema tag multipleOf=0: want a number greater than 0",
+		`input in.Typo: unknown jsonschema tag key "patern" (did you mean "pattern"?)`,
+		"input in.Range: minimum: minimum 5 is greater than maximum 2: no value satisfies both",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mistakes (-want +got):\n%s", diff)
 	}
 }

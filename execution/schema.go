@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/invopop/jsonschema"
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agnara-go/agnara/internal/portableschema"
 )
@@ -158,10 +158,25 @@ type schemaGen struct {
 	form     bool
 	problems []string
 	headers  map[string]string // header parameter names, lowercased -> Go path
+	// structural is set by a problem in the type's shape, which the
+	// reflector must not see (it would panic or recurse forever on some).
+	// Other problems (tags, names) leave the schema derivable, so that its
+	// own problems are reported in the same round.
+	structural bool
+	// tagged are the keywords a tag problem was reported for, by location:
+	// the meta-schema check of the derived schema does not report them
+	// again.
+	tagged map[string]bool
 }
 
 func (g *schemaGen) problem(loc, format string, args ...any) {
 	g.problems = append(g.problems, loc+": "+fmt.Sprintf(format, args...))
+}
+
+// refuse reports a problem in the type's shape (see structural).
+func (g *schemaGen) refuse(loc, format string, args ...any) {
+	g.structural = true
+	g.problem(loc, format, args...)
 }
 
 // check rejects Go types whose JSON form cannot be described by a
@@ -175,15 +190,15 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 	case t == timeType, t == rawMessageType, implements(t, customSchema):
 		return
 	case t == urlType:
-		g.problem(loc, "url.URL does not encode as a string; use a string field with jsonschema:\"format=uri\"")
+		g.refuse(loc, "url.URL does not encode as a string; use a string field with jsonschema:\"format=uri\"")
 		return
 	case implements(t, jsonMarshaler) || implements(t, jsonUnmarsh):
-		g.problem(loc, "%s has its own JSON encoding, so its schema cannot be derived; give it a JSONSchema() *jsonschema.Schema method", t)
+		g.refuse(loc, "%s has its own JSON encoding, so its schema cannot be derived; give it a JSONSchema() *jsonschema.Schema method", t)
 		return
 	case isText(t, g.output):
 		return
 	case !g.output && implements(t, textMarshaler):
-		g.problem(loc, "%s implements encoding.TextMarshaler but not encoding.TextUnmarshaler, so it cannot be decoded from its text form", t)
+		g.refuse(loc, "%s implements encoding.TextMarshaler but not encoding.TextUnmarshaler, so it cannot be decoded from its text form", t)
 		return
 	}
 	switch t.Kind() {
@@ -193,24 +208,24 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 		reflect.Float32, reflect.Float64:
 	case reflect.Interface:
 		if !g.output && t.NumMethod() > 0 {
-			g.problem(loc, "interface type %s cannot be decoded from JSON; use a concrete type", t)
+			g.refuse(loc, "interface type %s cannot be decoded from JSON; use a concrete type", t)
 		}
 	case reflect.Slice, reflect.Array:
 		g.check(t.Elem(), loc+"[]", stack)
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
-			g.problem(loc, "map key type %s: only string keys can be described", t.Key())
+			g.refuse(loc, "map key type %s: only string keys can be described", t.Key())
 			return
 		}
 		g.check(t.Elem(), loc+"[key]", stack)
 	case reflect.Struct:
 		if slices.Contains(stack, t) {
-			g.problem(loc, "recursive type %s cannot be described without $ref", t)
+			g.refuse(loc, "recursive type %s cannot be described without $ref", t)
 			return
 		}
 		fields, problems := structFields(t)
 		for _, p := range problems {
-			g.problem(loc, "%s", p)
+			g.refuse(loc, "%s", p)
 		}
 		stack = append(stack, t)
 		for _, f := range fields {
@@ -219,7 +234,11 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 				g.problem(floc, "exported field has no JSON name, so callers would see the Go name %q: tag it json:\"<name>\" (or json:\"-\" to leave it out)", f.name)
 			}
 			for _, p := range tagProblems(f.tag, f.typ, g.output) {
-				g.problem(floc, "%s", p)
+				g.problem(floc, "%s", p.msg)
+				if g.tagged == nil {
+					g.tagged = map[string]bool{}
+				}
+				g.tagged[floc+"\x00"+p.key] = true
 			}
 			if f.mcp != nil {
 				g.headerTag(f, floc, len(stack) == 1)
@@ -227,7 +246,7 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 			g.check(f.typ, floc, stack)
 		}
 	default:
-		g.problem(loc, "%s values cannot be represented in JSON", t)
+		g.refuse(loc, "%s values cannot be represented in JSON", t)
 	}
 }
 
@@ -235,9 +254,34 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 // objects, field order kept, no $schema, $id or default. For output schemas,
 // values Go may encode as null (nil pointers, slices and maps that are not
 // omitempty) are declared nullable.
-// schemas caches generated schemas by Go type and direction: a type's
-// schema never changes within a process.
-var schemas sync.Map // schemaKey -> []byte
+func generateSchema(t reflect.Type, output bool) ([]byte, error) {
+	d, err := cachedSchema(schemaKey{t: t, output: output})
+	return d.schema, err
+}
+
+// generateInputSchema is generateSchema for an input type, with the
+// validator compiled from the schema.
+func generateInputSchema(t reflect.Type) ([]byte, *jsv.Schema, error) {
+	d, err := cachedSchema(schemaKey{t: t})
+	return d.schema, d.validator, err
+}
+
+// generateFormSchema is generateSchema for an elicitation form: the same
+// derivation and checks, except that default values are kept.
+func generateFormSchema(t reflect.Type) ([]byte, error) {
+	d, err := cachedSchema(schemaKey{t: t, form: true})
+	return d.schema, err
+}
+
+// schemas caches derived schemas, and the validators of input schemas, by
+// Go type and direction: a type's schema never changes within a process,
+// and a process has as many types as its code (and reflect.StructOf) made.
+// The validators are kept here, by type, rather than only in the bounded
+// cache by schema text (schemacheck.CompileShared), so that compiling an
+// application of more input types than that cache holds again (a swap, a
+// test binary) costs no more per capability than compiling a small one
+// (ADR 0054). Failures are not kept.
+var schemas sync.Map // schemaKey -> derived
 
 type schemaKey struct {
 	t      reflect.Type
@@ -245,49 +289,51 @@ type schemaKey struct {
 	form   bool
 }
 
-func generateSchema(t reflect.Type, output bool) ([]byte, error) {
-	return cachedSchema(schemaKey{t: t, output: output})
+// derived is a derived schema; validator is set for input schemas only.
+// Both are shared: the schema is cloned for each caller, and a compiled
+// validator is immutable.
+type derived struct {
+	schema    []byte
+	validator *jsv.Schema
 }
 
-// generateFormSchema is generateSchema for an elicitation form: the same
-// derivation and checks, except that default values are kept.
-func generateFormSchema(t reflect.Type) ([]byte, error) {
-	return cachedSchema(schemaKey{t: t, form: true})
-}
-
-func cachedSchema(key schemaKey) ([]byte, error) {
-	if b, ok := schemas.Load(key); ok {
-		return slices.Clone(b.([]byte)), nil
+func cachedSchema(key schemaKey) (derived, error) {
+	if d, ok := schemas.Load(key); ok {
+		d := d.(derived)
+		d.schema = slices.Clone(d.schema)
+		return d, nil
 	}
-	b, err := deriveSchema(key)
+	d, err := deriveSchema(key)
 	if err != nil {
-		return nil, err
+		return derived{}, err
 	}
-	schemas.Store(key, slices.Clone(b))
-	return b, nil
+	schemas.Store(key, derived{schema: slices.Clone(d.schema), validator: d.validator})
+	return d, nil
 }
 
-func deriveSchema(key schemaKey) (_ []byte, err error) {
+func deriveSchema(key schemaKey) (_ derived, err error) {
 	t, output := key.t, key.output
 	g := &schemaGen{output: output, form: key.form}
 	label := typeLabel(t)
 	g.check(t, label, nil)
-	if len(g.problems) > 0 {
-		return nil, g.err()
+	if g.structural {
+		return derived{}, g.err()
 	}
+	// Tag and name problems do not stop the derivation: what the derived
+	// schema breaks is reported with them, in one round.
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: cannot derive a schema: %v", label, r)
+			err = g.underived(label, fmt.Errorf("%v", r))
 		}
 	}()
 	r := &jsonschema.Reflector{Anonymous: true, DoNotReference: true, ExpandedStruct: true, Mapper: textMapper(output)}
 	raw, err := json.Marshal(r.ReflectFromType(t))
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot derive a schema: %w", label, err)
+		return derived{}, g.underived(label, err)
 	}
 	tree, err := parseOrdered(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot derive a schema: %w", label, err)
+		return derived{}, g.underived(label, err)
 	}
 	if o, ok := tree.(*object); ok {
 		o.del("$schema")
@@ -300,26 +346,40 @@ func deriveSchema(key schemaKey) (_ []byte, err error) {
 	if output && nilable(t) {
 		tree = nullable(tree)
 	}
-	if len(g.problems) > 0 {
-		return nil, g.err()
-	}
 	var buf bytes.Buffer
 	if err := writeOrdered(&buf, tree); err != nil {
-		return nil, err
+		return derived{}, g.underived(label, err)
 	}
 	// What the tags produced must be a schema, and a satisfiable one.
 	doc, err := schemacheck.Parse(buf.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot derive a schema: %w", label, err)
+		return derived{}, g.underived(label, err)
 	}
-	for _, p := range schemacheck.Check(doc) {
+	// An input schema is compiled for validation here, which checks it
+	// against the meta-schema as it compiles (one validation, not two).
+	var (
+		problems []schemacheck.Problem
+		v        *jsv.Schema
+	)
+	if !output && !key.form {
+		v, problems, err = schemacheck.CompileChecked(buf.Bytes(), doc)
+		if err != nil {
+			g.problem(label, "schema does not compile: %v", err)
+		}
+	} else {
+		problems = schemacheck.Check(doc)
+	}
+	for _, p := range problems {
 		path, keyword := fieldPath(t, label, p.Pointer)
+		if g.tagged[path+"\x00"+keyword] {
+			continue // the tag that wrote it is already reported
+		}
 		g.problem(path, "%s: %s", keyword, p.Message)
 	}
 	if len(g.problems) > 0 {
-		return nil, g.err()
+		return derived{}, g.err()
 	}
-	return buf.Bytes(), nil
+	return derived{schema: buf.Bytes(), validator: v}, nil
 }
 
 // fieldPath turns the JSON Pointer of a keyword in t's schema, such as
@@ -375,9 +435,27 @@ func fieldPath(t reflect.Type, label, ptr string) (path, keyword string) {
 	return path, keyword
 }
 
-func (g *schemaGen) err() error {
-	return errors.New(strings.Join(g.problems, "; "))
+// underived is the error of a derivation that failed with err. When tag
+// problems were found first, they are what failed it (a bound the
+// generator writes as a number JSON cannot hold, say), and they alone are
+// reported: fixing them fixes the derivation.
+func (g *schemaGen) underived(label string, err error) error {
+	if len(g.problems) > 0 {
+		return g.err()
+	}
+	return fmt.Errorf("%s: cannot derive a schema: %w", label, err)
 }
+
+func (g *schemaGen) err() error {
+	return schemaProblems(g.problems)
+}
+
+// schemaProblems is the error of a schema that cannot be derived: one
+// entry per problem, each "<Go path>: <what is wrong>", so that
+// compilation reports every one as a mistake of its own.
+type schemaProblems []string
+
+func (e schemaProblems) Error() string { return strings.Join(e, "; ") }
 
 func typeLabel(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {

@@ -84,12 +84,17 @@ func splitTag(tag string) []string {
 // one the generator reads for t's JSON type, and every value one it can
 // parse into a valid keyword. Bounds that contradict each other are found
 // later, in the generated schema.
-func tagProblems(tag string, t reflect.Type, output bool) []string {
+func tagProblems(tag string, t reflect.Type, output bool) []tagProblem {
 	if tag == "" {
 		return nil
 	}
-	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	var (
+		problems []tagProblem
+		key      string
+	)
+	bad := func(format string, args ...any) {
+		problems = append(problems, tagProblem{key: key, msg: fmt.Sprintf(format, args...)})
+	}
 	items := splitTag(tag)
 	kind := jsonKind(t, output)
 	var elemKind string
@@ -110,7 +115,9 @@ func tagProblems(tag string, t reflect.Type, output bool) []string {
 		}
 	}
 	for i, item := range items {
-		key, val, hasVal := strings.Cut(item, "=")
+		var val string
+		var hasVal bool
+		key, val, hasVal = strings.Cut(item, "=")
 		switch {
 		case item == "":
 			continue
@@ -160,6 +167,12 @@ func tagProblems(tag string, t reflect.Type, output bool) []string {
 		}
 	}
 	return problems
+}
+
+// tagProblem is one problem of a jsonschema tag: the key it is about and
+// what is wrong with it.
+type tagProblem struct {
+	key, msg string
 }
 
 // tagValueProblem says why val is not a value the generator turns into

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/internal/site"
 )
 
@@ -90,13 +91,15 @@ func (e *Exposure) Tool(c *agnara.Capability, opts *ToolOptions) {
 	if d.name == "" {
 		d.name = c.Identity()
 	}
+	// A tool with a bad task option is still declared, so that its other
+	// mistakes (name, description, input) are reported in the same round.
 	if d.task > TaskRequired {
 		e.errs = append(e.errs, site.Errorf(s, d.name, "unknown ToolOptions.Task %d", d.task))
-		return
+		d.task, d.askFirst = TaskNever, false
 	}
 	if d.askFirst && d.task == TaskNever {
 		e.errs = append(e.errs, site.Errorf(s, d.name, "ToolOptions.TaskAfterQuestions needs ToolOptions.Task"))
-		return
+		d.askFirst = false
 	}
 	if e.frozen {
 		e.errs = append(e.errs, &site.Error{Site: s, Subject: d.name, Err: ErrFrozen})
@@ -107,9 +110,16 @@ func (e *Exposure) Tool(c *agnara.Capability, opts *ToolOptions) {
 
 // Compile compiles the application (see [execution.Compile]) and the
 // declared tools into an immutable snapshot, in declaration order. It
-// reports every mistake at once, each with the file:line that made it: the
-// application's own, invalid or duplicate wire names, tools without a
-// description, capabilities of another application.
+// reports every mistake at once, in one round, each with the file:line that
+// made it: the application's own, invalid or duplicate wire names, resource
+// URIs, templates and prompt names, tools without a description,
+// capabilities of another application, and what a declaration's plan
+// cannot serve (a template variable that is no input field, say). The
+// declarations are checked against the plans of every capability compiled
+// without a mistake, whatever the others' mistakes: fixing one mistake
+// never reveals another that was there all along. The error is an
+// errors.Join of one error per mistake, as [execution.Compile]'s is; its
+// Unwrap() []error lists them.
 //
 // Compile closes the exposure: tools declared later are errors. It is
 // idempotent: later calls return the same snapshot, or the mistakes made
@@ -119,49 +129,68 @@ func (e *Exposure) Compile() (*Snapshot, error) {
 	defer e.mu.Unlock()
 	if e.frozen {
 		if len(e.errs) > 0 {
-			return nil, errors.Join(append([]error{e.err}, e.errs...)...)
+			return nil, errors.Join(append(unjoin(e.err), e.errs...)...)
 		}
 		return e.snap, e.err
 	}
 	e.frozen = true
-	e.snap, e.err = e.compile()
-	errs := e.errs
+	snap, errs := e.compile()
+	errs = append(errs, e.errs...)
 	e.errs = nil
 	if len(errs) > 0 {
-		e.snap, e.err = nil, errors.Join(append([]error{e.err}, errs...)...)
+		e.snap, e.err = nil, errors.Join(errs...)
+	} else {
+		e.snap, e.err = snap, nil
 	}
 	return e.snap, e.err
 }
 
-func (e *Exposure) compile() (*Snapshot, error) {
-	plans, err := execution.Compile(e.app)
-	var errs []error
-	if err != nil {
-		errs = append(errs, err)
+// unjoin returns the errors err joins, err itself, or nothing for nil.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
 	}
+	if err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+// compile builds the snapshot and returns every mistake found, one error
+// each. The snapshot is served only when there are none.
+func (e *Exposure) compile() (*Snapshot, []error) {
+	plans, errs := registry.Compile[*execution.Plans](e.app)
+	// With mistakes in the application, a capability without a plan is one
+	// of them, already reported.
+	appFailed := len(errs) > 0
 	snap := &Snapshot{app: e.app, byName: map[string]*tool{}, withdrawn: map[string]*withdrawnTool{}, byURI: map[string]*resource{}, byPrompt: map[string]*prompt{}}
+	c := &checks{names: map[string]site.Site{}, described: map[*agnara.Capability]bool{}}
 	for _, d := range e.decls {
+		named := true
 		if !toolNamePattern.MatchString(d.name) {
 			errs = append(errs, site.Errorf(d.site, d.name, "invalid tool name %q: want 1 to 64 letters, digits, '_', '.' or '-'", d.name))
-			continue
-		}
-		if prev, dup := snap.byName[d.name]; dup {
-			errs = append(errs, site.Errorf(d.site, d.name, "duplicate tool name (first declared at %s)", prev.site))
-			continue
+			named = false
+		} else if prev, dup := c.names[d.name]; dup {
+			errs = append(errs, site.Errorf(d.site, d.name, "duplicate tool name (first declared at %s)", prev))
+			named = false
+		} else {
+			c.names[d.name] = d.site
 		}
 		if d.cap.App() != e.app {
 			errs = append(errs, site.Errorf(d.site, d.name, "capability %s belongs to application %q, not %q", d.cap, d.cap.App().Name(), e.app.Name()))
 			continue
 		}
-		if d.cap.Options().Description == "" {
-			errs = append(errs, site.Errorf(d.site, d.name, "a tool needs a description: set CapabilityOptions.Description of %s (registered at %s)", d.cap, d.cap.Site()))
+		if err := c.describe(d.cap, d.site, d.name, "a tool"); err != nil {
+			errs = append(errs, err)
 		}
-		if plans == nil {
-			continue // the application's own mistakes are already reported
+		if !named {
+			continue
 		}
 		p, ok := plans.Plan(d.cap)
 		if !ok {
-			errs = append(errs, site.Errorf(d.site, d.name, "no plan for capability %s: it was registered after the application was compiled", d.cap))
+			if !appFailed {
+				errs = append(errs, site.Errorf(d.site, d.name, "no plan for capability %s: it was registered after the application was compiled", d.cap))
+			}
 			continue
 		}
 		t, err := newTool(d, p)
@@ -172,12 +201,31 @@ func (e *Exposure) compile() (*Snapshot, error) {
 		snap.tools = append(snap.tools, t)
 		snap.byName[t.name] = t
 	}
-	errs = append(errs, e.compileWithdrawn(snap)...)
-	errs = append(errs, e.compileFeatures(plans, snap)...)
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	errs = append(errs, e.compileWithdrawn(snap, c)...)
+	errs = append(errs, e.compileFeatures(plans, appFailed, snap, c)...)
+	return snap, errs
+}
+
+// checks is what the declaration checks of one compile share: the wire
+// names declared so far (tools and withdrawn tools, whether or not they
+// compiled), and the capabilities whose description has been checked, so
+// that a capability declared twice is reported once.
+type checks struct {
+	names     map[string]site.Site
+	described map[*agnara.Capability]bool
+}
+
+// describe checks, once per capability, that c has the description what
+// (such as "a tool") needs.
+func (c *checks) describe(capability *agnara.Capability, at site.Site, subject, what string) error {
+	if c.described[capability] {
+		return nil
 	}
-	return snap, nil
+	c.described[capability] = true
+	if capability.Options().Description != "" {
+		return nil
+	}
+	return site.Errorf(at, subject, "%s needs a description: set CapabilityOptions.Description of %s (registered at %s)", what, capability, capability.Site())
 }
 
 func (e *Exposure) String() string { return fmt.Sprintf("mcpexpose.Exposure(%s)", e.app.Name()) }

@@ -149,8 +149,13 @@ type resourceTemplate struct {
 
 // compileFeatures compiles the resource, template and prompt declarations
 // into snap, returning every mistake.
-func (e *Exposure) compileFeatures(plans *execution.Plans, snap *Snapshot) []error {
+func (e *Exposure) compileFeatures(plans *execution.Plans, appFailed bool, snap *Snapshot, c *checks) []error {
 	var errs []error
+	// What was declared, compiled or not: a duplicate is reported whatever
+	// else is wrong with either declaration.
+	uris := map[string]site.Site{}
+	templates := map[string]site.Site{}
+	prompts := map[string]site.Site{}
 	for _, d := range e.features {
 		subject := d.cap.Identity()
 		fail := func(format string, args ...any) {
@@ -160,16 +165,15 @@ func (e *Exposure) compileFeatures(plans *execution.Plans, snap *Snapshot) []err
 			fail("capability %s belongs to application %q, not %q", d.cap, d.cap.App().Name(), e.app.Name())
 			continue
 		}
-		if d.cap.Options().Description == "" {
-			fail("a resource or prompt needs a description: set CapabilityOptions.Description of %s (registered at %s)", d.cap, d.cap.Site())
+		if err := c.describe(d.cap, d.site, subject, "a resource or prompt"); err != nil {
+			errs = append(errs, err)
 		}
-		var p *execution.Plan
-		if plans != nil {
-			var ok bool
-			if p, ok = plans.Plan(d.cap); !ok {
-				fail("no plan for capability %s: it was registered after the application was compiled", d.cap)
-				continue
-			}
+		// Without a plan (the capability has a mistake of its own, reported
+		// with the application's), the checks below still run.
+		p, ok := plans.Plan(d.cap)
+		if !ok && !appFailed {
+			fail("no plan for capability %s: it was registered after the application was compiled", d.cap)
+			continue
 		}
 		switch d.kind {
 		case resourceKind:
@@ -182,10 +186,11 @@ func (e *Exposure) compileFeatures(plans *execution.Plans, snap *Snapshot) []err
 				fail("%v", err)
 				continue
 			}
-			if prev, dup := snap.byURI[d.resource.URI]; dup {
-				fail("duplicate resource URI (first declared at %s)", prev.site)
+			if prev, dup := uris[d.resource.URI]; dup {
+				fail("duplicate resource URI (first declared at %s)", prev)
 				continue
 			}
+			uris[d.resource.URI] = d.site
 			if p == nil {
 				continue
 			}
@@ -202,10 +207,11 @@ func (e *Exposure) compileFeatures(plans *execution.Plans, snap *Snapshot) []err
 				continue
 			}
 			subject = d.template.URITemplate
-			if i := slices.IndexFunc(snap.templates, func(t *resourceTemplate) bool { return t.def.URITemplate == d.template.URITemplate }); i >= 0 {
-				fail("duplicate resource template (first declared at %s)", snap.templates[i].site)
+			if prev, dup := templates[d.template.URITemplate]; dup {
+				fail("duplicate resource template (first declared at %s)", prev)
 				continue
 			}
+			templates[d.template.URITemplate] = d.site
 			if p == nil {
 				continue
 			}
@@ -225,10 +231,11 @@ func (e *Exposure) compileFeatures(plans *execution.Plans, snap *Snapshot) []err
 				fail("invalid prompt name %q: want 1 to 64 letters, digits, '_', '.' or '-'", name)
 				continue
 			}
-			if prev, dup := snap.byPrompt[name]; dup {
-				fail("duplicate prompt name (first declared at %s)", prev.site)
+			if prev, dup := prompts[name]; dup {
+				fail("duplicate prompt name (first declared at %s)", prev)
 				continue
 			}
+			prompts[name] = d.site
 			if p == nil {
 				continue
 			}

@@ -90,9 +90,11 @@ func (s *Snapshot) Plan(name string) (*execution.Plan, bool) {
 // for.
 func (s *Snapshot) Scopes() []string {
 	var out []string
+	seen := map[string]bool{}
 	add := func(scopes []string) {
 		for _, sc := range scopes {
-			if !slices.Contains(out, sc) {
+			if !seen[sc] {
+				seen[sc] = true
 				out = append(out, sc)
 			}
 		}
@@ -185,13 +187,18 @@ func newTool(d decl, p *execution.Plan) (*tool, error) {
 	}
 	if !p.ReturnsContent() {
 		env := envelopeSchema(p.OutputSchema())
-		// Tools returning the same type share one envelope validator.
-		v, err := schemacheck.CompileShared(env)
-		if err != nil {
-			return nil, fmt.Errorf("output schema does not compile: %v", err)
-		}
-		t.output = v
 		t.enforced = p.OutputEnforced()
+		if !t.enforced {
+			// Tools returning the same type share one envelope validator.
+			// A tool whose output type guarantees its schema needs none
+			// (successes are not validated), and compiling one per output
+			// type was half of a compile's cost.
+			v, err := schemacheck.CompileShared(env)
+			if err != nil {
+				return nil, fmt.Errorf("output schema does not compile: %v", err)
+			}
+			t.output = v
+		}
 		t.def.OutputSchema = json.RawMessage(env)
 	} else if s := p.OutputSchema(); s != nil {
 		// An execution.Result's own schema, published as it is: the

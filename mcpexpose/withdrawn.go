@@ -109,7 +109,7 @@ type withdrawnTool struct {
 
 // compileWithdrawn adds the declared withdrawn tools to snap, whose tools
 // are compiled, and returns the mistakes found.
-func (e *Exposure) compileWithdrawn(snap *Snapshot) []error {
+func (e *Exposure) compileWithdrawn(snap *Snapshot, c *checks) []error {
 	if len(e.withdrawn) == 0 {
 		return nil
 	}
@@ -121,14 +121,11 @@ func (e *Exposure) compileWithdrawn(snap *Snapshot) []error {
 			errs = append(errs, site.Errorf(d.site, d.name, "invalid tool name %q: want 1 to 64 letters, digits, '_', '.' or '-'", d.name))
 			continue
 		}
-		if prev, dup := snap.byName[d.name]; dup {
-			errs = append(errs, site.Errorf(d.site, d.name, "duplicate tool name (first declared at %s)", prev.site))
+		if prev, dup := c.names[d.name]; dup {
+			errs = append(errs, site.Errorf(d.site, d.name, "duplicate tool name (first declared at %s)", prev))
 			continue
 		}
-		if prev, dup := snap.withdrawn[d.name]; dup {
-			errs = append(errs, site.Errorf(d.site, d.name, "duplicate tool name (first declared at %s)", prev.site))
-			continue
-		}
+		c.names[d.name] = d.site
 		w := *d
 		w.rule = rule
 		// The words of the plan's scope guard (execution's Plan.Invoke),

@@ -5,9 +5,12 @@
 // no code outside this module can reach it.
 //
 // Package agnara installs the two accessors once, when it is initialised
-// ([Install]); package execution calls [Freeze] and [Define]. They are not
-// hooks anyone can swap: nothing outside this module can import this
-// package, and agnara installs them before any of its values exist.
+// ([Install]); package execution calls [Freeze] and [Define]. Package
+// execution in turn installs its compiler ([InstallCompiler]), which
+// exposures call ([Compile]) for the plans compiled without a mistake.
+// They are not hooks anyone can swap: nothing outside this module can
+// import this package, and each is installed by an init function before
+// any value that uses it exists.
 package registry
 
 import (
@@ -53,8 +56,9 @@ type Definition struct {
 type Sealed struct{}
 
 var (
-	freeze any // func(A) Frozen[C]
-	define any // func(C) Definition
+	freeze  any // func(A) Frozen[C]
+	define  any // func(C) Definition
+	compile any // func(A) (P, []error)
 )
 
 // Install connects the compiler to package agnara. Package agnara calls it
@@ -73,4 +77,21 @@ func Freeze[C, A any](app A) Frozen[C] {
 // Define returns what the compiler reads of capability c.
 func Define[C any](c C) Definition {
 	return define.(func(C) Definition)(c)
+}
+
+// InstallCompiler connects exposures to the compiler. Package execution
+// calls it from its init function, once; every exposure package imports
+// execution, so it is installed before an exposure compiles.
+func InstallCompiler[A, P any](compileApp func(A) (P, []error)) {
+	compile = compileApp
+}
+
+// Compile compiles app as execution.Compile does, except that it returns
+// the plans of the capabilities compiled without a mistake together with
+// every mistake, one error each: an exposure checks its own declarations
+// against those plans, so that its mistakes are reported in the same round
+// as the application's (ADR 0054). Plans returned with a mistake are never
+// served. P is *execution.Plans.
+func Compile[P, A any](app A) (P, []error) {
+	return compile.(func(A) (P, []error))(app)
 }

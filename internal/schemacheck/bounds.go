@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Check returns every problem in doc, a schema parsed by [Parse]: what breaks
@@ -102,4 +105,49 @@ func number(v any) (*big.Rat, bool) {
 	}
 	r, ok := new(big.Rat).SetString(s)
 	return r, ok
+}
+
+// CompileChecked compiles schema for validation, sharing the result as
+// [CompileShared] does, and returns the problems [Check] returns for doc
+// (the same schema, parsed by [Parse]), at the cost of one meta-schema
+// validation instead of two: compiling validates the schema against the
+// meta-schema itself, so [CheckMeta] runs only when the compile fails (to
+// name every problem), or when the schema has a keyword whose URI format
+// only CheckMeta asserts ($id, $ref, ...). The validator is nil when there
+// are problems; err is the compile's error when no problem explains it.
+func CompileChecked(schema []byte, doc any) (v *jsonschema.Schema, problems []Problem, err error) {
+	problems = CheckBounds(doc)
+	v, err = CompileShared(schema)
+	if err != nil || hasURIKeyword(doc) {
+		problems = append(problems, CheckMeta(doc)...)
+	}
+	if len(problems) > 0 {
+		return nil, sorted(problems), nil
+	}
+	return v, nil, err
+}
+
+// uriKeywords are the 2020-12 keywords whose values the meta-schema gives
+// a URI format: compiling does not assert formats on the schema itself,
+// CheckMeta does.
+var uriKeywords = []string{"$id", "$schema", "$ref", "$dynamicRef", "$vocabulary"}
+
+// hasURIKeyword reports whether doc, or any object within it, has one of
+// uriKeywords as a member.
+func hasURIKeyword(doc any) bool {
+	switch n := doc.(type) {
+	case map[string]any:
+		for k, v := range n {
+			if slices.Contains(uriKeywords, k) || hasURIKeyword(v) {
+				return true
+			}
+		}
+	case []any:
+		for _, v := range n {
+			if hasURIKeyword(v) {
+				return true
+			}
+		}
+	}
+	return false
 }

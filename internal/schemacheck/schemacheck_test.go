@@ -95,54 +95,93 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// checkCases are schemas and the problems Check finds in them (Message is
+// matched as a substring).
+var checkCases = []struct {
+	name, schema string
+	want         []Problem
+}{
+	{"valid", `{"type":"object","properties":{"s":{"type":"string","minLength":1,"maxLength":3}}}`, nil},
+	{"equal inclusive bounds are satisfiable", `{"minimum":3,"maximum":3,"minLength":2,"maxLength":2}`, nil},
+	{"exclusive bounds with room", `{"exclusiveMinimum":1,"exclusiveMaximum":1.5}`, nil},
+	{"negative maxLength", `{"properties":{"n":{"maxLength":-3}}}`, []Problem{{"/properties/n/maxLength", "minimum: got -3, want 0"}}},
+	{"unknown type", `{"type":"strin"}`, []Problem{{"/type", "value must be one of"}}},
+	{"bad pattern", `{"pattern":"("}`, []Problem{{"/pattern", "is not valid regex"}}},
+	{"minimum as a string", `{"minimum":"3"}`, []Problem{{"/minimum", "want number"}}},
+	{"required not a list", `{"required":"a"}`, []Problem{{"/required", "want array"}}},
+	{"minimum above maximum", `{"minimum":10,"maximum":1}`, []Problem{{"/minimum", "minimum 10 is greater than maximum 1"}}},
+	{"decimal bounds compared exactly", `{"minimum":0.30000000000000004,"maximum":0.3}`, []Problem{{"/minimum", "is greater than maximum"}}},
+	{"minLength above maxLength", `{"minLength":5,"maxLength":2}`, []Problem{{"/minLength", "minLength 5 is greater than maxLength 2"}}},
+	{"minItems above maxItems", `{"minItems":2,"maxItems":1}`, []Problem{{"/minItems", "minItems 2"}}},
+	{"minProperties above maxProperties", `{"minProperties":2,"maxProperties":1}`, []Problem{{"/minProperties", "minProperties 2"}}},
+	{"minContains above maxContains", `{"minContains":2,"maxContains":1}`, []Problem{{"/minContains", "minContains 2"}}},
+	{"exclusiveMinimum at maximum", `{"exclusiveMinimum":5,"maximum":5}`, []Problem{{"/exclusiveMinimum", "exclusiveMinimum 5 is equal to maximum 5"}}},
+	{"minimum at exclusiveMaximum", `{"minimum":5,"exclusiveMaximum":5}`, []Problem{{"/minimum", "equal to exclusiveMaximum 5"}}},
+	{"equal exclusive bounds", `{"exclusiveMinimum":1,"exclusiveMaximum":1}`, []Problem{{"/exclusiveMinimum", "equal to exclusiveMaximum"}}},
+	{"in properties", `{"properties":{"a/b":{"minimum":2,"maximum":1}}}`, []Problem{{"/properties/a~1b/minimum", "greater than"}}},
+	{"in items", `{"items":{"minLength":2,"maxLength":1}}`, []Problem{{"/items/minLength", "greater than"}}},
+	{"in additionalProperties", `{"additionalProperties":{"minLength":2,"maxLength":1}}`, []Problem{{"/additionalProperties/minLength", "greater than"}}},
+	{"in anyOf", `{"anyOf":[{"type":"null"},{"minimum":2,"maximum":1}]}`, []Problem{{"/anyOf/1/minimum", "greater than"}}},
+	{"in oneOf, allOf, prefixItems, not", `{"oneOf":[{"minimum":2,"maximum":1}],"allOf":[{"minItems":3,"maxItems":1}],"prefixItems":[{"minLength":9,"maxLength":1}],"not":{"minimum":5,"maximum":4}}`,
+		[]Problem{{"/allOf/0/minItems", "greater"}, {"/not/minimum", "greater"}, {"/oneOf/0/minimum", "greater"}, {"/prefixItems/0/minLength", "greater"}}},
+	{"in $defs", `{"$defs":{"x":{"minimum":2,"maximum":1}}}`, []Problem{{"/$defs/x/minimum", "greater than"}}},
+	{"meta and bounds together, by pointer", `{"properties":{"a":{"minimum":2,"maximum":1},"b":{"maxLength":-1}}}`,
+		[]Problem{{"/properties/a/minimum", "greater than"}, {"/properties/b/maxLength", "want 0"}}},
+	{"bad $id", `{"$id":"%zz"}`, []Problem{{"/$id", "is not valid uri-reference"}}},
+	{"bad $ref", `{"$ref":"#/%zz"}`, []Problem{{"/$ref", "is not valid uri-reference"}}},
+	{"meta and bounds together, nested", `{"properties":{"a":{"type":"strin"},"b":{"minLength":3,"maxLength":1}}}`,
+		[]Problem{{"/properties/a/type", "value must be one of"}, {"/properties/b/minLength", "greater than"}}},
+}
+
 func TestCheck(t *testing.T) {
-	tests := []struct {
-		name, schema string
-		want         []Problem // Message is matched as a substring
-	}{
-		{"valid", `{"type":"object","properties":{"s":{"type":"string","minLength":1,"maxLength":3}}}`, nil},
-		{"equal inclusive bounds are satisfiable", `{"minimum":3,"maximum":3,"minLength":2,"maxLength":2}`, nil},
-		{"exclusive bounds with room", `{"exclusiveMinimum":1,"exclusiveMaximum":1.5}`, nil},
-		{"negative maxLength", `{"properties":{"n":{"maxLength":-3}}}`, []Problem{{"/properties/n/maxLength", "minimum: got -3, want 0"}}},
-		{"unknown type", `{"type":"strin"}`, []Problem{{"/type", "value must be one of"}}},
-		{"bad pattern", `{"pattern":"("}`, []Problem{{"/pattern", "is not valid regex"}}},
-		{"minimum as a string", `{"minimum":"3"}`, []Problem{{"/minimum", "want number"}}},
-		{"required not a list", `{"required":"a"}`, []Problem{{"/required", "want array"}}},
-		{"minimum above maximum", `{"minimum":10,"maximum":1}`, []Problem{{"/minimum", "minimum 10 is greater than maximum 1"}}},
-		{"decimal bounds compared exactly", `{"minimum":0.30000000000000004,"maximum":0.3}`, []Problem{{"/minimum", "is greater than maximum"}}},
-		{"minLength above maxLength", `{"minLength":5,"maxLength":2}`, []Problem{{"/minLength", "minLength 5 is greater than maxLength 2"}}},
-		{"minItems above maxItems", `{"minItems":2,"maxItems":1}`, []Problem{{"/minItems", "minItems 2"}}},
-		{"minProperties above maxProperties", `{"minProperties":2,"maxProperties":1}`, []Problem{{"/minProperties", "minProperties 2"}}},
-		{"minContains above maxContains", `{"minContains":2,"maxContains":1}`, []Problem{{"/minContains", "minContains 2"}}},
-		{"exclusiveMinimum at maximum", `{"exclusiveMinimum":5,"maximum":5}`, []Problem{{"/exclusiveMinimum", "exclusiveMinimum 5 is equal to maximum 5"}}},
-		{"minimum at exclusiveMaximum", `{"minimum":5,"exclusiveMaximum":5}`, []Problem{{"/minimum", "equal to exclusiveMaximum 5"}}},
-		{"equal exclusive bounds", `{"exclusiveMinimum":1,"exclusiveMaximum":1}`, []Problem{{"/exclusiveMinimum", "equal to exclusiveMaximum"}}},
-		{"in properties", `{"properties":{"a/b":{"minimum":2,"maximum":1}}}`, []Problem{{"/properties/a~1b/minimum", "greater than"}}},
-		{"in items", `{"items":{"minLength":2,"maxLength":1}}`, []Problem{{"/items/minLength", "greater than"}}},
-		{"in additionalProperties", `{"additionalProperties":{"minLength":2,"maxLength":1}}`, []Problem{{"/additionalProperties/minLength", "greater than"}}},
-		{"in anyOf", `{"anyOf":[{"type":"null"},{"minimum":2,"maximum":1}]}`, []Problem{{"/anyOf/1/minimum", "greater than"}}},
-		{"in oneOf, allOf, prefixItems, not", `{"oneOf":[{"minimum":2,"maximum":1}],"allOf":[{"minItems":3,"maxItems":1}],"prefixItems":[{"minLength":9,"maxLength":1}],"not":{"minimum":5,"maximum":4}}`,
-			[]Problem{{"/allOf/0/minItems", "greater"}, {"/not/minimum", "greater"}, {"/oneOf/0/minimum", "greater"}, {"/prefixItems/0/minLength", "greater"}}},
-		{"in $defs", `{"$defs":{"x":{"minimum":2,"maximum":1}}}`, []Problem{{"/$defs/x/minimum", "greater than"}}},
-		{"meta and bounds together, by pointer", `{"properties":{"a":{"minimum":2,"maximum":1},"b":{"maxLength":-1}}}`,
-			[]Problem{{"/properties/a/minimum", "greater than"}, {"/properties/b/maxLength", "want 0"}}},
-	}
-	for _, tt := range tests {
+	for _, tt := range checkCases {
 		t.Run(tt.name, func(t *testing.T) {
 			doc, err := Parse([]byte(tt.schema))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := Check(doc)
-			if len(got) != len(tt.want) {
-				t.Fatalf("Check(%s) = %+v, want %d problems: %+v", tt.schema, got, len(tt.want), tt.want)
+			wantProblems(t, Check(doc), tt.want)
+		})
+	}
+}
+
+func wantProblems(t *testing.T, got, want []Problem) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("problems = %+v, want %d: %+v", got, len(want), want)
+	}
+	for i, w := range want {
+		if got[i].Pointer != w.Pointer || !strings.Contains(got[i].Message, w.Message) {
+			t.Errorf("problem %d = %+v, want pointer %q and a message containing %q", i, got[i], w.Pointer, w.Message)
+		}
+	}
+}
+
+// CompileChecked finds what Check finds, validating against the
+// meta-schema once, and compiles the schemas without problems.
+func TestCompileChecked(t *testing.T) {
+	for _, tt := range checkCases {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, err := Parse([]byte(tt.schema))
+			if err != nil {
+				t.Fatal(err)
 			}
-			for i, w := range tt.want {
-				if got[i].Pointer != w.Pointer || !strings.Contains(got[i].Message, w.Message) {
-					t.Errorf("problem %d = %+v, want pointer %q and a message containing %q", i, got[i], w.Pointer, w.Message)
-				}
+			v, got, err := CompileChecked([]byte(tt.schema), doc)
+			if err != nil {
+				t.Fatalf("CompileChecked(%s): %v", tt.schema, err)
+			}
+			wantProblems(t, got, tt.want)
+			if (v == nil) != (len(tt.want) > 0) {
+				t.Errorf("validator = %v with %d problems: want one exactly when there are none", v, len(tt.want))
 			}
 		})
+	}
+	// A schema the meta-schema accepts but that does not compile: its
+	// error is returned.
+	const remote = `{"$ref":"https://example.com/s.json"}`
+	doc, _ := Parse([]byte(remote))
+	if v, ps, err := CompileChecked([]byte(remote), doc); v != nil || len(ps) != 0 || err == nil || !strings.Contains(err.Error(), "external schema references are not allowed") {
+		t.Errorf("CompileChecked(%s) = %v, %v, %v; want the compile's error", remote, v, ps, err)
 	}
 }
 
