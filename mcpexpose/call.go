@@ -165,7 +165,7 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 	if err != nil {
 		return nil, "error", err // bad state: the plan is not invoked
 	}
-	inv := s.invocation(req, p, adm, round)
+	inv := s.invocation(ctx, req, p, adm, round)
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		inv.Progress = &progress{session: req.Session, token: token}
 	}
@@ -310,10 +310,16 @@ func (b boundHandler) WithGroup(name string) slog.Handler {
 // invocation is what every tools/call path (a direct call, a task) gives
 // the plan: the caller, the arguments, the round's answers and the server's
 // limits. The task path adds its progress and detaching.
-func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm execution.Admission, round *callRound) *execution.Invocation {
-	// The capabilities are read from _meta, which costs a re-encoding in
-	// the SDK, only when the plan asks what the client supports.
-	caps := sync.OnceValue(req.ClientCapabilities)
+func (s *server) invocation(ctx context.Context, req *mcp.CallToolRequest, p policy.Principal, adm execution.Admission, round *callRound) *execution.Invocation {
+	var can func(execution.InputKind) bool
+	if e, ok := edgeCapsOf(ctx, req); ok {
+		can = e.supports // the same reading, memoised (fastpath.go)
+	} else {
+		// The capabilities are read from _meta, which costs a re-encoding
+		// in the SDK, only when the plan asks what the client supports.
+		caps := sync.OnceValue(req.ClientCapabilities)
+		can = func(k execution.InputKind) bool { return supports(caps(), k) }
+	}
 	return &execution.Invocation{
 		Principal:       p,
 		Admission:       adm,
@@ -326,6 +332,6 @@ func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm ex
 		RoundState:      round.kept,
 		Unsolicited:     round.unsolicited,
 		Counted:         round.resumed,
-		Supports:        func(k execution.InputKind) bool { return supports(caps(), k) },
+		Supports:        can,
 	}
 }

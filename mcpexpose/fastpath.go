@@ -1,10 +1,13 @@
 package mcpexpose
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
@@ -88,7 +91,8 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, rec *record) {
 		res, err = s.listToolsOf(r.Context(), rec, &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{Meta: fc.Decoded}, Extra: extra})
 	} else {
 		params := &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: json.RawMessage(fc.Args), RequestState: fc.State, InputResponses: fc.Answers}
-		res, err = s.callTool(r.Context(), rec, &mcp.CallToolRequest{Params: params, Extra: extra})
+		req := &mcp.CallToolRequest{Params: params, Extra: extra}
+		res, err = s.callTool(&edgeCaps{Context: r.Context(), h: h, req: req, meta: fc.Meta}, rec, req)
 		res = finished(res)
 	}
 	h.writeFast(w, fc, res, err)
@@ -132,3 +136,63 @@ func (h *Handler) writeFast(w http.ResponseWriter, fc *wire.Call, res mcp.Result
 	_, _ = w.Write(out)
 	_ = http.NewResponseController(w).Flush()
 }
+
+// A client sends the same _meta with every call, and the SDK's reading of
+// the capabilities in it (ServerRequest.ClientCapabilities) re-encodes and
+// re-decodes them each time. A fast-path call reads them through its
+// handler's memo instead: the capabilities the SDK read from the last
+// _meta, by its bytes. The value is a function of those bytes alone (a
+// fast-path request has no session to fall back on), so a hit is what the
+// SDK would read; a miss asks the SDK.
+
+// capsMemo is one _meta, as sent, and the capabilities the SDK reads from
+// it. Neither is changed once stored; the capabilities are only read.
+type capsMemo struct {
+	meta []byte
+	caps *mcp.ClientCapabilities
+}
+
+// maxMemoMeta bounds the _meta a memo keeps (an ordinary one is a few
+// hundred bytes); a larger one is read by the SDK every time.
+const maxMemoMeta = 4 << 10
+
+// edgeCaps is a fast-path call's context: the request's, carrying the way
+// to its client capabilities to its invocation (server.invocation) beside
+// the request they belong to (one allocation, where a context value and
+// its payload would be two).
+type edgeCaps struct {
+	context.Context
+	h    *Handler
+	req  *mcp.CallToolRequest
+	meta []byte // the request's _meta, as sent
+}
+
+type edgeCapsKey struct{}
+
+func (e *edgeCaps) Value(key any) any {
+	if key == (edgeCapsKey{}) {
+		return e
+	}
+	return e.Context.Value(key)
+}
+
+// edgeCapsOf returns the fast path's reading of req's capabilities, when
+// ctx carries one for req itself.
+func edgeCapsOf(ctx context.Context, req *mcp.CallToolRequest) (*edgeCaps, bool) {
+	e, ok := ctx.Value(edgeCapsKey{}).(*edgeCaps)
+	return e, ok && e.req == req
+}
+
+// caps returns the client capabilities of e's request, as the SDK reads them.
+func (e *edgeCaps) caps() *mcp.ClientCapabilities {
+	if m := e.h.fastCaps.Load(); m != nil && bytes.Equal(m.meta, e.meta) {
+		return m.caps
+	}
+	caps := e.req.ClientCapabilities()
+	if len(e.meta) <= maxMemoMeta {
+		e.h.fastCaps.Store(&capsMemo{meta: bytes.Clone(e.meta), caps: caps})
+	}
+	return caps
+}
+
+func (e *edgeCaps) supports(k execution.InputKind) bool { return supports(e.caps(), k) }

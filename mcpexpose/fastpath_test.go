@@ -85,6 +85,10 @@ func newDiffApp(t testing.TB) *diffApp {
 		count()
 		return "worked", nil
 	}, &agnara.CapabilityOptions{Name: "work", Description: "A task."}), &mcpexpose.ToolOptions{Name: "work", Task: mcpexpose.TaskOptional})
+	exp.Tool(app.Capability(func(ec *execution.Context) (string, error) {
+		count()
+		return fmt.Sprint(ec.CanAsk(execution.Elicitation), ec.CanAsk(execution.Sampling), ec.CanAsk(execution.Roots)), nil
+	}, &agnara.CapabilityOptions{Name: "asks", Description: "What the caller can be asked."}), &mcpexpose.ToolOptions{Name: "asks"})
 	exp.Withdrawn("gone", execution.Fail(execution.Unavailable, "the upstream <no longer> offers this tool", nil).WithReason("mcp_catalog_stale"),
 		&mcpexpose.WithdrawnOptions{Scopes: []string{"ledger:write"}})
 	exp.Withdrawn("moved", execution.Fail(execution.NotFound, "moved", map[string]any{"to": "echo"}), nil)
@@ -218,6 +222,15 @@ func corpus(t testing.TB) []wireRequest {
 	}
 	for _, m := range metaNames {
 		add("call/meta="+m, baseHeader("tools/call", "echo"), callBody(`"m"`, "echo", `{"text":"hi"}`, metas[m]))
+	}
+	// What a caller can be asked, read from each _meta in turn: the fast
+	// path's memo of the last one's capabilities must not answer for
+	// another's (and then, for the same one again).
+	for _, m := range metaNames {
+		add("call/asks/meta="+m, baseHeader("tools/call", "asks"), callBody("4", "asks", `{}`, metas[m]))
+	}
+	for i, m := range []string{"triple", "noinfo", "noinfo", "infoicons", "triple"} {
+		add(fmt.Sprintf("call/asks/again/%d", i), baseHeader("tools/call", "asks"), callBody("4", "asks", `{}`, metas[m]))
 	}
 	for name, body := range map[string]string{
 		"noargs":    `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo",` + diffMeta + `}}`,
@@ -526,7 +539,7 @@ func TestFastPathDifferential(t *testing.T) {
 				}
 			}
 			t.Logf("fast path answered %d of %d requests", n, len(reqs))
-			for _, name := range []string{"call/echo/0", "call/fail/0", "call/html/0", "call/render/0", "call/purge/0", "call/none/0", "call/limited/2", "call/missing/0", "call/moved/0", "list/meta=triple", "list/id=\"<&>\"", "call/id=123456789012345", "call/meta=noinfo", "call/meta=infoicons", "list/ws", "call/state", "call/responses"} {
+			for _, name := range []string{"call/echo/0", "call/fail/0", "call/html/0", "call/render/0", "call/purge/0", "call/none/0", "call/limited/2", "call/missing/0", "call/moved/0", "list/meta=triple", "list/id=\"<&>\"", "call/id=123456789012345", "call/meta=noinfo", "call/meta=infoicons", "call/asks/meta=infoicons", "call/asks/meta=noinfo", "call/asks/again/4", "list/ws", "call/state", "call/responses"} {
 				if !served[name] {
 					t.Errorf("the fast path did not answer %s", name)
 				}

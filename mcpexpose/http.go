@@ -122,8 +122,9 @@ type Handler struct {
 	metaHandler http.Handler                    // serves meta
 	meta        atomic.Pointer[metadataHandler] // the current snapshot's document
 
-	fast       bool         // the fast path is on (fastpath.go)
-	fastServed atomic.Int64 // requests it answered
+	fast       bool                     // the fast path is on (fastpath.go)
+	fastServed atomic.Int64             // requests it answered
+	fastCaps   atomic.Pointer[capsMemo] // the last fast-path call's client capabilities (fastpath.go)
 	// fastDecided, when set (by tests only), runs once the fast path has
 	// decided to answer a tools/call on its snapshot, before the call runs,
 	// with the call's context.

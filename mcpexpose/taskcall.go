@@ -48,7 +48,7 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 		return nil, nil, agnara.LabelError, err
 	}
 	run := &localRun{wake: make(chan struct{}, 1)}
-	inv := s.invocation(req, p, adm, round)
+	inv := s.invocation(ctx, req, p, adm, round)
 	inv.Progress, inv.DetachByHandler = &run.progress, t.askFirst
 	// What the client supports, read now: the invocation, which may
 	// outlive the request, keeps that and not the request itself.

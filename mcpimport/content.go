@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/execution"
-	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -66,7 +65,7 @@ func (t *tool) project(res *mcp.CallToolResult) (execution.Result, execution.Rea
 		if len(b) > limits.ObjectBytes || total+len(b) > limits.ResultBytes {
 			return execution.Result{}, ReasonResultTooLarge
 		}
-		v, err := schemacheck.Parse(b)
+		v, err := documentOf(res.StructuredContent, b)
 		if err != nil || t.output.Validate(v) != nil {
 			return execution.Result{}, ReasonResultInvalid
 		}

@@ -179,11 +179,12 @@ func (f *fastCaller) call(ctx context.Context, cs *mcp.ClientSession, p *mcp.Cal
 		rcancel()
 		return nil, callErr(ctx, fmt.Errorf("sending %q: %w", "tools/call", err))
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json, text/event-stream")
-	hreq.Header.Set("Mcp-Protocol-Version", mcpversion.Modern)
-	hreq.Header.Set("Mcp-Method", "tools/call")
-	hreq.Header.Set("Mcp-Name", p.Name)
+	h := hreq.Header // canonical names; the constant values shared, as net/http only reads a request's
+	h["Content-Type"] = headerJSON
+	h["Accept"] = headerAccept
+	h["Mcp-Protocol-Version"] = headerModern
+	h["Mcp-Method"] = headerToolsCall
+	h["Mcp-Name"] = []string{p.Name}
 	resp, err := f.client.Do(hreq)
 	if err != nil {
 		rcancel()
@@ -215,6 +216,14 @@ func (f *fastCaller) call(ctx context.Context, cs *mcp.ClientSession, p *mcp.Cal
 	}
 	return a.res, nil
 }
+
+// The constant header values of a call, as the SDK sets them.
+var (
+	headerJSON      = []string{"application/json"}
+	headerAccept    = []string{"application/json, text/event-stream"}
+	headerModern    = []string{mcpversion.Modern}
+	headerToolsCall = []string{"tools/call"}
+)
 
 // drainFor bounds the reading of a stream's rest after its answer: a
 // server that keeps it open loses the connection, not the call.

@@ -357,6 +357,7 @@ var readers = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
 type eventScanner struct {
 	r         *bufio.Reader
 	data      *bytes.Buffer
+	long      []byte // a line longer than r's buffer
 	max       int
 	malformed bool
 }
@@ -375,22 +376,24 @@ func (s *eventScanner) release() {
 
 var errEventTooLarge = errors.New("malformed event: SSE event too large")
 
-// line reads one line within budget bytes (< 0: any).
+// line reads one line within budget bytes (< 0: any), as ReadBytes would
+// return it. A line that fits the reader's buffer is returned from it,
+// valid until the next read; a longer one is gathered in s.long.
 func (s *eventScanner) line(budget int) ([]byte, error) {
-	if budget < 0 {
-		return s.r.ReadBytes('\n')
-	}
-	var line []byte
+	s.long = s.long[:0]
 	for {
 		frag, err := s.r.ReadSlice('\n')
-		if len(line)+len(frag) > budget {
+		if budget >= 0 && len(s.long)+len(frag) > budget {
 			return nil, errEventTooLarge
 		}
-		line = append(line, frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) && len(s.long) == 0 {
+			return frag, err
+		}
+		s.long = append(s.long, frag...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return line, err
+		return s.long, err
 	}
 }
 

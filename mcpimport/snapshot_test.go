@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"github.com/agnara-go/agnara/agnara"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/google/go-cmp/cmp"
 )
