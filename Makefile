@@ -152,6 +152,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaProfile$$' -fuzztime $(FUZZTIME) ./mcpimport/
 	$(GO) test -run '^$$' -fuzz '^FuzzResultContent$$' -fuzztime $(FUZZTIME) ./mcpimport/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastCallAnswers$$' -fuzztime $(FUZZTIME) ./mcpimport/
+	$(GO) test -run '^$$' -fuzz '^FuzzDocumentOf$$' -fuzztime $(FUZZTIME) ./mcpimport/
 	$(GO) test -run '^$$' -fuzz '^FuzzSamePerson$$' -fuzztime $(FUZZTIME) ./approval/
 	$(GO) test -run '^$$' -fuzz '^FuzzResultOf$$' -fuzztime $(FUZZTIME) ./internal/taskclient/
 
