@@ -27,8 +27,8 @@ type upstreamMetrics struct {
 	duration *prometheus.HistogramVec
 
 	mu  sync.RWMutex
-	of  map[string]prometheus.Observer // by local tool name; nil for a tool of no upstream
-	all map[string]string              // local tool name → upstream, from the last Status
+	of  map[string]prometheus.Observer // by tool wire name; nil for a tool of no upstream
+	all map[string]string              // tool wire name → upstream, from the last Status
 }
 
 // Gateway reports g's upstreams, and the latency of calls by the upstream
@@ -78,7 +78,7 @@ func (u *upstreamMetrics) learn(tool string) prometheus.Observer {
 	defer u.mu.Unlock()
 	up, ok := u.all[tool]
 	if !ok {
-		u.all = toolsOf(u.g.Status())
+		u.all = toolsOf(u.g.Config().Name, u.g.Status())
 		up, ok = u.all[tool]
 	}
 	var o prometheus.Observer
@@ -89,12 +89,13 @@ func (u *upstreamMetrics) learn(tool string) prometheus.Observer {
 	return o
 }
 
-// toolsOf maps every served tool to its upstream.
-func toolsOf(st []gateway.UpstreamStatus) map[string]string {
+// toolsOf maps the wire name of every served tool ("<gateway>.<local
+// name>", what a call names) to its upstream.
+func toolsOf(name string, st []gateway.UpstreamStatus) map[string]string {
 	all := map[string]string{}
 	for _, s := range st {
 		for _, t := range s.Tools {
-			all[t] = s.Name
+			all[name+"."+t] = s.Name
 		}
 	}
 	return all
@@ -121,7 +122,7 @@ func (u *upstreamMetrics) Collect(ch chan<- prometheus.Metric) {
 		counter(ch, descUpstreamSwaps, float64(s.Swaps), s.Name)
 		counter(ch, descUpstreamConns, float64(s.Connections), s.Name)
 	}
-	all := toolsOf(st)
+	all := toolsOf(u.g.Config().Name, st)
 	u.mu.Lock()
 	u.all, u.of = all, map[string]prometheus.Observer{}
 	u.mu.Unlock()
