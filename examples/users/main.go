@@ -3,7 +3,7 @@
 // destructive delete that requires confirmation), served over MCP at /mcp in
 // a chi router, beside /healthz and /readyz (which names the Redis of
 // -replay-redis when it does not answer), with Prometheus metrics at
-// http://127.0.0.1:9464/metrics (-metrics-addr moves them; "off" turns
+// http://127.0.0.1:9465/metrics (-metrics-addr moves them; "off" turns
 // them off).
 //
 //	go run ./examples/users                       # local trial, no tokens
@@ -87,7 +87,8 @@ func main() {
 	flag.StringVar(&cfg.stateKeys, "state-keys", "", "key file sealing request state, shared by every instance (agnara keys generate -o FILE); default: a key per process")
 	flag.StringVar(&cfg.replayRedis, "replay-redis", "", "Redis URL (redis://HOST:PORT/DB) recording used request states for every instance; default: in this process")
 	flag.DurationVar(&cfg.stateTTL, "state-ttl", 0, "how long a client may take to answer a confirmation (default 5m, at most 1h)")
-	flag.Var(&cfg.metrics, "metrics-addr", "serve Prometheus metrics at http://ADDR/metrics on a listener of their own (default "+health.DefaultMetricsAddr+`; "off" serves none)`)
+	cfg.metrics.Default = health.UsersMetricsAddr
+	flag.Var(&cfg.metrics, "metrics-addr", `serve Prometheus metrics at http://ADDR/metrics on a listener of their own; "off" serves none`)
 	dump := flag.Bool("dump-snapshot", false, "print the compiled snapshot (tools, resources, prompts, schemas, scopes, annotations) as JSON and exit, without serving; testdata/snapshot.json is its output, for review")
 	audit := flag.Bool("audit", false, "write an audit record (JSON, one line per decided tools/call; see docs/audit.md) to standard error")
 	flag.Parse()

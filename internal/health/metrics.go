@@ -12,27 +12,37 @@ import (
 	"github.com/agnara-go/agnara/mcpexpose"
 )
 
-// DefaultMetricsAddr is where `agnara gateway`, `agnara approvals serve`
-// and the users example serve /metrics unless -metrics-addr says
-// otherwise: loopback, on the port commonly used for a Prometheus
-// exporter.
-const DefaultMetricsAddr = "127.0.0.1:9464"
+// DefaultMetricsAddr is where `agnara gateway` serves /metrics unless
+// -metrics-addr says otherwise: loopback, on the port commonly used for a
+// Prometheus exporter. The users example and the inbox, which may run on
+// the same host, default to the next ports (UsersMetricsAddr,
+// InboxMetricsAddr).
+const (
+	DefaultMetricsAddr = "127.0.0.1:9464"
+	UsersMetricsAddr   = "127.0.0.1:9465"
+	InboxMetricsAddr   = "127.0.0.1:9466"
+)
 
 // MetricsFlag is the -metrics-addr flag (a flag.Value): the address, and
 // whether the operator set it (a default address already in use is a
-// warning, an address asked for that fails is an error). Its zero value
-// is DefaultMetricsAddr, not set.
+// warning, an address asked for that fails is an error).
 type MetricsFlag struct {
-	addr string
-	set  bool
+	// Default is the address when the flag is not set; "" means
+	// DefaultMetricsAddr.
+	Default string
+	addr    string
+	set     bool
 }
 
 // String returns the address.
 func (f *MetricsFlag) String() string {
-	if f.addr == "" && !f.set {
-		return DefaultMetricsAddr
+	switch {
+	case f.set:
+		return f.addr
+	case f.Default != "":
+		return f.Default
 	}
-	return f.addr
+	return DefaultMetricsAddr
 }
 
 // Set sets the address the operator asked for.
@@ -41,7 +51,7 @@ func (f *MetricsFlag) Set(s string) error {
 	return nil
 }
 
-// MetricsUsage is the flag's lines of a usage text.
+// MetricsUsage is the flag's lines of the gateway's usage text.
 const MetricsUsage = `  -metrics-addr A  serve Prometheus metrics at http://A/metrics on a
                    listener of their own (default ` + DefaultMetricsAddr + `;
                    "off" serves none)
