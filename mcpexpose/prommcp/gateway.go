@@ -43,18 +43,22 @@ func (m *Metrics) Gateway(g *gateway.Gateway) error {
 	if g == nil {
 		return errors.New("prommcp: Gateway needs a gateway")
 	}
-	u := &upstreamMetrics{
-		g: g,
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Subsystem: "gateway", Name: "upstream_call_duration_seconds",
-			Help: "How long the gateway took to decide a tools/call, by the upstream serving the tool.", Buckets: m.buckets}, []string{"upstream"}),
-		of: map[string]prometheus.Observer{},
-	}
+	u := newUpstreamMetrics(g, m.buckets)
 	if err := errors.Join(m.reg.Register(u.duration), m.reg.Register(u)); err != nil {
 		return errors.New("prommcp: " + err.Error())
 	}
 	m.upstreams.Store(u)
 	m.gatewayOnce = true
 	return nil
+}
+
+func newUpstreamMetrics(g *gateway.Gateway, buckets []float64) *upstreamMetrics {
+	return &upstreamMetrics{
+		g: g,
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Subsystem: "gateway", Name: "upstream_call_duration_seconds",
+			Help: "How long the gateway took to decide a tools/call, by the upstream serving the tool.", Buckets: buckets}, []string{"upstream"}),
+		of: map[string]prometheus.Observer{},
+	}
 }
 
 // observe records c's duration under the upstream of its tool. A tool

@@ -134,9 +134,7 @@ func New(opts *Options) (*Metrics, error) {
 	}
 	m.approvals.init()
 	m.tasks.init()
-	for _, c := range []prometheus.Collector{m.calls, m.duration, m.rounds, m.stateRef, m.replayErrs, m.limited, m.refused,
-		m.approvals.decided, m.approvals.dispatched, m.approvals.completed, m.approvals.errors,
-		m.tasks.statuses, m.tasks.errors} {
+	for _, c := range m.own() {
 		if err := m.reg.Register(c); err != nil {
 			return nil, errors.New("prommcp: " + err.Error())
 		}
@@ -149,6 +147,13 @@ func New(opts *Options) (*Metrics, error) {
 	m.stateRef.WithLabelValues("tools/call")
 	m.replayErrs.WithLabelValues("tools/call")
 	return m, nil
+}
+
+// own returns the collectors New registers.
+func (m *Metrics) own() []prometheus.Collector {
+	return []prometheus.Collector{m.calls, m.duration, m.rounds, m.stateRef, m.replayErrs, m.limited, m.refused,
+		m.approvals.decided, m.approvals.dispatched, m.approvals.completed, m.approvals.errors,
+		m.tasks.statuses, m.tasks.errors}
 }
 
 // Registry returns the registry the metrics are in, for a host that adds
