@@ -1,6 +1,7 @@
 package prommcp_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/prommcp"
 	"github.com/agnara-go/agnara/mcpexpose/tasks"
@@ -88,9 +90,10 @@ func newFixture(t *testing.T) *fixture {
 		Server: &mcpexpose.ServerOptions{
 			Meter:                m,
 			DevelopmentPrincipal: &approver,
+			Swappable:            true, // serves subscriptions/listen
 			Tasks:                &mcpexpose.TaskOptions{Store: m.Tasks(tasks.NewMemory(nil))},
 		},
-		Limits: &mcpexpose.Limits{MaxSessions: 1},
+		Limits: &mcpexpose.Limits{MaxSessions: 1, MaxStreams: 1},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -224,6 +227,31 @@ func (f *fixture) post(t *testing.T, method, name string, params map[string]any)
 		t.Fatalf("%s: %v in %s", method, err, data)
 	}
 	return msg
+}
+
+// listen opens a subscriptions/listen stream and returns its status; an
+// open stream is held, its acknowledgement read, until the test ends.
+func (f *fixture) listen(t *testing.T) int {
+	t.Helper()
+	params := map[string]any{"notifications": map[string]any{"toolsListChanged": true}, "_meta": mcptest.Meta(nil)}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	resp, err := http.DefaultClient.Do(mcptest.Request(t, f.url, "subscriptions/listen", params, "").WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode == http.StatusOK {
+		events := bufio.NewReader(resp.Body)
+		line, err := events.ReadString('\n')
+		for err == nil && !strings.HasPrefix(line, "data: ") {
+			line, err = events.ReadString('\n')
+		}
+		if err != nil {
+			t.Fatalf("listen: %v before the acknowledgement", err)
+		}
+	}
+	return resp.StatusCode
 }
 
 func intent(t *testing.T, key string) approval.Intent {
@@ -369,6 +397,20 @@ func TestSeriesMove(t *testing.T) {
 			`agnara_mcp_sessions{}`:                    1,
 			`agnara_mcp_refused_total{kind="session"}`: 1,
 		},
+	}, {
+		name: "a listen stream past the cap",
+		do: func(t *testing.T) {
+			if code := f.listen(t); code != http.StatusOK {
+				t.Fatalf("first listen: %d", code)
+			}
+			if code := f.listen(t); code != http.StatusServiceUnavailable {
+				t.Fatalf("second listen past MaxStreams 1: %d, want 503", code)
+			}
+		},
+		want: map[string]float64{
+			`agnara_mcp_streams{}`:                    1,
+			`agnara_mcp_refused_total{kind="stream"}`: 1,
+		},
 	}}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -388,7 +430,7 @@ func TestSeriesMove(t *testing.T) {
 		})
 	}
 	final := f.scrape(t)
-	for k, want := range map[string]float64{`agnara_mcp_sessions_max{}`: 1, `agnara_mcp_streams_max{}`: float64(mcpexpose.DefaultMaxStreams)} {
+	for k, want := range map[string]float64{`agnara_mcp_sessions_max{}`: 1, `agnara_mcp_streams_max{}`: 1} {
 		if final[k] != want {
 			t.Errorf("%s = %v, want %v", k, final[k], want)
 		}
