@@ -18,6 +18,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/health"
 	"github.com/agnara-go/agnara/internal/hostcheck"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/oidc"
@@ -65,6 +66,19 @@ type Options struct {
 	// StartTimeout bounds how long Start waits for every upstream's first
 	// import before serving what it has. Default 30 s.
 	StartTimeout time.Duration
+	// Meter, when set, is told of the gateway's calls and refusals (see
+	// [mcpexpose.Meter]; `agnara gateway` sets package
+	// mcpexpose/prommcp's). Default: none.
+	Meter mcpexpose.Meter
+	// WrapApprovals, when set, is applied once to the approval store of
+	// writes, the one the gateway opens or Options.Approvals, and the
+	// gateway uses what it returns (prommcp.Metrics.Approvals counts the
+	// store's dispatches and errors). Default: the store as it is.
+	WrapApprovals func(approval.Store) approval.Store
+	// Started, when set, is called by [Run] once the gateway has started,
+	// before it serves: a host attaches what reads the gateway's state
+	// (prommcp.Metrics.Gateway and Handler do). Default: none.
+	Started func(*Gateway)
 	// Reload, when set, makes the gateway reload ([Gateway.Reload]) each
 	// time a value is received from it, from Start until Close; the
 	// command `agnara gateway` feeds it SIGHUP.
@@ -216,6 +230,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if err := g.openApprovals(ctx); err != nil {
 		return err
 	}
+	if g.store != nil && g.opts.WrapApprovals != nil {
+		g.store = g.opts.WrapApprovals(g.store)
+	}
 	opts, err := g.handlerOptions(ctx)
 	if err != nil {
 		g.closeApprovals()
@@ -234,13 +251,11 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.handler = h
 	r := chi.NewRouter()
 	h.Mount(r, g.cfg.Path) // the handler checks Host itself
-	// /healthz answers only loopback names on a loopback listener, as the
-	// MCP endpoint does.
-	r.With(func(next http.Handler) http.Handler { return hostcheck.OnLoopbackListener(next, nil) }).
-		Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/plain")
-			io.WriteString(w, "ok\n")
-		})
+	// /healthz and /readyz answer only loopback names on a loopback
+	// listener, as the MCP endpoint does.
+	local := r.With(func(next http.Handler) http.Handler { return hostcheck.OnLoopbackListener(next, nil) })
+	local.Get("/healthz", health.Live().ServeHTTP)
+	local.Get("/readyz", health.Ready(g.readiness, g.logger).ServeHTTP)
 	g.router = r
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -292,6 +307,16 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.router.ServeHTTP(w, r)
+}
+
+// Load reports the sessions and streams the gateway's MCP handler holds
+// open, against their caps (see [mcpexpose.Handler.Load]); zero before
+// Start.
+func (g *Gateway) Load() mcpexpose.Load {
+	if g.handler == nil {
+		return mcpexpose.Load{}
+	}
+	return g.handler.Load()
 }
 
 // Status reports every upstream, in config order.
@@ -396,6 +421,7 @@ func (g *Gateway) handlerOptions(ctx context.Context) (*mcpexpose.HandlerOptions
 			Timeout:   timeout,
 			Logger:    g.logger,
 			Swappable: true, // upstreams come, go and change without dropping sessions
+			Meter:     g.opts.Meter,
 		},
 		Limits: &mcpexpose.Limits{
 			MaxBodyBytes:            g.cfg.Limits.MaxBodyBytes,
@@ -563,6 +589,9 @@ func Run(ctx context.Context, cfg Config, opts *Options, stdout io.Writer) error
 		return err
 	}
 	defer g.Close()
+	if g.opts.Started != nil {
+		g.opts.Started(g)
+	}
 	srv := mcpexpose.NewHTTPServer(g, nil)
 	url := fmt.Sprintf("http://%s%s", ln.Addr(), g.cfg.Path)
 	fmt.Fprintln(stdout, url)

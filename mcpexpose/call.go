@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
@@ -50,9 +51,16 @@ func (s *server) callTool(ctx context.Context, rec *record, req *mcp.CallToolReq
 		// A tool the caller may not see is answered exactly like one that
 		// does not exist, and audited as refused.
 		s.audit(ctx, req, t, p, labelForbidden, nil)
+		if s.opts.Meter != nil {
+			s.meterCall(t.name, time.Now(), labelForbidden, nil, nil)
+		}
 		return nil, unknownTool(rec.name)
 	}
 	ctx = policy.WithPrincipal(ctx, p)
+	var start time.Time
+	if s.opts.Meter != nil {
+		start = time.Now()
+	}
 	var end func(agnara.Label, error)
 	if obs := s.app.Observer(); obs != nil {
 		ctx, end = obs.Request(ctx, s.requestInfo("tools/call", t.name, req, p))
@@ -81,6 +89,7 @@ func (s *server) callTool(ctx context.Context, rec *record, req *mcp.CallToolReq
 	} else {
 		s.audit(ctx, req, t, p, label, res)
 	}
+	s.meterCall(t.name, start, label, res, err)
 	if end != nil {
 		if err != nil {
 			label = labelOf(err)

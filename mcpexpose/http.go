@@ -212,6 +212,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		stepUp:    o.Tokens != nil && !so.ForbiddenResult,
 		fast:      !o.DisableFastPath,
 	}
+	h.sessions.meter, h.streams.meter = so.Meter, so.Meter
 	h.inner = http.HandlerFunc(h.route)
 	if o.Tokens != nil {
 		// The SDK reads verified token facts from a context key only its

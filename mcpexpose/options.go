@@ -15,7 +15,7 @@ import (
 // transport: who callers are (Identity, DevelopmentPrincipal), how calls
 // run (Timeout, RateLimit, Limiter, ForbiddenResult, ForwardLogs), the
 // state of calls across rounds (StateKeys, StateReplay, StateTTL,
-// Audience), what is recorded (Logger, Audit), whether the catalog may
+// Audience), what is recorded (Logger, Audit, Meter), whether the catalog may
 // change (Swappable) and how tasks run (Tasks). A nil *ServerOptions, a
 // nil Tasks and every zero field mean the documented default.
 type ServerOptions struct {
@@ -84,6 +84,11 @@ type ServerOptions struct {
 	// [AuditSink]; [NewSlogAudit] writes them through a logger). Default:
 	// none, and nothing is computed for it.
 	Audit AuditSink
+	// Meter, when set, is told of every decided tools/call and of the
+	// refusals made before a request runs (see [Meter]; package
+	// mcpexpose/prommcp serves them to Prometheus). Default: none, and
+	// nothing is measured for it.
+	Meter Meter
 	// Swappable lets [Handler.Swap] replace the snapshot while clients stay
 	// connected, and advertises tools.listChanged: handshake-era sessions
 	// and 2026-07-28 subscriptions/listen streams are told when their

@@ -24,5 +24,8 @@ func (s *server) limitRequest(ctx context.Context, method string, p policy.Princ
 		s.logger.LogAttrs(ctx, slog.LevelError, "rate limiter unavailable", slog.String("method", method), slog.Any("error", err))
 		return execution.LimiterUnavailable()
 	}
+	if f != nil && s.opts.Meter != nil {
+		s.opts.Meter.Count(EventRateLimited, method)
+	}
 	return f
 }

@@ -59,6 +59,7 @@ type sessions struct {
 	logger *slog.Logger
 	rate   logRate
 	idle   time.Duration // the idle timeout the edge keeps; 0: the SDK keeps it
+	meter  Meter         // told of refusals; nil for none
 
 	mu    sync.Mutex
 	slots slots // reserved and live
@@ -225,6 +226,9 @@ func (s *sessions) count(key string) (total, of int) {
 // JSON-RPC error naming the limit, and logs the refusal within the rate:
 // one record a minute, and the count of the others with the next one.
 func (s *sessions) refuse(w http.ResponseWriter, r *http.Request, limit string) {
+	if s.meter != nil {
+		s.meter.Count(EventSessionRefused, "initialize")
+	}
 	ok, held, since := s.rate.take()
 	if held > 0 {
 		s.logger.LogAttrs(r.Context(), slog.LevelWarn, "more sessions refused than logged",

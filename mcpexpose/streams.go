@@ -56,6 +56,7 @@ const (
 type streams struct {
 	logger *slog.Logger
 	rate   logRate
+	meter  Meter // told of refusals; nil for none
 
 	mu    sync.Mutex
 	slots slots
@@ -100,6 +101,9 @@ func (st *streams) count(key string) (total, of int) {
 // is answered: 503, Retry-After and a JSON-RPC error naming the limit, and
 // a warning within the log rate.
 func (st *streams) refuse(w http.ResponseWriter, r *http.Request, id json.RawMessage, over overCap) {
+	if st.meter != nil {
+		st.meter.Count(EventStreamRefused, methodListen)
+	}
 	limit, msg := limitStreams, "too many streams are open on this server; retry later"
 	if over == overPerPrincipal {
 		limit, msg = limitStreamsPerPrincipal, "too many streams are open for this caller; close one or retry later"

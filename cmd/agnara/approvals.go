@@ -168,6 +168,14 @@ func newStoreFlags(fs *flag.FlagSet) storeFlags {
 	}
 }
 
+// name names the database in /readyz: "postgres" or "sqlite".
+func (f storeFlags) name() string {
+	if *f.postgres != "" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
 // open opens an existing store; it never creates or migrates one, so that
 // a mistyped -db or -postgres fails instead of showing an empty store.
 func (f storeFlags) open(c *cli) (store, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -11,9 +12,11 @@ import (
 	"syscall"
 
 	"github.com/agnara-go/agnara/gateway"
+	"github.com/agnara-go/agnara/internal/health"
+	"github.com/agnara-go/agnara/mcpexpose/prommcp"
 )
 
-const gatewayUsage = `usage: agnara gateway -config FILE [-check] [-log-level info]
+const gatewayUsage = `usage: agnara gateway -config FILE [-check] [-log-level info] [-metrics-addr A]
        agnara gateway diff -config FILE [-log-level warn]
        agnara gateway accept -config FILE [-tool NAME]... [-log-level warn]
        agnara gateway -sample
@@ -36,6 +39,10 @@ retries every upstream marked failed.
   -check           check the config and exit: every mistake, with its line
   -sample          print a commented sample config and exit
   -log-level LVL   debug, info, warn or error (default info)
+` + health.MetricsUsage + `
+Beside the MCP endpoint it serves /healthz (the process serves) and
+/readyz (the approval store answers and an upstream is up; 503 names
+what is not).
 
 Commands:
   diff     connect to every upstream and show how the definitions it
@@ -61,6 +68,8 @@ func (c *cli) gateway(args []string) int {
 	check := flags.Bool("check", false, "")
 	sample := flags.Bool("sample", false, "")
 	level := flags.String("log-level", "info", "")
+	var metricsAddr health.MetricsFlag
+	flags.Var(&metricsAddr, "metrics-addr", "")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
@@ -119,7 +128,26 @@ func (c *cli) gateway(args []string) int {
 			}
 		}
 	}()
-	if err := gateway.Run(ctx, *cfg, &gateway.Options{Logger: logger, Reload: reload}, c.stdout); err != nil {
+	m, err := prommcp.New(nil)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "agnara gateway:", err)
+		return 1
+	}
+	served, err := health.ServeMetrics(ctx, &metricsAddr, m.HTTPHandler(), logger)
+	if err != nil {
+		fmt.Fprintln(c.stderr, "agnara gateway:", err)
+		return 1
+	}
+	opts := &gateway.Options{Logger: logger, Reload: reload, Meter: m, WrapApprovals: m.Approvals,
+		Started: func(g *gateway.Gateway) {
+			if err := errors.Join(m.Gateway(g), m.Handler(g)); err != nil {
+				logger.Error("gateway metrics", slog.String("error", err.Error()))
+			}
+		}}
+	err = gateway.Run(ctx, *cfg, opts, c.stdout)
+	stop()
+	<-served
+	if err != nil {
 		fmt.Fprintln(c.stderr, "agnara gateway:", err)
 		return 1
 	}

@@ -15,7 +15,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/approval/inbox"
+	"github.com/agnara-go/agnara/internal/health"
+	"github.com/agnara-go/agnara/internal/hostcheck"
+	"github.com/agnara-go/agnara/mcpexpose/prommcp"
 )
 
 // serve runs the approval inbox (package approval/inbox) until SIGINT or
@@ -31,6 +35,8 @@ func (c *cli) serve(name string, args []string) error {
 	redirect := fs.String("redirect-url", "", "the inbox's registered callback `URL` (default http://ADDR/callback)")
 	idClaim := fs.String("id-claim", "sub", "ID token `claim` naming the approver")
 	scopeClaim := fs.String("scope-claim", "scope", "ID token `claim` holding the approver's scopes (a space-separated string or an array)")
+	metricsAddr := health.MetricsFlag{Default: health.InboxMetricsAddr}
+	fs.Var(&metricsAddr, "metrics-addr", "serve Prometheus metrics of the approvals at http://`ADDR`/metrics on a listener of their own (default "+health.InboxMetricsAddr+`; "off" serves none)`)
 	if _, err := c.parse(fs, "serve "+where+" [-addr HOST:PORT] (-dev-approver ID | -issuer URL -client-id ID)", args); err != nil {
 		return err
 	}
@@ -81,11 +87,22 @@ func (c *cli) serve(name string, args []string) error {
 	defer stop()
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	h, err := inbox.New(startCtx, s, opts)
+	m, err := prommcp.New(nil)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, BaseContext: func(net.Listener) context.Context { return ctx }, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+	counted, ok := m.Approvals(s).(inbox.Store) // it keeps s's Events
+	if !ok {
+		return errors.New("the counted approval store lost its audit trail")
+	}
+	h, err := inbox.New(startCtx, counted, opts)
+	if err != nil {
+		return err
+	}
+	if _, err := health.ServeMetrics(ctx, &metricsAddr, m.HTTPHandler(), opts.Logger); err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: withHealth(h, sf.name(), s, opts.Logger), BaseContext: func(net.Listener) context.Context { return ctx }, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn)}
 	fmt.Fprintf(c.stdout, "http://%s/\n", ln.Addr())
 	mode, answers := "sign-in with "+*issuer, "loopback names"
@@ -111,4 +128,27 @@ func (c *cli) serve(name string, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// withHealth serves /healthz and /readyz (the approval database answers)
+// beside the inbox, answering only loopback names on a loopback listener
+// as the MCP servers' do; every other path is the inbox's.
+func withHealth(inbox http.Handler, database string, s approval.Store, logger *slog.Logger) http.Handler {
+	live := hostcheck.OnLoopbackListener(health.Live(), nil)
+	ready := hostcheck.OnLoopbackListener(health.Ready(func() []health.Check {
+		return []health.Check{{Name: database, Probe: func(ctx context.Context) error {
+			_, err := s.List(ctx, approval.Filter{Limit: 1})
+			return err
+		}}}
+	}, logger), nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/healthz":
+			live.ServeHTTP(w, r)
+		case r.Method == http.MethodGet && r.URL.Path == "/readyz":
+			ready.ServeHTTP(w, r)
+		default:
+			inbox.ServeHTTP(w, r)
+		}
+	})
 }

@@ -68,7 +68,7 @@ type instance struct {
 // standard error is shown if the test fails.
 func startInstance(t *testing.T, p programs, name, keyFile, redisURL string, extra ...string) *instance {
 	t.Helper()
-	args := append([]string{"-addr", "127.0.0.1:0", "-dev-scopes", scopes, "-state-keys", keyFile, "-replay-redis", redisURL}, extra...)
+	args := append([]string{"-addr", "127.0.0.1:0", "-dev-scopes", scopes, "-state-keys", keyFile, "-replay-redis", redisURL, "-metrics-addr", "off"}, extra...)
 	cmd := exec.Command(p.users, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()

@@ -1,7 +1,10 @@
 // Command users is agnara-go's main example: a small user service whose
 // functions are capabilities (scopes, validation, a domain failure, a
 // destructive delete that requires confirmation), served over MCP at /mcp in
-// a chi router, beside a health endpoint.
+// a chi router, beside /healthz and /readyz (which names the Redis of
+// -replay-redis when it does not answer), with Prometheus metrics at
+// http://127.0.0.1:9465/metrics (-metrics-addr moves them; "off" turns
+// them off).
 //
 //	go run ./examples/users                       # local trial, no tokens
 //	go run ./examples/users -issuer http://127.0.0.1:9000   # OAuth, see examples/devissuer
@@ -40,10 +43,12 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/examples/internal/userservice"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/health"
 	"github.com/agnara-go/agnara/internal/hostcheck"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/oidc"
 	"github.com/agnara-go/agnara/mcpexpose/otelmcp"
+	"github.com/agnara-go/agnara/mcpexpose/prommcp"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate/redisreplay"
 	"github.com/agnara-go/agnara/policy"
@@ -67,6 +72,8 @@ type config struct {
 	stateKeys   string
 	replayRedis string
 	stateTTL    time.Duration
+	// metrics is where /metrics is served (-metrics-addr).
+	metrics health.MetricsFlag
 }
 
 func main() {
@@ -80,6 +87,8 @@ func main() {
 	flag.StringVar(&cfg.stateKeys, "state-keys", "", "key file sealing request state, shared by every instance (agnara keys generate -o FILE); default: a key per process")
 	flag.StringVar(&cfg.replayRedis, "replay-redis", "", "Redis URL (redis://HOST:PORT/DB) recording used request states for every instance; default: in this process")
 	flag.DurationVar(&cfg.stateTTL, "state-ttl", 0, "how long a client may take to answer a confirmation (default 5m, at most 1h)")
+	cfg.metrics.Default = health.UsersMetricsAddr
+	flag.Var(&cfg.metrics, "metrics-addr", `serve Prometheus metrics at http://ADDR/metrics on a listener of their own; "off" serves none`)
 	dump := flag.Bool("dump-snapshot", false, "print the compiled snapshot (tools, resources, prompts, schemas, scopes, annotations) as JSON and exit, without serving; testdata/snapshot.json is its output, for review")
 	audit := flag.Bool("audit", false, "write an audit record (JSON, one line per decided tools/call; see docs/audit.md) to standard error")
 	flag.Parse()
@@ -131,8 +140,21 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	}
 	defer a.close()
 	snap, opts := a.snap, a.opts
+	m, err := prommcp.New(nil)
+	if err != nil {
+		return err
+	}
+	opts.Server.Meter = m
 	h, err := mcpexpose.NewHandler(snap, opts)
 	if err != nil {
+		return err
+	}
+	if err := m.Handler(h); err != nil {
+		return err
+	}
+	metricsCtx, stopMetrics := context.WithCancel(ctx)
+	defer stopMetrics()
+	if _, err := health.ServeMetrics(metricsCtx, &cfg.metrics, m.HTTPHandler(), logger); err != nil {
 		return err
 	}
 
@@ -141,10 +163,8 @@ func run(ctx context.Context, cfg config, stdout io.Writer, logger *slog.Logger)
 	// The other routes answer only loopback names on a loopback listener,
 	// as the MCP endpoint does: a rebound page reads none of them.
 	side := r.With(func(next http.Handler) http.Handler { return hostcheck.OnLoopbackListener(next, nil) })
-	side.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		io.WriteString(w, "ok\n")
-	})
+	side.Get("/healthz", health.Live().ServeHTTP)
+	side.Get("/readyz", health.Ready(func() []health.Check { return a.checks }, logger).ServeHTTP)
 	if cfg.debug {
 		if !addr.IP.IsLoopback() {
 			return fmt.Errorf("-debug-goroutines serves profiles: listen on a loopback address, not %s", addr)
@@ -190,6 +210,8 @@ type application struct {
 	snap    *mcpexpose.Snapshot
 	opts    *mcpexpose.HandlerOptions
 	closers []func()
+	// checks are what /readyz checks: the Redis of -replay-redis.
+	checks []health.Check
 }
 
 // close releases what newApplication opened, last first, once.
@@ -264,6 +286,10 @@ func newApplication(ctx context.Context, cfg config, stdout io.Writer, logger *s
 		}
 		a.closers = append(a.closers, func() { closeRedis() })
 		opts.Server.StateReplay = store
+		a.checks = append(a.checks, health.Check{Name: "redis", Probe: func(ctx context.Context) error {
+			_, err := store.Epoch(ctx)
+			return err
+		}})
 	}
 	if cfg.issuer != "" {
 		v, err := oidc.NewVerifier(ctx, cfg.issuer, cfg.resource, nil)

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/internal/enginetest"
+	"github.com/agnara-go/agnara/internal/proctest"
+)
+
+// fetch sends a request and returns its response and body; cookies are
+// sent with it, redirects are not followed.
+func fetch(t *testing.T, method, rawURL string, form url.Values, cookies []*http.Cookie) (*http.Response, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, string(b)
+}
+
+// sample returns the value of the series named exactly series in a
+// Prometheus text exposition, and whether it is there.
+func sample(exposition, series string) (float64, bool) {
+	for line := range strings.Lines(exposition) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
+
+// TestApprovalsServeHealthAndMetrics: the inbox serves /healthz and
+// /readyz (naming its database) beside its pages, and its approvals'
+// metrics on their own address: a decision made in the inbox moves them.
+func TestApprovalsServeHealthAndMetrics(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "approvals.db")
+	s, err := approval.OpenSQLite(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Prepare(context.Background(), intent(t, "k1", "gw.update_document", "carol", `{"id":42}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	metrics := "http://127.0.0.1:" + strconv.Itoa(enginetest.FreePort(t)) + "/metrics"
+	p := proctest.StartCmd(t, proctest.Build(t, "."), "approvals", "serve", "-db", db, "-dev-approver", "alice", "-addr", "127.0.0.1:0",
+		"-metrics-addr", strings.TrimSuffix(strings.TrimPrefix(metrics, "http://"), "/metrics"))
+	base := strings.TrimSuffix(p.URL, "/")
+
+	if res, body := fetch(t, "GET", base+"/healthz", nil, nil); res.StatusCode != http.StatusOK || body != "ok\n" {
+		t.Errorf("/healthz = %d %q", res.StatusCode, body)
+	}
+	if res, body := fetch(t, "GET", base+"/readyz", nil, nil); res.StatusCode != http.StatusOK || body != "ready\nsqlite: ok\n" {
+		t.Errorf("/readyz = %d %q", res.StatusCode, body)
+	}
+	scrape := func() string {
+		t.Helper()
+		res, body := fetch(t, "GET", metrics, nil, nil)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("/metrics: %d", res.StatusCode)
+		}
+		return body
+	}
+	before := scrape()
+	if v, ok := sample(before, "agnara_approvals_pending"); !ok || v != 1 {
+		t.Errorf("agnara_approvals_pending before the decision = %v (present %v), want 1", v, ok)
+	}
+
+	res, body := fetch(t, "GET", base+"/approvals/"+a.ID, nil, nil)
+	token := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
+	if res.StatusCode != http.StatusOK || token == nil {
+		t.Fatalf("GET the approval: %d\n%s", res.StatusCode, body)
+	}
+	if res, _ := fetch(t, "POST", base+"/approvals/"+a.ID+"/decide", url.Values{"action": {"approve"}, "csrf": {token[1]}}, res.Cookies()); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the decision: %d", res.StatusCode)
+	}
+	after := scrape()
+	for series, want := range map[string]float64{`agnara_approvals_pending`: 0, `agnara_approvals_decided_total{decision="approved"}`: 1} {
+		if v, ok := sample(after, series); !ok || v != want {
+			t.Errorf("%s after the decision = %v (present %v), want %v", series, v, ok, want)
+		}
+	}
+}
+
+// TestGatewayServesMetricsAndReadiness runs `agnara gateway` with
+// -metrics-addr in front of the users example: a call through it is
+// counted under its tool and its upstream, the upstream's state is read
+// at the scrape, and /readyz names the upstream.
+func TestGatewayServesMetricsAndReadiness(t *testing.T) {
+	users := startUsers(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(cfg, []byte(`listen: 127.0.0.1:0
+auth:
+  development: {scopes: [directory:read]}
+upstreams:
+  - name: directory
+    http: {url: `+users+`}
+    tools:
+      - {remote: users.list_users, name: list_users, title: List the users, scopes: [directory:read]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := agnara(time.Time{}, "gateway", "accept", "-config", cfg); code != 0 {
+		t.Fatalf("accept: exit %d, %q %q", code, out, errOut)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(enginetest.FreePort(t))
+	p := proctest.StartCmd(t, proctest.Build(t, "."), "gateway", "-config", cfg, "-metrics-addr", addr)
+	if code, out, errOut := tools(t, "call", p.URL, "gateway.list_users", `{"limit":1}`); code != 0 {
+		t.Fatalf("call: exit %d, %q %q", code, out, errOut)
+	}
+	if res, body := fetch(t, "GET", strings.TrimSuffix(p.URL, "/mcp")+"/readyz", nil, nil); res.StatusCode != http.StatusOK || body != "ready\nupstream directory: ok\nupstreams: ok\n" {
+		t.Errorf("/readyz = %d %q", res.StatusCode, body)
+	}
+	res, body := fetch(t, "GET", "http://"+addr+"/metrics", nil, nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d", res.StatusCode)
+	}
+	for series, want := range map[string]float64{
+		`agnara_mcp_calls_total{outcome="ok",reason="",tool="gateway.list_users"}`:  1,
+		`agnara_gateway_upstream_call_duration_seconds_count{upstream="directory"}`: 1,
+		`agnara_gateway_upstream_state{state="up",upstream="directory"}`:            1,
+		`agnara_gateway_upstream_state{state="down",upstream="directory"}`:          0,
+		`agnara_gateway_upstream_connections_total{upstream="directory"}`:           1,
+		`agnara_gateway_upstream_swaps_total{upstream="directory"}`:                 0,
+		`agnara_mcp_sessions_max`: 1000,
+	} {
+		if v, ok := sample(body, series); !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package prommcp
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// maxPendingCounted bounds the pending approvals a scrape counts: past it
+// the gauge reads this value, which is already an alarm.
+const maxPendingCounted = 10000
+
+// scrapeTimeout bounds a store query made for a scrape.
+const scrapeTimeout = 2 * time.Second
+
+// approvalMetrics are the instruments of approval stores.
+type approvalMetrics struct {
+	decided, dispatched, completed, errors *prometheus.CounterVec
+	pendingOnce                            bool
+}
+
+func (a *approvalMetrics) init() {
+	a.decided = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "approvals", Name: "decided_total",
+		Help: "Approvals decided, by decision (approved, rejected)."}, []string{"decision"})
+	a.dispatched = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "approvals", Name: "dispatched_total",
+		Help: "Approved writes claimed for dispatch, exactly once each."}, nil)
+	a.completed = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "approvals", Name: "completed_total",
+		Help: "Dispatched writes whose receipt was recorded, by effect (committed, not_started, unknown)."}, []string{"effect"})
+	a.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "approvals", Name: "store_errors_total",
+		Help: "Approval store operations that failed for the store's own reasons (not a refused transition), by operation."}, []string{"op"})
+	a.decided.WithLabelValues(string(approval.StateApproved))
+	a.decided.WithLabelValues(string(approval.StateRejected))
+	a.dispatched.WithLabelValues()
+}
+
+var descPending = prometheus.NewDesc(Namespace+"_approvals_pending", "Approvals waiting for a decision, read from the store at each scrape (at most 10000 are counted).", nil, nil)
+
+// Approvals returns store counting its decisions, dispatches, receipts
+// and errors, and the first store wrapped also reports its pending
+// approvals at each scrape (one List query). The returned store behaves
+// exactly as store; closing it closes store.
+func (m *Metrics) Approvals(store approval.Store) approval.Store {
+	s := &countedApprovals{Store: store, m: &m.approvals}
+	m.onceMu.Lock()
+	defer m.onceMu.Unlock()
+	if !m.approvals.pendingOnce && m.reg.Register(pendingCollector{s}) == nil {
+		m.approvals.pendingOnce = true
+	}
+	return s
+}
+
+// countedApprovals is an approval.Store counting into approvalMetrics.
+type countedApprovals struct {
+	approval.Store
+	m *approvalMetrics
+}
+
+// refusals are the errors a store returns for a transition the lifecycle
+// refuses: answers, not failures of the store.
+var refusals = []error{approval.ErrNotFound, approval.ErrInvalid, approval.ErrConflict, approval.ErrSelfApproval,
+	approval.ErrNotAuthorized, approval.ErrNotPending, approval.ErrNotApproved, approval.ErrExpired,
+	approval.ErrBindingChanged, approval.ErrAlreadyClaimed, approval.ErrNotClaimed, approval.ErrEvidenceRequired}
+
+// failed counts err under op when it is the store's own failure.
+func (s *countedApprovals) failed(op string, err error) {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return
+	}
+	for _, r := range refusals {
+		if errors.Is(err, r) {
+			return
+		}
+	}
+	s.m.errors.WithLabelValues(op).Inc()
+}
+
+func (s *countedApprovals) Prepare(ctx context.Context, in approval.Intent) (approval.Approval, error) {
+	a, err := s.Store.Prepare(ctx, in)
+	s.failed("prepare", err)
+	return a, err
+}
+
+func (s *countedApprovals) Get(ctx context.Context, id string) (approval.Approval, error) {
+	a, err := s.Store.Get(ctx, id)
+	s.failed("get", err)
+	return a, err
+}
+
+func (s *countedApprovals) Latest(ctx context.Context, key string) (approval.Approval, bool, error) {
+	a, ok, err := s.Store.Latest(ctx, key)
+	s.failed("latest", err)
+	return a, ok, err
+}
+
+func (s *countedApprovals) List(ctx context.Context, f approval.Filter) ([]approval.Approval, error) {
+	as, err := s.Store.List(ctx, f)
+	s.failed("list", err)
+	return as, err
+}
+
+func (s *countedApprovals) Approve(ctx context.Context, id string, approver policy.Principal, note string) (approval.Approval, error) {
+	a, err := s.Store.Approve(ctx, id, approver, note)
+	s.failed("approve", err)
+	if err == nil {
+		s.m.decided.WithLabelValues(string(approval.StateApproved)).Inc()
+	}
+	return a, err
+}
+
+func (s *countedApprovals) Reject(ctx context.Context, id string, approver policy.Principal, note string) (approval.Approval, error) {
+	a, err := s.Store.Reject(ctx, id, approver, note)
+	s.failed("reject", err)
+	if err == nil {
+		s.m.decided.WithLabelValues(string(approval.StateRejected)).Inc()
+	}
+	return a, err
+}
+
+func (s *countedApprovals) Cancel(ctx context.Context, id string, by policy.Principal, note string) (approval.Approval, error) {
+	a, err := s.Store.Cancel(ctx, id, by, note)
+	s.failed("cancel", err)
+	return a, err
+}
+
+func (s *countedApprovals) Claim(ctx context.Context, id string, current approval.Binding) (approval.Approval, error) {
+	a, err := s.Store.Claim(ctx, id, current)
+	s.failed("claim", err)
+	if err == nil {
+		s.m.dispatched.WithLabelValues().Inc()
+	}
+	return a, err
+}
+
+func (s *countedApprovals) Complete(ctx context.Context, id string, r approval.Receipt) (approval.Approval, error) {
+	a, err := s.Store.Complete(ctx, id, r)
+	s.failed("complete", err)
+	if err == nil {
+		s.m.completed.WithLabelValues(string(r.Effect)).Inc()
+	}
+	return a, err
+}
+
+func (s *countedApprovals) Reconcile(ctx context.Context, id string, approver policy.Principal, effect approval.EffectState, evidence string) (approval.Approval, error) {
+	a, err := s.Store.Reconcile(ctx, id, approver, effect, evidence)
+	s.failed("reconcile", err)
+	return a, err
+}
+
+// pendingCollector counts a store's pending approvals at scrape time.
+type pendingCollector struct{ s *countedApprovals }
+
+func (c pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descPending }
+
+// Collect lists the pending approvals; when the store cannot answer, the
+// gauge is left out of the scrape (a gap, not a false zero) and the error
+// is counted.
+func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	as, err := c.s.List(ctx, approval.Filter{State: approval.StatePending, Limit: maxPendingCounted})
+	if err != nil {
+		return
+	}
+	gauge(ch, descPending, float64(len(as)))
+}
+
+// Events returns the audit trail of the approval with id, for an inbox
+// (package approval/inbox needs it), when the wrapped store keeps one, as
+// both of package approval's stores do; otherwise an error saying it does
+// not.
+func (s *countedApprovals) Events(ctx context.Context, id string) ([]approval.Event, error) {
+	e, ok := s.Store.(interface {
+		Events(ctx context.Context, id string) ([]approval.Event, error)
+	})
+	if !ok {
+		return nil, errors.New("prommcp: the wrapped approval store keeps no audit trail")
+	}
+	evs, err := e.Events(ctx, id)
+	s.failed("events", err)
+	return evs, err
+}

@@ -1,0 +1,85 @@
+package prommcp_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/internal/enginetest"
+	"github.com/agnara-go/agnara/mcpexpose/prommcp"
+	"github.com/agnara-go/agnara/mcpexpose/tasks"
+	"github.com/agnara-go/agnara/mcpexpose/tasks/redistasks"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestStoreErrors: a store that cannot answer is counted under the
+// operation, and an answer that refuses (not found) is not; a scrape
+// whose pending count fails leaves the gauge out rather than report 0.
+func TestStoreErrors(t *testing.T) {
+	m, err := prommcp.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{}
+	ms := httptest.NewServer(m.HTTPHandler())
+	t.Cleanup(ms.Close)
+	f.metrics = ms.URL
+	ctx := context.Background()
+
+	sqlite, err := approval.OpenSQLite(filepath.Join(t.TempDir(), "approvals.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvals := m.Approvals(sqlite)
+	if _, err := approvals.Get(ctx, "apv_missing"); !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("Get of a missing approval: %v", err)
+	}
+	if _, ok := f.scrape(t)[`agnara_approvals_pending{}`]; !ok {
+		t.Error("agnara_approvals_pending is not in the scrape while the store answers")
+	}
+	sqlite.Close()
+	if _, err := approvals.Get(ctx, "apv_missing"); err == nil {
+		t.Fatal("Get on a closed store succeeded")
+	}
+
+	r := enginetest.Redis(t)
+	redis, closeRedis, err := redistasks.Open(ctx, r.URL(), &redistasks.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeRedis() })
+	ts := m.Tasks(redis)
+	if _, err := ts.Get(ctx, "missing"); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("Get of a missing task: %v", err)
+	}
+	r.Stop()
+	if _, err := ts.Get(ctx, "missing"); !errors.Is(err, tasks.ErrUnavailable) {
+		t.Fatalf("Get with Redis stopped: %v, want ErrUnavailable", err)
+	}
+
+	got := f.scrape(t)
+	if _, ok := got[`agnara_approvals_pending{}`]; ok {
+		t.Error("agnara_approvals_pending is in the scrape while the store cannot answer")
+	}
+	// The pending count that failed is counted as a list error, seen by
+	// the next scrape (a scrape collects its series concurrently).
+	again := f.scrape(t)
+	gotErrs := map[string]bool{}
+	for _, k := range []string{`agnara_approvals_store_errors_total{op="get"}`, `agnara_approvals_store_errors_total{op="list"}`, `agnara_tasks_store_errors_total{op="get"}`} {
+		gotErrs[k] = again[k] >= 1
+	}
+	if diff := cmp.Diff(map[string]bool{
+		`agnara_approvals_store_errors_total{op="get"}`:  true,
+		`agnara_approvals_store_errors_total{op="list"}`: true,
+		`agnara_tasks_store_errors_total{op="get"}`:      true,
+	}, gotErrs); diff != "" {
+		t.Errorf("store errors counted (-want +got):\n%s", diff)
+	}
+	if a, ts := again[`agnara_approvals_store_errors_total{op="get"}`], again[`agnara_tasks_store_errors_total{op="get"}`]; a != 1 || ts != 1 {
+		t.Errorf("get errors: approvals %v, tasks %v; want 1 each: a refusal (not found) is no store error", a, ts)
+	}
+}
