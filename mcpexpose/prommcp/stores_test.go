@@ -83,3 +83,45 @@ func TestStoreErrors(t *testing.T) {
 		t.Errorf("get errors: approvals %v, tasks %v; want 1 each: a refusal (not found) is no store error", a, ts)
 	}
 }
+
+// TestTasksKeepsChanges: a Redis task store wrapped for metrics still
+// tells other instances of changes (tasks.Changes), so that status
+// notifications reach listeners everywhere; a store without it gains
+// nothing.
+func TestTasksKeepsChanges(t *testing.T) {
+	m, err := prommcp.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Tasks(tasks.NewMemory(nil)).(tasks.Changes); ok {
+		t.Error("the wrapped memory store claims tasks.Changes, which the memory store lacks")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	redis, closeRedis, err := redistasks.Open(ctx, enginetest.Redis(t).URL(), &redistasks.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeRedis() })
+	ch, ok := m.Tasks(redis).(tasks.Changes)
+	if !ok {
+		t.Fatal("the wrapped Redis store lost tasks.Changes: status notifications would stay on one instance")
+	}
+	heard := make(chan string, 1)
+	subCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	if err := ch.Subscribe(subCtx, func(from, id string) { heard <- from + "/" + id }); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Changed(ctx, "instance-a", "task-1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-heard:
+		if got != "instance-a/task-1" {
+			t.Errorf("heard %q, want instance-a/task-1", got)
+		}
+	case <-ctx.Done():
+		t.Fatal("a change told through the wrapped store never reached its subscriber")
+	}
+}

@@ -24,9 +24,23 @@ func (t *taskMetrics) init() {
 }
 
 // Tasks returns store counting the statuses its tasks enter and its
-// failures to answer. The returned store behaves exactly as store.
+// failures to answer. The returned store behaves exactly as store, and
+// keeps its optional interfaces: when store is a [tasks.Changes] (as
+// package redistasks's is), so is the returned store, so that status
+// notifications still reach listeners on other instances.
 func (m *Metrics) Tasks(store tasks.Store) tasks.Store {
-	return &countedTasks{Store: store, m: &m.tasks}
+	c := &countedTasks{Store: store, m: &m.tasks}
+	if ch, ok := store.(tasks.Changes); ok {
+		return &countedChangingTasks{countedTasks: c, Changes: ch}
+	}
+	return c
+}
+
+// countedChangingTasks is a countedTasks whose store also tells other
+// instances of changes.
+type countedChangingTasks struct {
+	*countedTasks
+	tasks.Changes
 }
 
 // countedTasks is a tasks.Store counting into taskMetrics.
