@@ -188,3 +188,38 @@ func TestNodeCrashTraceIsOneRecord(t *testing.T) {
 		t.Fatalf("node's crash was logged as %d records %q; want one record holding the error and its stack", len(got), got)
 	}
 }
+
+// A child's last words are logged before its connection's Close returns,
+// so that a gateway shutting down (or exiting) does not lose the stderr a
+// burst still held back.
+func TestChildLastWordsLoggedBeforeCloseReturns(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatalf("no sh: %v", err)
+	}
+	h := newRecords()
+	tr := &stdioTransport{
+		upstream: "last",
+		cfg:      &StdioUpstream{Command: sh, Args: []string{"-c", "cat >/dev/null; echo 'last words' >&2"}},
+		logger:   slog.New(h),
+		maxLine:  1 << 20,
+		lookup:   func(string) (string, bool) { return "", false },
+	}
+	for range 20 {
+		h.mu.Lock()
+		h.all = nil
+		h.mu.Unlock()
+		conn, err := tr.Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Close()
+		var said bool
+		for _, r := range h.snapshot() {
+			said = said || r.line == "last words"
+		}
+		if !said {
+			t.Fatalf("after Close returned, the log holds %q; want the child's last words", h.snapshot())
+		}
+	}
+}

@@ -91,8 +91,11 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	c := &child{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{})}
-	go logLines(errR, t.logger.With(slog.String("upstream", t.upstream), slog.Int("pid", cmd.Process.Pid)), t.cfg.Stderr)
+	c := &child{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{}), logged: make(chan struct{})}
+	go func() {
+		defer close(c.logged)
+		logLines(errR, t.logger.With(slog.String("upstream", t.upstream), slog.Int("pid", cmd.Process.Pid)), t.cfg.Stderr)
+	}()
 	go func() {
 		c.err = cmd.Wait()
 		close(c.done)
@@ -131,6 +134,7 @@ type child struct {
 	stdout *os.File
 	done   chan struct{} // closed when the process has exited
 	err    error         // its exit status, once done
+	logged chan struct{} // closed when its standard error is logged to its end
 
 	stop sync.Once
 }
@@ -151,6 +155,15 @@ func (c *child) Close() error {
 			}
 		}
 		signalGroup(c.cmd, kill) // whatever of its group outlived it
+		// Its last words (a burst waits for a pause) reach the log before
+		// the gateway goes on, or exits; a process outside its group that
+		// still holds the pipe is not waited for long.
+		t := time.NewTimer(stopGrace)
+		defer t.Stop()
+		select {
+		case <-c.logged:
+		case <-t.C:
+		}
 	})
 	return nil
 }

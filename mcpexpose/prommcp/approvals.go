@@ -183,3 +183,50 @@ func (s *countedApprovals) Events(ctx context.Context, id string) ([]approval.Ev
 	s.failed("events", err)
 	return evs, err
 }
+
+// signIns is what an inbox keeps its sign-ins in (package approval's
+// stores do; see [approval.SignIn]).
+type signIns interface {
+	SaveSignIn(ctx context.Context, key string, in approval.SignIn) error
+	LoadSignIn(ctx context.Context, key string) (approval.SignIn, error)
+	EndSignIn(ctx context.Context, key string) error
+}
+
+// errNoSignIns is what the sign-in methods answer when the wrapped store
+// keeps no sign-ins.
+var errNoSignIns = errors.New("prommcp: the wrapped approval store keeps no inbox sign-ins")
+
+// SaveSignIn, LoadSignIn and EndSignIn keep an inbox's sign-ins in the
+// wrapped store, when it keeps them, as both of package approval's stores
+// do, so that a counted store still serves package approval/inbox.
+func (s *countedApprovals) SaveSignIn(ctx context.Context, key string, in approval.SignIn) error {
+	si, ok := s.Store.(signIns)
+	if !ok {
+		return errNoSignIns
+	}
+	err := si.SaveSignIn(ctx, key, in)
+	s.failed("save_signin", err)
+	return err
+}
+
+// LoadSignIn: see [countedApprovals.SaveSignIn].
+func (s *countedApprovals) LoadSignIn(ctx context.Context, key string) (approval.SignIn, error) {
+	si, ok := s.Store.(signIns)
+	if !ok {
+		return approval.SignIn{}, errNoSignIns
+	}
+	in, err := si.LoadSignIn(ctx, key)
+	s.failed("load_signin", err)
+	return in, err
+}
+
+// EndSignIn: see [countedApprovals.SaveSignIn].
+func (s *countedApprovals) EndSignIn(ctx context.Context, key string) error {
+	si, ok := s.Store.(signIns)
+	if !ok {
+		return errNoSignIns
+	}
+	err := si.EndSignIn(ctx, key)
+	s.failed("end_signin", err)
+	return err
+}

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/approval/inbox"
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/mcpexpose/prommcp"
 	"github.com/agnara-go/agnara/mcpexpose/tasks"
 	"github.com/agnara-go/agnara/mcpexpose/tasks/redistasks"
+	"github.com/agnara-go/agnara/policy"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -123,5 +125,39 @@ func TestTasksKeepsChanges(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("a change told through the wrapped store never reached its subscriber")
+	}
+}
+
+// TestApprovalsKeepSignIns: an approval store wrapped for metrics still
+// keeps an inbox's sign-ins (and its audit trail), so that a counted
+// store serves package approval/inbox.
+func TestApprovalsKeepSignIns(t *testing.T) {
+	m, err := prommcp.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlite, err := approval.OpenSQLite(filepath.Join(t.TempDir(), "approvals.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sqlite.Close() })
+	counted, ok := m.Approvals(sqlite).(inbox.Store)
+	if !ok {
+		t.Fatal("the counted store is not an inbox.Store: the inbox could not use it")
+	}
+	ctx := context.Background()
+	in := approval.SignIn{Approver: policy.NewPrincipal("alice", []string{"approvals:decide"}), Expires: time.Now().Add(time.Hour).UTC().Truncate(time.Second)}
+	if err := counted.SaveSignIn(ctx, "k1", in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := counted.LoadSignIn(ctx, "k1")
+	if err != nil || got.Approver.ID() != "alice" || !got.Expires.Equal(in.Expires) {
+		t.Fatalf("LoadSignIn = %+v, %v; want what was saved, %+v", got, err, in)
+	}
+	if err := counted.EndSignIn(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := counted.LoadSignIn(ctx, "k1"); !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("an ended sign-in loads with %v, want ErrNotFound", err)
 	}
 }
