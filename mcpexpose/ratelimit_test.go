@@ -121,7 +121,7 @@ func TestRateLimitCountsALogicalCallOnce(t *testing.T) {
 	for _, tc := range roundsCases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newRoundsWorld(t, agnara.RateLimit{Rate: 0.001, Burst: 1})
-			url := serveTasks(t, w.snap, mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond}, discard{})
+			url := serveTasks(t, w.snap, mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second}, discard{})
 			got := tc.run(t, w, url, nil)
 			if !strings.Contains(got, "Ann") || strings.Contains(got, "rate") {
 				t.Fatalf("the answered call = %s, want it done", got)
@@ -173,7 +173,7 @@ func TestRateLimitTaskMethodsAndCompletion(t *testing.T) {
 	}
 	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: people, Server: &mcpexpose.ServerOptions{
 		RateLimit: agnara.RateLimit{Rate: 0.001, Burst: 2},
-		Tasks:     &mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond},
+		Tasks:     &mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second},
 	}})
 	if err != nil {
 		t.Fatal(err)

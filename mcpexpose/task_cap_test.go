@@ -57,7 +57,7 @@ func taskLimited(t *testing.T, res, rpcErr map[string]any, limit string) {
 func TestTaskCapRefusesPastTheLimits(t *testing.T) {
 	w := newTaskWorld(t)
 	var logs mcptest.Buffer
-	url := serveTasks(t, w.snap, mcpexpose.TaskOptions{MaxTasks: 3, MaxTasksPerPrincipal: 2, Heartbeat: 10 * time.Millisecond}, &logs)
+	url := serveTasks(t, w.snap, mcpexpose.TaskOptions{MaxTasks: 3, MaxTasksPerPrincipal: 2, Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second}, &logs)
 
 	// A confirmation asked before the cap fills; its answer comes after.
 	asked, e := call(t, url, "alice", true, "confirmed", map[string]any{})

@@ -28,7 +28,8 @@ import (
 type taskWorld struct {
 	snap     *mcpexpose.Snapshot
 	release  chan struct{}
-	cleanups atomic.Int32
+	leases   atomic.Int32 // a running handler's dependency, made
+	cleanups atomic.Int32 // and cleaned up
 }
 
 type WorkInput struct {
@@ -47,7 +48,7 @@ func newTaskWorld(t *testing.T) *taskWorld {
 	t.Helper()
 	w := &taskWorld{release: make(chan struct{})}
 	deps := di.NewRegistry()
-	di.ProvidePerInvocation(deps, func() (*Lease, func()) { return &Lease{}, func() { w.cleanups.Add(1) } })
+	di.ProvidePerInvocation(deps, func() (*Lease, func()) { w.leases.Add(1); return &Lease{}, func() { w.cleanups.Add(1) } })
 	app := agnara.New("jobs", &agnara.Options{Dependencies: deps})
 	work := app.Capability(func(ctx context.Context, in WorkInput, _ *Lease) (string, error) {
 		select {
@@ -162,6 +163,15 @@ func waitStatus(t *testing.T, url, token, id, status string) map[string]any {
 	}
 }
 
+// running waits until the "work" handler of the latest task has its
+// dependency, so that ending the task then has a handler to cancel and a
+// cleanup to run.
+func (w *taskWorld) running(t *testing.T) {
+	t.Helper()
+	n := w.cleanups.Load() + 1
+	waitUntil(t, "the handler to run", func() bool { return w.leases.Load() >= n })
+}
+
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -234,6 +244,7 @@ func TestTaskCancelCancelsTheHandlerAndRunsCleanup(t *testing.T) {
 	w := newTaskWorld(t)
 	url := w.instance(t, mcpexpose.TaskOptions{})
 	id := startTask(t, url, "alice", "work", map[string]any{"label": "c"})
+	w.running(t) // cancelled before its handler ran, it would have nothing to clean up
 	res, e := rpc(t, url, "alice", true, "tasks/cancel", map[string]any{"taskId": id})
 	if e != nil || len(res) != 1 || res["resultType"] != "complete" {
 		t.Fatalf("tasks/cancel = %v %v, want the empty ack", res, e)
@@ -329,6 +340,7 @@ func TestTaskExpiresWithItsTTL(t *testing.T) {
 	c := &clock{now: time.Now()}
 	url := w.instance(t, mcpexpose.TaskOptions{TTL: time.Minute, Now: c.Now, Heartbeat: 5 * time.Millisecond, HeartbeatLapse: time.Hour})
 	id := startTask(t, url, "alice", "work", map[string]any{"label": "ttl"})
+	w.running(t)
 	res, _ := getTask(t, url, "alice", id)
 	if res["ttlMs"] != float64(60000) {
 		t.Errorf("ttlMs = %v, want 60000", res["ttlMs"])
@@ -353,7 +365,7 @@ func TestTaskSharedThroughRedis(t *testing.T) {
 	}
 	t.Cleanup(func() { closeFn() })
 	w := newTaskWorld(t)
-	o := mcpexpose.TaskOptions{Store: store, Heartbeat: 10 * time.Millisecond}
+	o := mcpexpose.TaskOptions{Store: store, Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second}
 	a, b := w.instance(t, o), w.instance(t, o)
 
 	// Asked on a, answered on b, completed on a, seen on b.
@@ -373,6 +385,7 @@ func TestTaskSharedThroughRedis(t *testing.T) {
 	// Created on a, cancelled through b: a's handler is cancelled and
 	// cleaned up.
 	id = startTask(t, a, "alice", "work", map[string]any{"label": "x"})
+	w.running(t)
 	if _, e := rpc(t, b, "alice", true, "tasks/cancel", map[string]any{"taskId": id}); e != nil {
 		t.Fatal(e)
 	}
@@ -398,6 +411,7 @@ func TestTaskFailsWhenItsInstanceStopsHeartbeating(t *testing.T) {
 	ahead := func() time.Time { return time.Now().Add(time.Minute) }
 	b := w.instance(t, mcpexpose.TaskOptions{Store: store, Heartbeat: 20 * time.Millisecond, HeartbeatLapse: time.Second, Now: ahead})
 	id := startTask(t, a, "alice", "work", map[string]any{"label": "lost"})
+	w.running(t)
 	res, e := getTask(t, b, "alice", id)
 	if e != nil || res["status"] != "failed" {
 		t.Fatalf("tasks/get through b = %v %v, want failed", res, e)

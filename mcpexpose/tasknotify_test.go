@@ -213,7 +213,7 @@ func mustJSON(t *testing.T, v any) string {
 // instance with the in-memory store.
 func TestTaskNotificationsToTheOwnerOnly(t *testing.T) {
 	w := newTaskWorld(t)
-	url := w.instance(t, mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond})
+	url := w.instance(t, mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second})
 	checkTaskNotifications(t, w, url, url)
 }
 
@@ -228,7 +228,7 @@ func TestTaskNotificationsAcrossInstances(t *testing.T) {
 	}
 	t.Cleanup(func() { closeFn() })
 	w := newTaskWorld(t)
-	o := mcpexpose.TaskOptions{Store: store, Heartbeat: 10 * time.Millisecond}
+	o := mcpexpose.TaskOptions{Store: store, Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second}
 	a, b := w.instance(t, o), w.instance(t, o)
 	checkTaskNotifications(t, w, a, b)
 }

@@ -296,7 +296,9 @@ func TestCancellationStopsWaiting(t *testing.T) {
 func TestCallTimeout(t *testing.T) {
 	d := newDocs(nil)
 	cs, mon := connect(t, d.server, "2025-11-25")
-	_, plans := imported(t, cs, mon, readBindings(), &mcpimport.Options{Limits: mcpimport.Limits{CallTimeout: 50 * time.Millisecond}})
+	// Long enough for an ordinary call on a loaded machine (the second call
+	// below runs under it too); the hanging one waits it out.
+	_, plans := imported(t, cs, mon, readBindings(), &mcpimport.Options{Limits: mcpimport.Limits{CallTimeout: time.Second}})
 	_, err := call(t, plans, "search_docs", `{"q":"x","mode":"hang"}`)
 	wantCode(t, err, mcpimport.ReasonTimeout)
 	// The session is still usable afterwards.

@@ -458,12 +458,12 @@ func (g *gateway) reimport(ctx context.Context) error {
 	}
 	d := diff(catalogs{g.reads, g.writes, g.features}, next)
 	g.reads, g.writes, g.features = next.reads, next.writes, next.features
-	if g.swaps != nil {
-		g.swaps.Add(1)
-	}
 	g.logger.Info("upstream catalog changed; serving the new one",
 		slog.Any("added", d.added), slog.Any("removed", d.removed), slog.Any("changed", d.changed),
 		slog.Any("absent", absentNames(next)), slog.String("catalog", next.reads.Snapshot().Digest()))
+	if g.swaps != nil { // after the log line, so that a swap counted is a swap logged
+		g.swaps.Add(1)
+	}
 	return nil
 }
 
