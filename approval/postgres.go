@@ -63,12 +63,13 @@ var postgresDialect = &dialect{
 //
 // Behind a connection pooler in transaction pooling mode (PgBouncer's
 // pool_mode = transaction), the DSN sets
-// default_query_exec_mode=cache_describe (exec and simple_protocol work too): pgx's default prepares named
-// statements, which such a pooler does not carry from one transaction to
-// the next. The store keeps no other session state, so its guarantees hold
-// through the pooler. A connection whose backend is not the one PostgreSQL
-// names to it (a pooler's) is refused with ErrInvalid, naming the setting,
-// unless the DSN sets one of those modes (see docs/scaling.md).
+// default_query_exec_mode=cache_describe (exec and simple_protocol work
+// too): pgx's default prepares named statements, which such a pooler does
+// not carry from one transaction to the next. The store keeps no other
+// session state, so its guarantees hold through the pooler. A connection
+// whose backend is not the one PostgreSQL named to it when it connected (a
+// pooler's) is refused with ErrInvalid, naming the setting, unless the DSN
+// sets one of those modes (see docs/scaling.md).
 //
 // ctx bounds the connection and the checks, not the store's life.
 //
