@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/agnara-go/agnara/internal/enginetest"
 )
 
 // BenchmarkStore runs the approval cycle a write goes through
@@ -14,10 +15,23 @@ import (
 // SQLite's. Both make every commit durable (SQLite synchronous=FULL,
 // PostgreSQL fsync and synchronous_commit on); the PostgreSQL server is
 // local (enginetest.Postgres), so a networked one adds its round trips.
+// Beside the suite's backends (PgBouncer among them) it runs PostgreSQL
+// directly in the query mode PgBouncer needs, postgres-describe, to tell
+// the mode's cost from the pooler's (docs/scaling.md).
 func BenchmarkStore(b *testing.B) {
 	ctx := context.Background()
 	receipt := approval.Receipt{Effect: approval.EffectCommitted}
-	for _, be := range backends() {
+	describe, _ := backendNamed("postgres")
+	describe.name = "postgres-describe"
+	describe.newDB = func(t testing.TB) string {
+		t.Helper()
+		dsn := enginetest.Postgres(t) + pooledMode
+		if err := approval.MigratePostgres(ctx, dsn); err != nil {
+			t.Fatal(err)
+		}
+		return dsn
+	}
+	for _, be := range append(backends(), describe) {
 		b.Run(be.name, func(b *testing.B) {
 			be.hold(b)
 			b.Run("cycle", func(b *testing.B) {

@@ -61,12 +61,23 @@ var postgresDialect = &dialect{
 // with what to do. A DSN without connect_timeout gets 10 seconds. Errors
 // never quote the DSN's password.
 //
+// Behind a connection pooler in transaction pooling mode (PgBouncer's
+// pool_mode = transaction), the DSN sets
+// default_query_exec_mode=cache_describe (exec and simple_protocol work
+// too): pgx's default prepares named statements, which such a pooler does
+// not carry from one transaction to the next. The store keeps no other
+// session state, so its guarantees hold through the pooler. A connection
+// whose backend is not the one PostgreSQL named to it when it connected (a
+// pooler's) is refused with ErrInvalid, naming the setting, unless the DSN
+// sets one of those modes (see docs/scaling.md).
+//
 // ctx bounds the connection and the checks, not the store's life.
 //
 // An error answers [execution.ReasonOf] with [ReasonInvalid] for a refused
-// DSN or options, and [ReasonUnavailable] for anything else that kept the
-// store from opening (the server does not answer, the schema is missing or
-// another version, commits are not durable).
+// DSN (a query mode a pooler breaks included) or options, and
+// [ReasonUnavailable] for anything else that kept the store from opening
+// (the server does not answer, the schema is missing or another version,
+// commits are not durable).
 func OpenPostgres(ctx context.Context, dsn string, opts *Options) (*PostgresStore, error) {
 	s, err := openPostgres(ctx, dsn, opts)
 	return s, unavailable(err)
@@ -106,11 +117,65 @@ func connectPostgres(ctx context.Context, dsn string) (db *sql.DB, where string,
 	}
 	where = fmt.Sprintf("postgres://%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
 	db = stdlib.OpenDB(*cfg) // pgx's database/sql driver; database/sql pools
-	if err := db.PingContext(ctx); err != nil {
+	pooled, err := behindPooler(ctx, db)
+	if err != nil {
 		db.Close()
 		return nil, "", &redactedError{msg: fmt.Sprintf("approval: connect to %s: %s", where, redact(err)), err: err}
 	}
+	if pooled && !poolerSafe(cfg.DefaultQueryExecMode) {
+		db.Close()
+		return nil, "", fmt.Errorf("%w: %s is reached through a connection pooler such as PgBouncer, where pgx's default_query_exec_mode=%s breaks under transaction pooling (it leaves prepared statements on server connections the pooler shares): add default_query_exec_mode=cache_describe to the DSN (docs/scaling.md)", ErrInvalid, where, modeSetting(cfg.DefaultQueryExecMode))
+	}
 	return db, where, nil
+}
+
+// behindPooler connects and reports whether the connection reaches
+// PostgreSQL through a connection pooler: PostgreSQL tells a client the
+// process id of the backend serving it (BackendKeyData, for cancelling),
+// and a pooler such as PgBouncer gives its clients keys of its own, as its
+// clients share server connections. A pooler that forwards the server's
+// key goes unnoticed (docs/scaling.md).
+func behindPooler(ctx context.Context, db *sql.DB) (bool, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	var pooled bool
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		// The simple protocol: no prepared statement, whatever the mode.
+		var pid uint32
+		if err := c.Conn().QueryRow(ctx, "SELECT pg_backend_pid()", pgx.QueryExecModeSimpleProtocol).Scan(&pid); err != nil {
+			return err
+		}
+		pooled = pid != c.Conn().PgConn().PID()
+		return nil
+	})
+	return pooled, err
+}
+
+// modeSetting is how a DSN spells pgx's query mode m.
+func modeSetting(m pgx.QueryExecMode) string {
+	return strings.ReplaceAll(m.String(), " ", "_")
+}
+
+// poolerSafe reports whether pgx's query mode works when consecutive
+// transactions, or the round trips of one statement outside a
+// transaction, may meet different server connections (PgBouncer's
+// transaction pooling, which before PgBouncer 1.21 does not carry
+// prepared statements across them): no named prepared statement
+// (cache_statement) and no unnamed one described in one round trip and run
+// in the next (describe_exec).
+func poolerSafe(mode pgx.QueryExecMode) bool {
+	switch mode {
+	case pgx.QueryExecModeCacheDescribe, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol:
+		return true
+	}
+	return false
 }
 
 // checkPostgres refuses a database whose schema is not this build's, or on
@@ -165,8 +230,11 @@ const migrateLock int64 = 0x61676e617261_01 // "agnara", 1
 // several hosts may run it at once (they take turns on an advisory lock,
 // and the later ones find nothing to do). It creates the tables approvals,
 // events and approval_schema in the connection's current schema
-// (search_path). Errors never quote the DSN's password; they answer
-// [execution.ReasonOf] as [OpenPostgres]'s do.
+// (search_path). It may run through a transaction pooler such as
+// PgBouncer with the DSN [OpenPostgres] takes there: its lock is
+// pg_advisory_xact_lock, held by its one transaction. Errors never quote
+// the DSN's password; they answer [execution.ReasonOf] as [OpenPostgres]'s
+// do.
 func MigratePostgres(ctx context.Context, dsn string) error {
 	return unavailable(migratePostgres(ctx, dsn))
 }

@@ -116,6 +116,20 @@ func backends() []backend {
 			},
 			hold: func(t testing.TB) { enginetest.Postgres(t) },
 		},
+		{
+			// PostgreSQL behind PgBouncer in transaction pooling mode,
+			// with the DSN setting docs/scaling.md gives for it.
+			name:  "pgbouncer",
+			newDB: pgbouncerDB,
+			connect: func(db string, opts *approval.Options) (store, error) {
+				s, err := approval.OpenPostgres(context.Background(), db, opts)
+				if err != nil {
+					return nil, err
+				}
+				return s, nil
+			},
+			hold: func(t testing.TB) { enginetest.PgBouncer(t) },
+		},
 	}
 }
 
@@ -133,6 +147,23 @@ func backendNamed(name string) (backend, bool) {
 func postgresDB(t testing.TB) string {
 	t.Helper()
 	dsn := enginetest.Postgres(t)
+	if err := approval.MigratePostgres(context.Background(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+// pooledMode is the DSN setting a store behind PgBouncer's transaction
+// pooling needs (docs/scaling.md).
+const pooledMode = "&default_query_exec_mode=cache_describe"
+
+// pgbouncerDB returns the DSN of a fresh PostgreSQL database reached
+// through PgBouncer in transaction pooling mode, migrated through it as a
+// host would.
+func pgbouncerDB(t testing.TB) string {
+	t.Helper()
+	pooled, _ := enginetest.PgBouncer(t)
+	dsn := pooled + pooledMode
 	if err := approval.MigratePostgres(context.Background(), dsn); err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func startPostgres(t testing.TB) (*pgServer, error) {
 	t.Helper()
 	initdb := lookPath(t, "initdb", "postgresql", "/usr/lib/postgresql/*/bin")
 	postgres := filepath.Join(filepath.Dir(initdb), "postgres") // the same version
-	removeOrphans()
+	removeOrphans("agnara-postgres-")
 	// Not t.TempDir: the directory outlives this test, and as root the
 	// postgres user must be able to reach it (os.TempDir is world-searchable).
 	dir, err := os.MkdirTemp("", "agnara-postgres-")
@@ -217,10 +217,10 @@ func (s *pgServer) stop() {
 	os.RemoveAll(s.dir)
 }
 
-// removeOrphans removes the directories of servers whose test binary died
-// without removing them (its server died with it).
-func removeOrphans() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "agnara-postgres-*"))
+// removeOrphans removes the directories named prefix* of engines whose
+// test binary died without removing them (its engine died with it).
+func removeOrphans(prefix string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
 	for _, dir := range dirs {
 		b, err := os.ReadFile(filepath.Join(dir, pidFile))
 		if err != nil {
