@@ -33,15 +33,16 @@ conformance/node_modules/.installed: conformance/package-lock.json
 	touch $@
 
 # The engines the tests start on loopback (internal/enginetest): Redis,
-# PostgreSQL and HAProxy, from Debian's packages. Installed when missing (as
+# PostgreSQL, PgBouncer and HAProxy, from Debian's packages. Installed when missing (as
 # root: apt-get; otherwise it says what to install). Their system services
 # are not used; each test starts its own server on a free port.
-ENGINE_PACKAGES = redis-server postgresql haproxy
+ENGINE_PACKAGES = redis-server postgresql pgbouncer haproxy
 engines:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	[ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null 2>&1 || missing="$$missing haproxy"; \
+	[ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null 2>&1 || missing="$$missing pgbouncer"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \

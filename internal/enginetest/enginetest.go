@@ -1,6 +1,7 @@
 // Package enginetest starts the real engines agnara-go's tests run against
-// (redis-server, PostgreSQL and HAProxy from Debian's packages), each on a
-// free loopback port in a temporary directory, stopped when the test ends.
+// (redis-server, PostgreSQL, PgBouncer and HAProxy from Debian's packages),
+// each on a free loopback port in a temporary directory, stopped when the
+// test ends.
 //
 // An engine that is not installed skips the test with the command that
 // installs it (make engines, or apt-get install), or fails it with the same
