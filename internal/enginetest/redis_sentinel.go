@@ -173,3 +173,35 @@ func (s *RedisSentinelSet) WaitFailover(old string) string {
 	})
 	return master
 }
+
+// Replica returns the address of the data node the sentinels do not name
+// as master.
+func (s *RedisSentinelSet) Replica() string {
+	s.t.Helper()
+	master := s.Master()
+	for addr := range s.data {
+		if addr != master {
+			return addr
+		}
+	}
+	s.t.Fatal("enginetest: the sentinel set has no replica")
+	return ""
+}
+
+// Freeze stops the data node at addr with SIGSTOP, as a stalled host
+// would: it keeps its connections but reads and acknowledges nothing until
+// the returned function (also run when the test ends) resumes it.
+func (s *RedisSentinelSet) Freeze(addr string) (thaw func()) {
+	s.t.Helper()
+	s.mu.Lock()
+	p := s.data[addr]
+	s.mu.Unlock()
+	if p == nil || p.exited() {
+		s.t.Fatalf("enginetest: no running data node at %s", addr)
+	}
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGSTOP)
+	var once sync.Once
+	thaw = func() { once.Do(func() { syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT) }) }
+	s.t.Cleanup(thaw)
+	return thaw
+}
