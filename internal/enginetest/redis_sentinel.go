@@ -27,7 +27,9 @@ const SentinelMaster = "agnara"
 type RedisSentinelSet struct {
 	t         testing.TB
 	mu        sync.Mutex
+	bin       string
 	data      map[string]*process // master and replica, by address
+	dirs      map[string]string   // their directories
 	sentinels []*process
 	sentPorts []int
 }
@@ -40,18 +42,16 @@ type RedisSentinelSet struct {
 func RedisSentinel(t testing.TB) *RedisSentinelSet {
 	t.Helper()
 	bin := lookPath(t, "redis-server", "redis-server")
-	s := &RedisSentinelSet{t: t, data: map[string]*process{}}
+	s := &RedisSentinelSet{t: t, bin: bin, data: map[string]*process{}, dirs: map[string]string{}}
 	masterPort, replicaPort := FreePort(t), FreePort(t)
 	for _, port := range []int{masterPort, replicaPort} {
-		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", t.TempDir(),
-			"--protected-mode", "yes", "--daemonize", "no"}
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		s.dirs[addr] = t.TempDir()
+		var extra []string
 		if port == replicaPort {
-			args = append(args, "--replicaof", "127.0.0.1", strconv.Itoa(masterPort))
+			extra = []string{"--replicaof", "127.0.0.1", strconv.Itoa(masterPort)}
 		}
-		p := start(t, exec.Command(bin, args...))
-		waitDial(t, p, "redis-server (sentinel set)", port)
-		s.data["127.0.0.1:"+strconv.Itoa(port)] = p
+		s.startData(addr, extra...)
 	}
 	replica := "127.0.0.1:" + strconv.Itoa(replicaPort)
 	waitInfo(t, s.data[replica], replica, "master_link_status:up", func(ctx context.Context, rc *redis.Client) (string, error) {
@@ -81,6 +81,42 @@ func RedisSentinel(t testing.TB) *RedisSentinelSet {
 		})
 	}
 	return s
+}
+
+// startData starts the data node at addr, empty, with extra arguments.
+func (s *RedisSentinelSet) startData(addr string, extra ...string) {
+	s.t.Helper()
+	_, port, _ := net.SplitHostPort(addr)
+	args := append([]string{"--port", port, "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dirs[addr],
+		"--protected-mode", "yes", "--daemonize", "no"}, extra...)
+	p := start(s.t, exec.Command(s.bin, args...))
+	n, _ := strconv.Atoi(port)
+	waitDial(s.t, p, "redis-server (sentinel set)", n)
+	s.mu.Lock()
+	s.data[addr] = p
+	s.mu.Unlock()
+}
+
+// Restart starts the data node at addr again after KillMaster, empty, on
+// the same port, and waits until the sentinels have made it a replica of
+// the current master and it has synced, as an operator's restart of a
+// crashed master ends.
+func (s *RedisSentinelSet) Restart(addr string) {
+	s.t.Helper()
+	s.mu.Lock()
+	p := s.data[addr]
+	s.mu.Unlock()
+	if p != nil && !p.exited() {
+		s.t.Fatalf("enginetest: %s is running", addr)
+	}
+	s.startData(addr)
+	s.mu.Lock()
+	p = s.data[addr]
+	s.mu.Unlock()
+	waitInfo(s.t, p, addr, "master_link_status:up", func(ctx context.Context, rc *redis.Client) (string, error) {
+		return rc.Info(ctx, "replication").Result()
+	})
 }
 
 // fields turns a SENTINEL MASTER answer (a flat list of names and values,
@@ -204,4 +240,26 @@ func (s *RedisSentinelSet) Freeze(addr string) (thaw func()) {
 	thaw = func() { once.Do(func() { syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT) }) }
 	s.t.Cleanup(thaw)
 	return thaw
+}
+
+// Detach makes the replica at addr stop replicating (REPLICAOF a port
+// nothing listens on), keeping the data it has: the writes it then misses
+// are what asynchronous replication loses when a master dies before its
+// replica has them. The returned function points it back at master (which
+// may be dead by then: the sentinels then promote it, without those writes).
+func (s *RedisSentinelSet) Detach(addr string) (reattach func(master string)) {
+	s.t.Helper()
+	replicaof := func(hostport string) {
+		s.t.Helper()
+		host, port, _ := net.SplitHostPort(hostport)
+		rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		defer rc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+			s.t.Fatalf("enginetest: REPLICAOF %s on %s: %v", hostport, addr, err)
+		}
+	}
+	replicaof("127.0.0.1:" + strconv.Itoa(FreePort(s.t)))
+	return replicaof
 }
