@@ -394,7 +394,7 @@ func (s *Store) useAndWait(ctx context.Context, keys []string, earliest, expires
 		var wait *redis.Cmd
 		_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
 			use = useScript.EvalSha(ctx, p, keys, s.token, earliest, expires)
-			wait = p.Do(ctx, "WAIT", s.replicas, s.waitFor.Milliseconds())
+			wait = p.Do(ctx, "WAIT", s.replicas, max(1, s.waitFor.Milliseconds())) // WAIT 0 would block until the context ends
 			return nil
 		})
 		if err != nil && attempt == 0 && redis.HasErrorPrefix(use.Err(), "NOSCRIPT") {

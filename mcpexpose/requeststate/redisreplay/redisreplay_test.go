@@ -479,6 +479,16 @@ func TestOpenRefusesBadConfiguration(t *testing.T) {
 	if _, err := redisreplay.New(raw(t, r), &redisreplay.Options{ClockSkew: -time.Second}); err == nil {
 		t.Error("negative ClockSkew accepted")
 	}
+	for _, o := range []redisreplay.Options{
+		{Replicas: -1},
+		{Replicas: 1, ReplicaTimeout: -time.Second},
+		{Replicas: 1, ReplicaTimeout: time.Second}, // not shorter than the default Timeout
+		{Replicas: 1, Timeout: 100 * time.Millisecond, ReplicaTimeout: 200 * time.Millisecond},
+	} {
+		if _, err := redisreplay.New(raw(t, r), &o); err == nil {
+			t.Errorf("New(%+v) succeeded", o)
+		}
+	}
 }
 
 func newRing(t testing.TB) *requeststate.KeyRing {
