@@ -234,17 +234,23 @@ func TestReplicasShareRequestState(t *testing.T) {
 
 // BenchmarkConfirmationRound measures one whole confirmation (round 1 and
 // its retry, over loopback HTTP) with request state single-use in this
-// process and in Redis, in one run, so docs/scaling.md can give the cost of
-// Redis as a ratio.
+// process and in Redis (single, Sentinel without and with WAIT for one
+// replica, Cluster), in one run, so docs/scaling.md can give the cost of
+// each as a ratio.
 func BenchmarkConfirmationRound(b *testing.B) {
 	file := keyFile(b)
 	redis := enginetest.Redis(b)
+	set := enginetest.RedisSentinel(b)
+	cluster := enginetest.RedisCluster(b)
 	for _, bc := range []struct {
 		name string
 		st   sharedState
 	}{
 		{"store=memory", sharedState{keys: file}},
 		{"store=redis", sharedState{keys: file, redis: redis.URL()}},
+		{"store=redis-sentinel", sharedState{keys: file, redis: set.URL()}},
+		{"store=redis-sentinel,wait=1", sharedState{keys: file, redis: set.URL(), replicas: 1}},
+		{"store=redis-cluster", sharedState{keys: file, redis: cluster.URL()}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			url := instance(b, bc.st)

@@ -46,7 +46,8 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on (loopback)")
 	var st sharedState
 	flag.StringVar(&st.keys, "state-keys", "", "key file sealing request state, shared by every instance; default: a key per process")
-	flag.StringVar(&st.redis, "replay-redis", "", "Redis URL recording used request states for every instance; default: in this process")
+	flag.StringVar(&st.redis, "replay-redis", "", "Redis URL recording used request states for every instance (single, Sentinel or Cluster form); default: in this process")
+	flag.IntVar(&st.replicas, "replay-redis-replicas", 0, "replicas that must acknowledge each used request state (WAIT) before its call runs")
 	flag.BoolVar(&st.fastPath, "fast-path", true, "answer stateless 2026-07-28 tools/call and tools/list on the handler's fast path (false: HandlerOptions.DisableFastPath)")
 	flag.StringVar(&st.record, "record", "", "append every 2026-07-28 POST (headers and body) to this file as JSON lines, for the fast path's differential test")
 	flag.Parse()
@@ -61,6 +62,7 @@ func main() {
 // sharedState is where request state is sealed and recorded as used.
 type sharedState struct {
 	keys, redis string
+	replicas    int    // replicas that must acknowledge each use
 	fastPath    bool   // the handler's fast path is on
 	record      string // where to record 2026-07-28 POSTs, "" for nowhere
 }
@@ -81,7 +83,7 @@ func (st sharedState) options(ctx context.Context) (mcpexpose.ServerOptions, fun
 	if st.keys == "" {
 		return o, nil, errors.New("-replay-redis needs -state-keys: without a shared key file no other instance can open this one's states")
 	}
-	store, closeRedis, err := redisreplay.Open(ctx, st.redis, nil)
+	store, closeRedis, err := redisreplay.Open(ctx, st.redis, &redisreplay.Options{Replicas: st.replicas})
 	if err != nil {
 		return o, nil, err
 	}

@@ -16,7 +16,11 @@
 // [Options.Fallback] (usually an [execution.LocalLimiter]) to count in the
 // process instead while Redis is away: each instance then enforces the
 // limit on its own. The client reconnects by itself, so counting resumes
-// without a restart. See docs/scaling.md.
+// without a restart.
+//
+// [Open] takes the URL of a single Redis, a Sentinel deployment or a Redis
+// Cluster; each bucket is one key, so on a Cluster the buckets spread over
+// the shards. See docs/scaling.md.
 package redislimit
 
 import (
@@ -28,6 +32,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/redisconn"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -101,6 +106,35 @@ func New(client redis.UniversalClient, opts *Options) (*Limiter, error) {
 		l.fallback = opts.Fallback
 	}
 	return l, nil
+}
+
+// Open connects to the Redis deployment at url and returns a limiter on it
+// and a function that closes the connection. The URL is one of
+//
+//	redis://[[user]:password@]host:port/db        one Redis (redis.ParseURL)
+//	redis://sentinel:port/db?master_name=NAME&addr=sentinel2:port&...
+//	                                              Sentinel (redis.ParseFailoverURL)
+//	redis://node:port?addr=node2:port&...          Cluster (redis.ParseClusterURL)
+//
+// or rediss:// for TLS. It fails when the URL is malformed or Redis does
+// not answer a PING within two seconds (or the limiter's Timeout, if
+// longer), so that a misconfigured instance does not start. Error messages
+// never contain a password.
+func Open(ctx context.Context, url string, opts *Options) (*Limiter, func() error, error) {
+	wait := 2 * time.Second
+	if opts != nil && opts.Timeout > wait {
+		wait = opts.Timeout
+	}
+	client, err := redisconn.Dial(ctx, "redislimit", url, wait)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := New(client, opts)
+	if err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	return l, client.Close, nil
 }
 
 // Allow admits one call under key and limit, or refuses it with the time

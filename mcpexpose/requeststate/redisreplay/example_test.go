@@ -40,3 +40,18 @@ func ExampleOpen() {
 	}
 	log.Fatal(http.ListenAndServe("127.0.0.1:8080", h))
 }
+
+// On Sentinel, name the sentinels and the master; Replicas makes each use
+// wait until a replica holds it, so that no failover or partition can bring
+// back a state already used. A Cluster URL names its nodes instead:
+// "redis://node1:7000?addr=node2:7000&addr=node3:7000". (Not run: it needs
+// the sentinels.)
+func ExampleOpen_sentinel() {
+	url := "redis://sentinel1:26379/0?master_name=mymaster&addr=sentinel2:26379&addr=sentinel3:26379"
+	replay, closeRedis, err := redisreplay.Open(context.Background(), url, &redisreplay.Options{Replicas: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer closeRedis()
+	_ = mcpexpose.ServerOptions{StateReplay: replay}
+}

@@ -52,9 +52,29 @@
 // epoch, since what a restart kept cannot be told from what it lost. See
 // docs/scaling.md and ADR 28.
 //
-// On Redis Cluster both keys of a use must be in one hash slot: a hash tag
-// in the prefix ("agnara:{requeststate}:") does that, with every id on one
-// shard. Cluster is not supported yet.
+// # Deployments
+//
+// [Open] takes the URL of a single Redis, a Sentinel deployment or a Redis
+// Cluster (package internal/redisconn gives the three forms; docs/scaling.md
+// shows each). "This Redis process" in the epoch is the process that holds
+// the store's keys: on Sentinel the current master, so that a failover to a
+// replica starts a new epoch, as a restart does (the replica has another
+// run_id); on a Cluster the master of the one hash slot all the store's keys
+// are in. Both keys of a use must be in that slot, so on a Cluster the
+// prefix carries a hash tag: [DefaultClusterPrefix] by default, and a
+// Prefix without one is refused. Every id is then on one shard: single use
+// does not spread over the cluster's shards.
+//
+// # Acknowledged by replicas
+//
+// With [Options.Replicas] set, each use is followed, on the same
+// connection, by WAIT Replicas ReplicaTimeout, and the state is accepted
+// only when that many replicas acknowledged its used marker: a marker
+// the master took but no replica holds is refused as Redis being
+// unavailable, and the call does not run. This guards against an old master
+// that a partition cut off from its replicas and sentinels still taking
+// uses the promoted replica never sees; a failover itself starts a new
+// epoch. See ADR 55.
 package redisreplay
 
 import (
@@ -76,6 +96,11 @@ import (
 // DefaultPrefix is the key prefix when [Options.Prefix] is empty.
 const DefaultPrefix = "agnara:requeststate:used:"
 
+// DefaultClusterPrefix is [Options.Prefix] when it is empty and the client
+// is a Redis Cluster's: its hash tag puts every key of the store in one
+// slot, as the script that checks the epoch and records an id needs.
+const DefaultClusterPrefix = "agnara:{requeststate}:used:"
+
 // DefaultClockSkew is [Options.ClockSkew] when it is zero.
 const DefaultClockSkew = time.Second
 
@@ -85,8 +110,9 @@ type Options struct {
 	// Prefix namespaces the store's keys, so that several applications can
 	// share one Redis database: each used id is Prefix followed by the
 	// state's 32-character hex id, and the epoch is Prefix followed by
-	// "epoch". Default: DefaultPrefix. Servers that accept each other's
-	// states must use the same prefix.
+	// "epoch". Default: DefaultPrefix, or DefaultClusterPrefix on a Redis
+	// Cluster, where a Prefix must contain a hash tag ("{...}"). Servers
+	// that accept each other's states must use the same prefix.
 	Prefix string
 	// Timeout bounds each Use, in addition to the caller's context.
 	// Default: one second. A Redis that does not answer in time counts as
@@ -100,6 +126,16 @@ type Options struct {
 	// after. Default: DefaultClockSkew. A larger value refuses more states
 	// right after a loss, and nothing else.
 	ClockSkew time.Duration
+	// Replicas is how many replicas must acknowledge each used marker
+	// (Redis's WAIT) before its state is accepted; with fewer within
+	// ReplicaTimeout the state is refused as Redis unavailable. Default:
+	// 0, no WAIT. On Sentinel set it to the replicas a promotion may pick
+	// from (usually 1), and run the master with min-replicas-to-write.
+	Replicas int
+	// ReplicaTimeout bounds each WAIT. It must be shorter than Timeout,
+	// which bounds the script and the WAIT together. Default: half of
+	// Timeout.
+	ReplicaTimeout time.Duration
 	// Logger receives a warning each time this store sees a new epoch
 	// (Redis lost its memory, or held none yet). Default: no logging.
 	Logger *slog.Logger
@@ -115,6 +151,9 @@ type Store struct {
 	skew     time.Duration
 	logger   *slog.Logger
 	token    string // names this store in the epochs it starts
+	replicas int
+	waitFor  time.Duration // each WAIT's timeout
+	cluster  *redis.ClusterClient
 
 	seen atomic.Pointer[string] // the last epoch a use saw, for the log
 }
@@ -187,15 +226,44 @@ func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 		if opts.Logger != nil {
 			s.logger = opts.Logger
 		}
+		if opts.Replicas < 0 {
+			return nil, fmt.Errorf("redisreplay: negative Replicas %d", opts.Replicas)
+		}
+		s.replicas = opts.Replicas
+		switch {
+		case opts.ReplicaTimeout < 0:
+			return nil, fmt.Errorf("redisreplay: negative ReplicaTimeout %v", opts.ReplicaTimeout)
+		case opts.ReplicaTimeout >= s.timeout:
+			return nil, fmt.Errorf("redisreplay: ReplicaTimeout %v is not shorter than Timeout %v", opts.ReplicaTimeout, s.timeout)
+		case opts.ReplicaTimeout > 0:
+			s.waitFor = opts.ReplicaTimeout
+		}
+	}
+	if s.waitFor == 0 {
+		s.waitFor = s.timeout / 2
+	}
+	if c, ok := client.(*redis.ClusterClient); ok {
+		s.cluster = c
+		if opts == nil || opts.Prefix == "" {
+			s.prefix = DefaultClusterPrefix
+		} else if !hasHashTag(s.prefix) {
+			return nil, fmt.Errorf("redisreplay: Prefix %q has no hash tag ({...}): on a Redis Cluster the epoch and the used ids must share one slot", s.prefix)
+		}
 	}
 	s.epochKey = s.prefix + "epoch"
 	return s, nil
 }
 
-// Open connects to the Redis at url (redis://[[user]:password@]host:port/db,
-// or rediss:// for TLS; the format of [redis.ParseURL]) and returns a store
-// on it and a function that closes the connection. It fails when the URL is
-// malformed or the server does not answer a PING and the first
+// Open connects to the Redis deployment at url and returns a store
+// on it and a function that closes the connection. The URL is one of
+//
+//	redis://[[user]:password@]host:port/db        one Redis (redis.ParseURL)
+//	redis://sentinel:port/db?master_name=NAME&addr=sentinel2:port&...
+//	                                              Sentinel (redis.ParseFailoverURL)
+//	redis://node:port?addr=node2:port&...          Cluster (redis.ParseClusterURL)
+//
+// or rediss:// for TLS. It fails when the URL is
+// malformed or Redis does not answer a PING and the first
 // [Store.Epoch] within the store's timeout, so that a misconfigured instance
 // does not start; once running, the store rides out outages. When the epoch
 // is younger than [Options.ClockSkew] (Open started it), Open waits until
@@ -219,7 +287,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, func() error,
 	start, err := s.Epoch(ctx)
 	if err != nil {
 		client.Close()
-		return nil, nil, fmt.Errorf("redisreplay: Redis at %s: %s", client.Options().Addr, redisconn.RedactErr(err, url))
+		return nil, nil, fmt.Errorf("redisreplay: Redis at %s: %s", redisconn.RedactURL(url), redisconn.RedactErr(err, url))
 	}
 	// A state sealed less than ClockSkew after the epoch began is refused:
 	// when the epoch is that young (a new Redis, or one that lost its
@@ -280,7 +348,15 @@ func (s *Store) Use(ctx context.Context, id string, sealed, expires time.Time) (
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	earliest := sealed.Add(-s.skew).UnixMilli()
-	res, err := useScript.Run(ctx, s.client, []string{s.epochKey, s.prefix + id}, s.token, earliest, expires.UnixMilli()).Slice()
+	keys := []string{s.epochKey, s.prefix + id}
+	var res []any
+	var acked int64
+	var err error
+	if s.replicas == 0 {
+		res, err = useScript.Run(ctx, s.client, keys, s.token, earliest, expires.UnixMilli()).Slice()
+	} else {
+		res, acked, err = s.useAndWait(ctx, keys, earliest, expires.UnixMilli())
+	}
 	if err != nil {
 		return false, fmt.Errorf("redisreplay: use: %w", err)
 	}
@@ -294,7 +370,60 @@ func (s *Store) Use(ctx context.Context, id string, sealed, expires time.Time) (
 	if _, err := s.noticed(epoch, started == 1); err != nil {
 		return false, err
 	}
+	if verdict == 1 && acked < int64(s.replicas) {
+		return false, fmt.Errorf("redisreplay: use: the used marker was acknowledged by %d of the %d replicas required within %v", acked, s.replicas, s.waitFor)
+	}
 	return verdict == 1, nil
+}
+
+// useAndWait runs the use script and WAIT in one pipeline, so that both go
+// on one connection to the master holding the keys (WAIT counts the
+// replicas that have this connection's writes), and returns the script's
+// answer and how many replicas acknowledged.
+func (s *Store) useAndWait(ctx context.Context, keys []string, earliest, expires int64) ([]any, int64, error) {
+	var node redis.Cmdable = s.client
+	if s.cluster != nil {
+		master, err := s.cluster.MasterForKey(ctx, s.epochKey)
+		if err != nil {
+			return nil, 0, err
+		}
+		node = master
+	}
+	for attempt := 0; ; attempt++ {
+		var use *redis.Cmd
+		var wait *redis.Cmd
+		_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
+			use = useScript.EvalSha(ctx, p, keys, s.token, earliest, expires)
+			wait = p.Do(ctx, "WAIT", s.replicas, max(1, s.waitFor.Milliseconds())) // WAIT 0 would block until the context ends
+			return nil
+		})
+		if err != nil && attempt == 0 && redis.HasErrorPrefix(use.Err(), "NOSCRIPT") {
+			if err := useScript.Load(ctx, node).Err(); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		if err != nil {
+			if s.cluster != nil {
+				s.cluster.ReloadState(ctx) // the slot may have moved or failed over
+			}
+			return nil, 0, err
+		}
+		res, err := use.Slice()
+		if err != nil {
+			return nil, 0, err
+		}
+		acked, err := wait.Int64()
+		return res, acked, err
+	}
+}
+
+// hasHashTag reports whether key contains a Redis Cluster hash tag: a "{"
+// followed later by a "}" with something between them.
+func hasHashTag(key string) bool {
+	_, after, ok := strings.Cut(key, "{")
+	end := strings.IndexByte(after, '}')
+	return ok && end > 0
 }
 
 // noticed parses the epoch a script answered with, and logs it when it is

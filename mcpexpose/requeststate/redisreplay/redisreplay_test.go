@@ -479,6 +479,16 @@ func TestOpenRefusesBadConfiguration(t *testing.T) {
 	if _, err := redisreplay.New(raw(t, r), &redisreplay.Options{ClockSkew: -time.Second}); err == nil {
 		t.Error("negative ClockSkew accepted")
 	}
+	for _, o := range []redisreplay.Options{
+		{Replicas: -1},
+		{Replicas: 1, ReplicaTimeout: -time.Second},
+		{Replicas: 1, ReplicaTimeout: time.Second}, // not shorter than the default Timeout
+		{Replicas: 1, Timeout: 100 * time.Millisecond, ReplicaTimeout: 200 * time.Millisecond},
+	} {
+		if _, err := redisreplay.New(raw(t, r), &o); err == nil {
+			t.Errorf("New(%+v) succeeded", o)
+		}
+	}
 }
 
 func newRing(t testing.TB) *requeststate.KeyRing {
@@ -496,15 +506,22 @@ func newRing(t testing.TB) *requeststate.KeyRing {
 
 // BenchmarkOpen measures Sealer.Open of a fresh state (decrypt, verify,
 // record its single use) with the in-process store and with Redis on
-// loopback, in one run.
+// loopback, in one run: a single Redis, a Sentinel set's master without and
+// with WAIT for its replica (the acknowledged write), and a Cluster.
 func BenchmarkOpen(b *testing.B) {
 	r := enginetest.Redis(b)
+	set := enginetest.RedisSentinel(b)
+	cluster := enginetest.RedisCluster(b)
 	ring := newRing(b)
-	s, closeFn, err := redisreplay.Open(b.Context(), r.URL(), nil)
-	if err != nil {
-		b.Fatal(err)
+	store := func(url string, opts *redisreplay.Options) *redisreplay.Store {
+		s, closeFn, err := redisreplay.Open(b.Context(), url, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { closeFn() })
+		return s
 	}
-	defer closeFn()
+	s := store(r.URL(), nil)
 	bind := requeststate.Binding{Method: "tools/call", Target: "delete_user", PrincipalID: "alice"}
 	for _, bc := range []struct {
 		name  string
@@ -512,6 +529,9 @@ func BenchmarkOpen(b *testing.B) {
 	}{
 		{"store=memory", requeststate.NewMemoryReplayStore()},
 		{"store=redis", s},
+		{"store=redis-sentinel", store(set.URL(), nil)},
+		{"store=redis-sentinel,wait=1", store(set.URL(), &redisreplay.Options{Replicas: 1})},
+		{"store=redis-cluster", store(cluster.URL(), nil)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			sealer, err := requeststate.NewSealer(ring, &requeststate.Options{Replay: bc.store})

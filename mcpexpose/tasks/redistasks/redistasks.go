@@ -77,9 +77,18 @@ func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Open connects to the Redis server at url ("redis://[user:password@]host:port/db",
-// or rediss:// for TLS), checks that it answers, and returns a store and
-// the function that closes the connection. Errors never show the password.
+// Open connects to the Redis deployment at url, checks that it answers, and
+// returns a store and the function that closes the connection. The URL is
+// one of
+//
+//	redis://[[user]:password@]host:port/db        one Redis (redis.ParseURL)
+//	redis://sentinel:port/db?master_name=NAME&addr=sentinel2:port&...
+//	                                              Sentinel (redis.ParseFailoverURL)
+//	redis://node:port?addr=node2:port&...          Cluster (redis.ParseClusterURL)
+//
+// or rediss:// for TLS. Every operation touches one key, so on a Cluster
+// the tasks spread over the shards, and changes are told on a channel that
+// a Cluster's PUBLISH carries to every node. Errors never show a password.
 func Open(ctx context.Context, url string, opts *Options) (*Store, func() error, error) {
 	wait := 2 * time.Second // at least the store's timeout
 	if opts != nil && opts.Timeout > wait {
