@@ -52,13 +52,15 @@ for rev in 2026-07-28 2025-11-25 2025-06-18; do
     status=1
     echo "--- $rev: FAIL"
   fi
-  # One line per revision: how many scenarios passed, and which failed
+  # One line per revision: how many scenarios passed, which failed
   # (expected ones are in baseline.yml; an unexpected one fails the run and
-  # the suite's own lines about it follow).
+  # the suite's own lines about it follow), and how many of the suite's
+  # lines are WARNINGs (checks that passed with a reservation).
   plain=$(sed 's/\x1b\[[0-9;]*m//g' "$work/out-$rev.txt")
   passed=$(grep -c '^✓ ' <<<"$plain" || true)
   failed=$( (grep '^✗ ' <<<"$plain" || true) | sed -E 's/^✗ ([^:]+):.*/\1/' | paste -sd, - | sed 's/,/, /g')
-  echo "    $passed scenarios passed; failed: ${failed:-none}"
+  warnings=$(grep -c 'WARNING' <<<"$plain" || true)
+  echo "    $passed scenarios passed; failed: ${failed:-none}; warnings: $warnings"
   grep -E 'Unexpected|Stale|stale' <<<"$plain" || true
 done
 kill "$server_pid" 2>/dev/null || true
