@@ -23,7 +23,9 @@ const SentinelMaster = "agnara"
 
 // RedisSentinelSet is a throwaway Redis Sentinel deployment on 127.0.0.1:
 // one master, one replica of it and three sentinels monitoring them
-// (quorum 2, a master down after one second), without persistence.
+// (quorum 2, a master down after five seconds: with one second, a node
+// stalled by a loaded machine was failed over when no test asked for it),
+// without persistence.
 type RedisSentinelSet struct {
 	t         testing.TB
 	mu        sync.Mutex
@@ -61,7 +63,7 @@ func RedisSentinel(t testing.TB) *RedisSentinelSet {
 		port, dir := FreePort(t), t.TempDir()
 		conf := filepath.Join(dir, "sentinel.conf")
 		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %d 2\n"+
-			"sentinel down-after-milliseconds %[3]s 1000\nsentinel failover-timeout %[3]s 10000\nsentinel parallel-syncs %[3]s 1\n",
+			"sentinel down-after-milliseconds %[3]s 5000\nsentinel failover-timeout %[3]s 10000\nsentinel parallel-syncs %[3]s 1\n",
 			port, dir, SentinelMaster, masterPort)
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			t.Fatalf("enginetest: sentinel config: %v", err)
