@@ -14,7 +14,7 @@ test: deps engines fmt-check vet lint vulncheck unit fuzz-short conformance benc
 # prerequisite, and sub-makes through the environment.
 test check: export AGNARA_REQUIRE_PEERS = 1
 
-# The quick loop for contributors (about 1.5 minutes on 2 cores): gofmt,
+# The quick loop for contributors (about 4.5 minutes on 2 cores): gofmt,
 # vet, the linters of this module and every test once, without the race
 # detector, fuzzing, the vulnerability check, the benchmark module or the
 # conformance suite.
