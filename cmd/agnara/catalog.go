@@ -427,26 +427,7 @@ func (t *toolsCLI) printPrompt(f *toolsFlags, res *mcp.GetPromptResult) error {
 	}
 	for _, m := range res.Messages {
 		fmt.Fprintf(t.stdout, "%s:\n", printable(string(m.Role)))
-		switch c := m.Content.(type) {
-		case *mcp.TextContent:
-			for _, line := range strings.Split(strings.TrimSuffix(c.Text, "\n"), "\n") {
-				fmt.Fprintln(t.stdout, "  "+printable(line))
-			}
-		case *mcp.ImageContent:
-			fmt.Fprintf(t.stdout, "  [image %s, %d bytes]\n", printable(c.MIMEType), len(c.Data))
-		case *mcp.AudioContent:
-			fmt.Fprintf(t.stdout, "  [audio %s, %d bytes]\n", printable(c.MIMEType), len(c.Data))
-		case *mcp.ResourceLink:
-			fmt.Fprintf(t.stdout, "  [resource link %s]\n", printable(c.URI))
-		case *mcp.EmbeddedResource:
-			uri := ""
-			if c.Resource != nil {
-				uri = c.Resource.URI
-			}
-			fmt.Fprintf(t.stdout, "  [resource %s]\n", printable(uri))
-		default:
-			fmt.Fprintf(t.stdout, "  [%T content]\n", c)
-		}
+		t.printContent("  ", m.Content)
 	}
 	return nil
 }

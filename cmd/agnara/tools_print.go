@@ -151,29 +151,10 @@ func (t *toolsCLI) printResult(res *mcp.CallToolResult) {
 		structured, _ = json.Marshal(res.StructuredContent)
 	}
 	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			if structured != nil && sameJSON(c.Text, structured) {
-				continue
-			}
-			for _, line := range strings.Split(strings.TrimSuffix(c.Text, "\n"), "\n") {
-				fmt.Fprintln(t.stdout, printable(line))
-			}
-		case *mcp.ImageContent:
-			fmt.Fprintf(t.stdout, "[image %s, %d bytes]\n", printable(c.MIMEType), len(c.Data))
-		case *mcp.AudioContent:
-			fmt.Fprintf(t.stdout, "[audio %s, %d bytes]\n", printable(c.MIMEType), len(c.Data))
-		case *mcp.ResourceLink:
-			fmt.Fprintf(t.stdout, "[resource link %s]\n", printable(c.URI))
-		case *mcp.EmbeddedResource:
-			uri := ""
-			if c.Resource != nil {
-				uri = c.Resource.URI
-			}
-			fmt.Fprintf(t.stdout, "[resource %s]\n", printable(uri))
-		default:
-			fmt.Fprintf(t.stdout, "[%T content]\n", c)
+		if tc, ok := c.(*mcp.TextContent); ok && structured != nil && sameJSON(tc.Text, structured) {
+			continue
 		}
+		t.printContent("", c)
 	}
 	if structured != nil {
 		var out bytes.Buffer
@@ -239,5 +220,30 @@ func (t *toolsCLI) printFailure(name string, res *mcp.CallToolResult) {
 		for _, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
 			fmt.Fprintln(t.stderr, "  "+printable(line))
 		}
+	}
+}
+
+// printContent prints one content block, each line after indent: text
+// line by line, anything else as a bracketed summary; all of it escaped.
+func (t *toolsCLI) printContent(indent string, c mcp.Content) {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		for _, line := range strings.Split(strings.TrimSuffix(c.Text, "\n"), "\n") {
+			fmt.Fprintln(t.stdout, indent+printable(line))
+		}
+	case *mcp.ImageContent:
+		fmt.Fprintf(t.stdout, "%s[image %s, %d bytes]\n", indent, printable(c.MIMEType), len(c.Data))
+	case *mcp.AudioContent:
+		fmt.Fprintf(t.stdout, "%s[audio %s, %d bytes]\n", indent, printable(c.MIMEType), len(c.Data))
+	case *mcp.ResourceLink:
+		fmt.Fprintf(t.stdout, "%s[resource link %s]\n", indent, printable(c.URI))
+	case *mcp.EmbeddedResource:
+		uri := ""
+		if c.Resource != nil {
+			uri = c.Resource.URI
+		}
+		fmt.Fprintf(t.stdout, "%s[resource %s]\n", indent, printable(uri))
+	default:
+		fmt.Fprintf(t.stdout, "%s[%T content]\n", indent, c)
 	}
 }
