@@ -137,12 +137,9 @@ func startBouncer(t testing.TB, bin, admin string) (*bouncer, error) {
 	if strings.ContainsAny(cfg.User+cfg.Password, "\"\\\n") {
 		return nil, errorf("pgbouncer: the server's user and password must not hold a double quote, a backslash or a newline")
 	}
-	removeOrphans("agnara-pgbouncer-")
-	// Not t.TempDir: the directory outlives this test, and as root the
-	// postgres user must read it.
-	dir, err := os.MkdirTemp("", "agnara-pgbouncer-")
+	dir, err := ownedDir("pgbouncer", "agnara-pgbouncer-")
 	if err != nil {
-		return nil, errorf("pgbouncer: %v", err)
+		return nil, err
 	}
 	b := &bouncer{dir: dir, port: FreePort(t)}
 	ok := false
@@ -151,9 +148,6 @@ func startBouncer(t testing.TB, bin, admin string) (*bouncer, error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return nil, errorf("pgbouncer: %v", err)
-	}
 	cred, err := postgresCredential(dir)
 	if err != nil {
 		return nil, err

@@ -105,16 +105,31 @@ func releasePostgres() {
 // pidFile, in a server's directory, names the test binary that owns it.
 const pidFile = "owner.pid"
 
+// ownedDir removes the directories of prefix whose test binary is gone
+// (removeOrphans) and makes a new one naming this binary as its owner
+// (pidFile). Not t.TempDir: the directory outlives the test that starts
+// the engine, and as root the postgres user must be able to reach it
+// (os.TempDir is world-searchable). what names the engine in errors.
+func ownedDir(what, prefix string) (string, error) {
+	removeOrphans(prefix)
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", errorf("%s: %v", what, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", errorf("%s: %v", what, err)
+	}
+	return dir, nil
+}
+
 func startPostgres(t testing.TB) (*pgServer, error) {
 	t.Helper()
 	initdb := lookPath(t, "initdb", "postgresql", "/usr/lib/postgresql/*/bin")
 	postgres := filepath.Join(filepath.Dir(initdb), "postgres") // the same version
-	removeOrphans("agnara-postgres-")
-	// Not t.TempDir: the directory outlives this test, and as root the
-	// postgres user must be able to reach it (os.TempDir is world-searchable).
-	dir, err := os.MkdirTemp("", "agnara-postgres-")
+	dir, err := ownedDir("postgres", "agnara-postgres-")
 	if err != nil {
-		return nil, errorf("postgres: %v", err)
+		return nil, err
 	}
 	srv := &pgServer{dir: dir, port: FreePort(t)}
 	ok := false
@@ -123,9 +138,6 @@ func startPostgres(t testing.TB) (*pgServer, error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	if err := os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return nil, errorf("postgres: %v", err)
-	}
 	cred, err := postgresCredential(dir)
 	if err != nil {
 		return nil, err
