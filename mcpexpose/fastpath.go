@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/agnara-go/agnara/execution"
@@ -80,7 +81,7 @@ func (h *Handler) answers(r *http.Request, rec *record) bool {
 
 // answer answers rec, which the edge decided to answer itself (answers),
 // with the bytes the SDK would send: the same list or call, framed as
-// the SDK frames a 2026-07-28 answer.
+// the SDK frames a 2026-07-28 answer (sent whole, writeStream).
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, rec *record) {
 	fc := rec.fast
 	s := h.srv
@@ -128,13 +129,25 @@ func (h *Handler) writeFast(w http.ResponseWriter, fc *wire.Call, res mcp.Result
 		_, _ = w.Write(buf.Bytes())
 		return
 	}
-	hd.Set("Content-Type", "text/event-stream")
 	out := make([]byte, 0, len("event: message\ndata: \n\n")+buf.Len())
 	out = append(out, "event: message\ndata: "...)
 	out = append(out, buf.Bytes()...)
 	out = append(out, "\n\n"...)
+	writeStream(w, out)
+}
+
+// writeStream writes out, a whole event stream, as the one write of an
+// answer whose length is known before its first byte: with a
+// Content-Length, where the SDK sends the same bytes chunked and flushed
+// event by event. The body is the SDK's, byte for byte; its framing saves
+// the connection a write (the chunked body's end) and lets the client see
+// the stream's end with its last event, and reuse the connection at once
+// (ADR 35, revision of 2026-12-02).
+func writeStream(w http.ResponseWriter, out []byte) {
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)
-	_ = http.NewResponseController(w).Flush()
 }
 
 // A client sends the same _meta with every call, and the SDK's reading of

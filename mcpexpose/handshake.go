@@ -270,7 +270,6 @@ func (h *Handler) writeSession(w http.ResponseWriter, r *http.Request, fc *wire.
 	})
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-cache, no-transform")
-	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Connection", "keep-alive")
 	out := make([]byte, 0, 2*len(stream)+len(data)+64)
 	next := 0
@@ -289,6 +288,5 @@ func (h *Handler) writeSession(w http.ResponseWriter, r *http.Request, fc *wire.
 		out = append(out, data...)
 		out = append(out, "\n\n"...)
 	}
-	_, _ = w.Write(out)
-	_ = http.NewResponseController(w).Flush()
+	writeStream(w, out)
 }

@@ -80,8 +80,9 @@ type HandlerOptions struct {
 	// DisableFastPath sends every request through the SDK's streamable
 	// HTTP handler. By default a single 2026-07-28 tools/call or
 	// tools/list POST that passes every check the SDK makes is answered
-	// by the handler itself, with the same bytes and about a third of the
-	// CPU (docs/PERFORMANCE.md, ADR 35); everything else always goes to
+	// by the handler itself, with the same bytes (a whole event stream
+	// sent with its length, where the SDK chunks it) and about a third of
+	// the CPU (docs/PERFORMANCE.md, ADR 35); everything else always goes to
 	// the SDK. Turn it off to rule it out when chasing a wire problem.
 	DisableFastPath bool
 }

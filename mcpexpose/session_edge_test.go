@@ -106,6 +106,7 @@ func (c *sessionConn) resume(t testing.TB, rev, after string) exchange {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	resp.Header.Del("Date")
+	unframe(resp.Header, string(body))
 	return exchange{status: resp.StatusCode, header: resp.Header, body: mask(maskStream.ReplaceAllString(string(body), "id: …_"), http.Header{}), raw: string(body)}
 }
 
@@ -346,6 +347,7 @@ func FuzzSessionEdge(f *testing.F) {
 		}
 		do := func(h http.Handler, sid string) exchange {
 			rec := post(h, sid, rev, authz, body)
+			unframe(rec.Header(), rec.Body.String())
 			b := maskStream.ReplaceAllString(maskSession.ReplaceAllString(rec.Body.String(), `"sessionId":"…"`), "id: …_")
 			return exchange{status: rec.Code, header: rec.Header(), body: mask(b, rec.Header())}
 		}
@@ -354,4 +356,64 @@ func FuzzSessionEdge(f *testing.F) {
 			t.Fatalf("edge: %d %v\n%s\nsdk:  %d %v\n%s", got.status, got.header, got.body, want.status, want.header, want.body)
 		}
 	})
+}
+
+// TestEdgeStreamsCarryTheirLength holds what unframe lets differ: a call
+// the edge answers, on either era, is one event stream sent whole with its
+// length (one write, its end seen with its last event), where the SDK sends
+// the same call's stream chunked.
+func TestEdgeStreamsCarryTheirLength(t *testing.T) {
+	edgeApp, sdkApp := newDiffApp(t), newDiffApp(t)
+	edgeH, _, edgeURL, sdkURL := servePair(t, edgeApp.snap, sdkApp.snap, mcpexpose.HandlerOptions{})
+	client := &http.Client{}
+	framing := func(url string, header http.Header, body string) (length int64, chunked bool, ct string) {
+		t.Helper()
+		req, err := http.NewRequest("POST", url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = header
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"result"`) {
+			t.Fatalf("%d %s (%v)", resp.StatusCode, b, err)
+		}
+		if resp.ContentLength >= 0 && resp.ContentLength != int64(len(b)) {
+			t.Fatalf("Content-Length %d for a body of %d bytes", resp.ContentLength, len(b))
+		}
+		return resp.ContentLength, slices.Contains(resp.TransferEncoding, "chunked"), resp.Header.Get("Content-Type")
+	}
+	modern := callBody("1", "echo", `{"text":"hi"}`, diffMeta)
+	for _, rev := range []string{"", "2025-11-25", "2025-06-18"} {
+		name := "2026-07-28"
+		if rev != "" {
+			name = rev
+		}
+		t.Run(name, func(t *testing.T) {
+			call := func(url string) (int64, bool, string) {
+				if rev == "" {
+					return framing(url, baseHeader("tools/call", "echo"), modern)
+				}
+				c := openSession(t, client, url, "", rev)
+				h := sessionHeader(rev)
+				h.Set("Mcp-Session-Id", c.id)
+				return framing(url, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+			}
+			before := edgeH.FastPathRequests()
+			n, chunked, ct := call(edgeURL)
+			if edgeH.FastPathRequests() != before+1 {
+				t.Fatal("the edge did not answer the call")
+			}
+			if ct != "text/event-stream" || n <= 0 || chunked {
+				t.Errorf("edge: %s, Content-Length %d, chunked %v; want an event stream with its length", ct, n, chunked)
+			}
+			if n, chunked, ct := call(sdkURL); ct != "text/event-stream" || n >= 0 || !chunked {
+				t.Errorf("sdk: %s, Content-Length %d, chunked %v; want the chunked event stream unframe passes over", ct, n, chunked)
+			}
+		})
+	}
 }
