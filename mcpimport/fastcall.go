@@ -61,8 +61,9 @@ type fastCaller struct {
 	header sync.Map // names of tools listed with an x-mcp-header annotation
 
 	// Calls answered here, handed to the SDK, and asked again through it
-	// (an answer asking for input), for tests.
-	taken, passed, resent atomic.Int64
+	// (an answer asking for input), and streams left open after their
+	// answer (drained in the background), for tests.
+	taken, passed, resent, drained atomic.Int64
 }
 
 // newFastCaller returns the fast path for a session over transport whose
@@ -192,6 +193,7 @@ func (f *fastCaller) call(ctx context.Context, cs *mcp.ClientSession, p *mcp.Cal
 	}
 	a := f.read(rctx, cs, resp, id)
 	if stop() && a.stream {
+		f.drained.Add(1)
 		go drain(resp.Body, rcancel)
 	} else {
 		resp.Body.Close()
@@ -333,7 +335,9 @@ func (f *fastCaller) readStream(ctx context.Context, cs *mcp.ClientSession, body
 			return answer{err: fmt.Errorf("failed to decode event: %v", err)}
 		}
 		if a, done := f.take(ctx, cs, msg, id); done {
-			a.stream = true
+			// A stream sent whole (an agnara-go server's, with its length)
+			// has ended with its answer: nothing is left to drain.
+			a.stream = !sc.ended()
 			return a
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -441,5 +442,88 @@ func TestFastPathLeavesHeaderTools(t *testing.T) {
 	}
 	if h := <-got; h != "eu" {
 		t.Errorf("Mcp-Param-Region %q, want eu", h)
+	}
+}
+
+// TestFastCallDrainsOnlyOpenStreams: an agnara-go upstream sends each
+// answer's stream whole, with its length, so the connection goes back to
+// the pool with the answer and nothing is drained in the background; a
+// stream an upstream keeps open after the answer is still drained, and
+// the answer does not wait for its end.
+func TestFastCallDrainsOnlyOpenStreams(t *testing.T) {
+	bind := func(remote, name string) map[string]Binding {
+		return map[string]Binding{remote: {Name: name, Title: "T", NoScopeValidator: true, ConcurrencySafe: true, Profile: ProfileStandard}}
+	}
+	t.Run("whole", func(t *testing.T) {
+		fast, _, fs := importBoth(t, agnaraUpstream(t), bind("up.echo", "echo"))
+		for i := range 5 {
+			if o := invoke(fast, "echo", fmt.Sprintf(`{"text":"%d"}`, i)); o.Value == "" {
+				t.Fatalf("call %d: %+v", i, o)
+			}
+		}
+		if taken, _ := fs.fastStats(); taken != 5 || fs.fast.drained.Load() != 0 {
+			t.Errorf("answered %d of 5 calls, drained %d streams; want 5 and 0", taken, fs.fast.drained.Load())
+		}
+	})
+	t.Run("open", func(t *testing.T) {
+		sdk := sdkUpstream(t)
+		release := make(chan struct{})
+		var open sync.WaitGroup // calls being answered, each till release
+		held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			call := r.Header.Get("Mcp-Method") == "tools/call"
+			if call {
+				open.Add(1)
+				defer open.Done()
+			}
+			proxyTo(sdk, w, r)
+			if call {
+				select { // the SDK's stream, answered and flushed, left open
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}
+		}))
+		t.Cleanup(held.Close)
+		fast, _, fs := importBoth(t, held.URL, bind("search", "search"))
+		if o := invoke(fast, "search", `{"q":"mcp"}`); !strings.Contains(o.Value, "found mcp") {
+			t.Fatalf("call: %+v", o)
+		}
+		if taken, _ := fs.fastStats(); taken != 1 || fs.fast.drained.Load() != 1 {
+			t.Errorf("answered %d call, drained %d streams; want 1 and 1", taken, fs.fast.drained.Load())
+		}
+		close(release)
+		open.Wait()
+	})
+}
+
+// proxyTo serves r with the handler at url, passing each write and flush
+// of its answer on as it comes.
+func proxyTo(url string, w http.ResponseWriter, r *http.Request) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, url, r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			_, _ = w.Write(buf[:n])
+			_ = http.NewResponseController(w).Flush()
+		}
+		if err != nil {
+			return
+		}
 	}
 }

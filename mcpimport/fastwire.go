@@ -355,6 +355,7 @@ var readers = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
 // with data), io.EOF at the end, and any other error with malformed set
 // when the stream itself is corrupt.
 type eventScanner struct {
+	src       eofReader // what r reads
 	r         *bufio.Reader
 	data      *bytes.Buffer
 	long      []byte // a line longer than r's buffer
@@ -363,9 +364,27 @@ type eventScanner struct {
 }
 
 func newEventScanner(r io.Reader, max int) *eventScanner {
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(r)
-	return &eventScanner{r: br, data: getBuf(), max: max}
+	s := &eventScanner{src: eofReader{r: r}, r: readers.Get().(*bufio.Reader), data: getBuf(), max: max}
+	s.r.Reset(&s.src)
+	return s
+}
+
+// ended reports whether the stream is over: its reader said io.EOF and
+// nothing read from it is left unscanned.
+func (s *eventScanner) ended() bool { return s.src.eof && s.r.Buffered() == 0 }
+
+// eofReader is a reader that remembers having said io.EOF.
+type eofReader struct {
+	r   io.Reader
+	eof bool
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.eof = true
+	}
+	return n, err
 }
 
 func (s *eventScanner) release() {
