@@ -59,6 +59,7 @@ type options struct {
 	gatewayProfile          string
 	gatewayGOGC             int
 	gatewayMemLimitMiB      int64
+	gatewayProcs            int
 }
 
 func main() {
@@ -79,6 +80,7 @@ func main() {
 	flag.StringVar(&o.gatewayProfile, "gateway-cpuprofile", "", "write a CPU profile of each gateway process to PREFIX-ERA-cC-repN.pprof")
 	flag.IntVar(&o.gatewayGOGC, "gateway-gogc", 400, "GC percentage of the gateway process (docs/operating.md's policy; -1: off, with -gateway-memlimit-mib; 0: Go's default, as the upstream runs)")
 	flag.Int64Var(&o.gatewayMemLimitMiB, "gateway-memlimit-mib", 256, "soft memory limit of the gateway process in MiB (0: none)")
+	flag.IntVar(&o.gatewayProcs, "gateway-gomaxprocs", 0, "GOMAXPROCS of the gateway process (0: the runtime's, as the upstream runs)")
 	flag.Parse()
 	o.eras = strings.Split(eras, ",")
 	if servers != "" { // -servers= measures the gateway only
@@ -96,6 +98,9 @@ func main() {
 		if e != load.Modern && e != load.Legacy {
 			fatalf("-eras, -gateway-eras: unknown era %q", e)
 		}
+	}
+	if o.gatewayProcs < 0 {
+		fatalf("-gateway-gomaxprocs: 0 (the runtime's) or more")
 	}
 	if o.reps < 1 || o.gatewayReps < 1 {
 		fatalf("-reps, -gateway-reps: at least 1")

@@ -92,6 +92,7 @@ type Meta struct {
 	GatewayUpstreamProtocol string   `json:"gateway_upstream_protocol,omitempty"`
 	GatewayGOGC             int      `json:"gateway_gogc,omitempty"` // -1: off
 	GatewayMemLimitMiB      int64    `json:"gateway_memlimit_mib,omitempty"`
+	GatewayGOMAXPROCS       int      `json:"gateway_gomaxprocs,omitempty"` // 0: the runtime's
 }
 
 // Report is everything one invocation measured.
@@ -125,6 +126,7 @@ func meta(o options, ticks int64) Meta {
 		m.GatewayEras, m.GatewayConcurrency, m.GatewayReps = o.gatewayEras, o.gatewayConc, o.gatewayReps
 		m.GatewayUpstreamProtocol = o.gatewayUpstreamProtocol
 		m.GatewayGOGC, m.GatewayMemLimitMiB = o.gatewayGOGC, o.gatewayMemLimitMiB
+		m.GatewayGOMAXPROCS = o.gatewayProcs
 	}
 	return m
 }

@@ -5,7 +5,8 @@
 // profile) over mcpimport.HTTPClient at mcpimport.HTTPProtocolVersion,
 // registers it with an application and serves it through
 // mcpexpose.NewHandler, both protocol eras on one URL. -gogc and
-// -memlimit-mib set its garbage collection policy (docs/operating.md).
+// -memlimit-mib set its garbage collection policy, -gomaxprocs how many
+// processors run its Go code (docs/operating.md).
 //
 //	go run ./servers/gateway -upstream http://127.0.0.1:PORT/mcp
 //
@@ -18,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -34,6 +36,7 @@ var (
 	protocol = flag.String("upstream-protocol", mcpimport.HTTPProtocolVersion, "protocol version to ask the upstream for (empty: the newest the SDK speaks)")
 	gogc     = flag.Int("gogc", 0, "garbage collection target percentage (debug.SetGCPercent; 0: the runtime's, GOGC or 100)")
 	memlimit = flag.Int64("memlimit-mib", 0, "soft memory limit in MiB (debug.SetMemoryLimit; 0: the runtime's, GOMEMLIMIT or none)")
+	procs    = flag.Int("gomaxprocs", 0, "processors running Go code at once (runtime.GOMAXPROCS; 0: the runtime's, GOMAXPROCS or the CPUs it may use)")
 )
 
 // gateway connects to the upstream at url and returns the handler serving
@@ -92,6 +95,9 @@ func upstreamClient() *http.Client { return mcpimport.HTTPClient(nil) }
 func main() {
 	// The session lives as long as the process.
 	serve.Main(func() (http.Handler, error) {
+		if *procs > 0 {
+			runtime.GOMAXPROCS(*procs)
+		}
 		if *gogc != 0 {
 			debug.SetGCPercent(*gogc)
 		}
