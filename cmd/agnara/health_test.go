@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,4 +166,108 @@ upstreams:
 			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
 		}
 	}
+}
+
+// TestApprovalsServeReadinessFollowsPostgres: the inbox on PostgreSQL is
+// ready while its database answers, says "postgres: unreachable" (and
+// nothing of the driver's error) with 503 while the database cannot be
+// reached, its connections cut and new ones refused, and is ready again
+// once the database is back on the same address, without a restart.
+func TestApprovalsServeReadinessFollowsPostgres(t *testing.T) {
+	db := postgresDB(t)
+	target, err := url.Parse(db.loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := newCuttableLink(t, target.Host)
+	target.Host = link.addr
+	p := proctest.StartCmd(t, proctest.Build(t, "."), "approvals", "serve", "-postgres", target.String(),
+		"-dev-approver", "alice", "-addr", "127.0.0.1:0", "-metrics-addr", "off")
+	readyz := strings.TrimSuffix(p.URL, "/") + "/readyz"
+	wait := func(status int, body string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			res, got := fetch(t, "GET", readyz, nil, nil)
+			if res.StatusCode == status && got == body {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/readyz = %d %q; want %d %q", res.StatusCode, got, status, body)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	wait(http.StatusOK, "ready\npostgres: ok\n")
+	link.cut()
+	wait(http.StatusServiceUnavailable, "not ready\npostgres: unreachable\n")
+	link.restore()
+	wait(http.StatusOK, "ready\npostgres: ok\n")
+}
+
+// cuttableLink forwards a loopback address to another, until cut: then
+// its connections are closed and new ones refused, as when a database
+// goes away, until restored on the same address.
+type cuttableLink struct {
+	t      *testing.T
+	addr   string // what clients dial
+	target string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  []net.Conn
+}
+
+func newCuttableLink(t *testing.T, target string) *cuttableLink {
+	l := &cuttableLink{t: t, addr: "127.0.0.1:" + strconv.Itoa(enginetest.FreePort(t)), target: target}
+	l.restore()
+	t.Cleanup(l.cut)
+	return l
+}
+
+func (l *cuttableLink) restore() {
+	l.t.Helper()
+	ln, err := net.Listen("tcp", l.addr)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.ln = ln
+	l.mu.Unlock()
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.DialTimeout("tcp", l.target, 5*time.Second)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			l.mu.Lock()
+			if l.ln != ln { // cut meanwhile
+				l.mu.Unlock()
+				in.Close()
+				out.Close()
+				return
+			}
+			l.conns = append(l.conns, in, out)
+			l.mu.Unlock()
+			go func() { io.Copy(out, in); out.Close() }()
+			go func() { io.Copy(in, out); in.Close() }()
+		}
+	}()
+}
+
+func (l *cuttableLink) cut() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ln != nil {
+		l.ln.Close()
+		l.ln = nil
+	}
+	for _, c := range l.conns {
+		c.Close()
+	}
+	l.conns = nil
 }
