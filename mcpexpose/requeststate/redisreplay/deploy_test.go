@@ -66,7 +66,8 @@ func TestSingleUseOnEachDeployment(t *testing.T) {
 }
 
 // TestUnacknowledgedUseFailsClosed: with Replicas 1 and no replica to
-// acknowledge (a lone Redis, or a master whose replica stopped replicating),
+// acknowledge (a lone Redis, a Cluster's master without one, or a master
+// whose replica stopped replicating),
 // a fresh state is refused as Redis unavailable, not accepted, and it is
 // not accepted afterwards either: its marker is on the master.
 func TestUnacknowledgedUseFailsClosed(t *testing.T) {
@@ -83,6 +84,23 @@ func TestUnacknowledgedUseFailsClosed(t *testing.T) {
 	}
 	if fresh, err := s.Use(t.Context(), id, sealed, expires); fresh {
 		t.Fatalf("Use again = %v, %v; want refused", fresh, err)
+	}
+
+	// A Cluster's masters have no replica here: the WAIT, sent with the
+	// script to the master of the keys' slot, is acknowledged by none.
+	cluster := enginetest.RedisCluster(t)
+	cs, closeCS, err := redisreplay.Open(t.Context(), cluster.URL(), &redisreplay.Options{Replicas: 1, ReplicaTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeCS()
+	sealed = time.Now() // after the new Cluster's epoch began
+	fresh, err = cs.Use(t.Context(), "cc"+id[2:], sealed, expires)
+	if err == nil || fresh || !strings.Contains(err.Error(), "acknowledged by 0 of the 1 replicas") {
+		t.Fatalf("Use on a Cluster without replicas = %v, %v; want an acknowledgement error", fresh, err)
+	}
+	if fresh, err := cs.Use(t.Context(), "cc"+id[2:], sealed, expires); fresh {
+		t.Fatalf("Use again on the Cluster = %v, %v; want refused", fresh, err)
 	}
 
 	// Sentinel's replica stalls (SIGSTOP): its link stays up, but it
