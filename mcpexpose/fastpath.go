@@ -142,13 +142,22 @@ func (h *Handler) writeFast(w http.ResponseWriter, fc *wire.Call, res mcp.Result
 // event by event. The body is the SDK's, byte for byte; its framing saves
 // the connection a write (the chunked body's end) and lets the client see
 // the stream's end with its last event, and reuse the connection at once
-// (ADR 35, revision of 2026-12-02).
+// (ADR 35, revision of 2026-12-02). net/http gives a body shorter than
+// its chunking buffer its length itself, without allocating, when the
+// handler returns without flushing (as http.ResponseWriter documents); a
+// longer one is given it here.
 func writeStream(w http.ResponseWriter, out []byte) {
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Content-Length", strconv.Itoa(len(out)))
+	if len(out) >= autoLength {
+		hd.Set("Content-Length", strconv.Itoa(len(out)))
+	}
 	_, _ = w.Write(out)
 }
+
+// autoLength is the shortest body net/http would send chunked when its
+// handler sets no length: its chunking buffer's size.
+const autoLength = 2048
 
 // A client sends the same _meta with every call, and the SDK's reading of
 // the capabilities in it (ServerRequest.ClientCapabilities) re-encodes and

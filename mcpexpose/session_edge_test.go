@@ -361,7 +361,8 @@ func FuzzSessionEdge(f *testing.F) {
 // TestEdgeStreamsCarryTheirLength holds what unframe lets differ: a call
 // the edge answers, on either era, is one event stream sent whole with its
 // length (one write, its end seen with its last event), where the SDK sends
-// the same call's stream chunked.
+// the same call's stream chunked; so is a list longer than net/http's
+// chunking buffer.
 func TestEdgeStreamsCarryTheirLength(t *testing.T) {
 	edgeApp, sdkApp := newDiffApp(t), newDiffApp(t)
 	edgeH, _, edgeURL, sdkURL := servePair(t, edgeApp.snap, sdkApp.snap, mcpexpose.HandlerOptions{})
@@ -415,5 +416,12 @@ func TestEdgeStreamsCarryTheirLength(t *testing.T) {
 				t.Errorf("sdk: %s, Content-Length %d, chunked %v; want the chunked event stream unframe passes over", ct, n, chunked)
 			}
 		})
+	}
+	// A list longer than net/http's chunking buffer, which writeStream
+	// gives its length itself.
+	before := edgeH.FastPathRequests()
+	n, chunked, ct := framing(edgeURL, baseHeader("tools/list", ""), `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+diffMeta+`}}`)
+	if edgeH.FastPathRequests() != before+1 || ct != "text/event-stream" || n < 2048 || chunked {
+		t.Errorf("edge tools/list: %s, Content-Length %d, chunked %v; want an event stream of over 2 KB with its length, from the edge", ct, n, chunked)
 	}
 }
