@@ -54,15 +54,27 @@ type process struct {
 // stops it (SIGTERM, then SIGKILL after 10 s) when the test ends.
 func start(t testing.TB, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{cmd: cmd, out: &syncWriter{b: &bytes.Buffer{}}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("enginetest: start %s: %v", cmd.Path, err)
+	p, err := spawn(cmd, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	go func() { cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.stop)
 	return p
+}
+
+// spawn starts cmd, as cred (nil: this process's user), in its own process
+// group with its output captured; the kernel kills it if this test binary
+// dies. Stopping it is the caller's: an engine shared by a binary's tests
+// outlives the test that started it.
+func spawn(cmd *exec.Cmd, cred *syscall.Credential) (*process, error) {
+	p := &process{cmd: cmd, out: &syncWriter{b: &bytes.Buffer{}}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
+	if err := cmd.Start(); err != nil {
+		return nil, errorf("start %s: %v", cmd.Path, err)
+	}
+	go func() { cmd.Wait(); close(p.done) }()
+	return p, nil
 }
 
 // stop ends the process and waits for it; stopping twice is harmless.

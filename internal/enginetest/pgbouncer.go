@@ -1,7 +1,6 @@
 package enginetest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -162,14 +160,9 @@ func startBouncer(t testing.TB, bin, admin string) (*bouncer, error) {
 	if err := os.WriteFile(ini, fmt.Appendf(nil, bouncerConfig, cfg.Host, cfg.Port, b.port, users), 0o644); err != nil {
 		return nil, errorf("pgbouncer: %v", err)
 	}
-	cmd := exec.Command(bin, ini)
-	b.proc = &process{cmd: cmd, out: &syncWriter{b: &bytes.Buffer{}}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = b.proc.out, b.proc.out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
-	if err := cmd.Start(); err != nil {
-		return nil, errorf("pgbouncer: start %s: %v", bin, err)
+	if b.proc, err = spawn(exec.Command(bin, ini), cred); err != nil {
+		return nil, err
 	}
-	go func() { cmd.Wait(); close(b.proc.done) }()
 	if err := b.waitReady(cfg.User); err != nil {
 		b.proc.stop()
 		return nil, err

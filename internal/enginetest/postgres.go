@@ -1,7 +1,6 @@
 package enginetest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -152,14 +151,9 @@ func startPostgres(t testing.TB) (*pgServer, error) {
 	// detached server outlives a test binary that dies.
 	cmd = exec.Command(postgres, "-D", data, "-p", strconv.Itoa(srv.port), "-k", dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300")
-	p := &process{cmd: cmd, out: &syncWriter{b: &bytes.Buffer{}}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
-	if err := cmd.Start(); err != nil {
-		return nil, errorf("postgres: start %s: %v", postgres, err)
+	if srv.proc, err = spawn(cmd, cred); err != nil {
+		return nil, err
 	}
-	go func() { cmd.Wait(); close(p.done) }()
-	srv.proc = p
 	if err := srv.waitReady(); err != nil {
 		srv.stop()
 		ok = true // stop removed the directory
