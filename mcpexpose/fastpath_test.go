@@ -19,6 +19,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 )
@@ -452,16 +453,6 @@ var (
 	maskEvent = regexp.MustCompile(`(?m)^id: .*$`)
 )
 
-// unframe removes from h the one way an edge's answer may differ from the
-// SDK's outside its bytes (ADR 35, revision of 2026-12-02): a whole event
-// stream sent with its length, where the SDK sends the same bytes chunked.
-// The length must be the body's own: a wrong one is left in, to differ.
-func unframe(h http.Header, raw string) {
-	if strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") && h.Get("Content-Length") == strconv.Itoa(len(raw)) {
-		h.Del("Content-Length")
-	}
-}
-
 // mask hides what differs by nature between two servers.
 func mask(b string, h http.Header) string {
 	b = maskState.ReplaceAllString(b, `"requestState":"…"`)
@@ -498,7 +489,7 @@ func send(t testing.TB, client *http.Client, url, authz string, r wireRequest) e
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	resp.Header.Del("Date")
-	unframe(resp.Header, string(body))
+	mcptest.Unframe(resp.Header, string(body))
 	b := mask(string(body), resp.Header)
 	return exchange{status: resp.StatusCode, header: resp.Header, body: b, raw: string(body)}
 }
@@ -508,7 +499,7 @@ func send(t testing.TB, client *http.Client, url, authz string, r wireRequest) e
 // through a handler with the fast path and one without, each over its own
 // instance of the same application, under several handler options, and
 // requires equal answers: status, every header but Date (and an event
-// stream's Content-Length, see unframe), and the body byte for byte (sealed state and retry delays masked). It also requires
+// stream's Content-Length, see mcptest.Unframe), and the body byte for byte (sealed state and retry delays masked). It also requires
 // the fast path to have answered the requests it is for, and the two
 // applications to have run their handlers equally often.
 func TestFastPathDifferential(t *testing.T) {
@@ -616,7 +607,7 @@ func FuzzFastPath(f *testing.F) {
 			req.Header = hd
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
-			unframe(rec.Header(), rec.Body.String())
+			mcptest.Unframe(rec.Header(), rec.Body.String())
 			b := mask(rec.Body.String(), rec.Header())
 			return exchange{status: rec.Code, header: rec.Header(), body: b}
 		}

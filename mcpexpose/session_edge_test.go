@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 )
 
@@ -106,7 +107,7 @@ func (c *sessionConn) resume(t testing.TB, rev, after string) exchange {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	resp.Header.Del("Date")
-	unframe(resp.Header, string(body))
+	mcptest.Unframe(resp.Header, string(body))
 	return exchange{status: resp.StatusCode, header: resp.Header, body: mask(maskStream.ReplaceAllString(string(body), "id: …_"), http.Header{}), raw: string(body)}
 }
 
@@ -347,7 +348,7 @@ func FuzzSessionEdge(f *testing.F) {
 		}
 		do := func(h http.Handler, sid string) exchange {
 			rec := post(h, sid, rev, authz, body)
-			unframe(rec.Header(), rec.Body.String())
+			mcptest.Unframe(rec.Header(), rec.Body.String())
 			b := maskStream.ReplaceAllString(maskSession.ReplaceAllString(rec.Body.String(), `"sessionId":"…"`), "id: …_")
 			return exchange{status: rec.Code, header: rec.Header(), body: mask(b, rec.Header())}
 		}
@@ -358,7 +359,7 @@ func FuzzSessionEdge(f *testing.F) {
 	})
 }
 
-// TestEdgeStreamsCarryTheirLength holds what unframe lets differ: a call
+// TestEdgeStreamsCarryTheirLength holds what mcptest.Unframe lets differ: a call
 // the edge answers, on either era, is one event stream sent whole with its
 // length (one write, its end seen with its last event), where the SDK sends
 // the same call's stream chunked; so is a list longer than net/http's
@@ -413,7 +414,7 @@ func TestEdgeStreamsCarryTheirLength(t *testing.T) {
 				t.Errorf("edge: %s, Content-Length %d, chunked %v; want an event stream with its length", ct, n, chunked)
 			}
 			if n, chunked, ct := call(sdkURL); ct != "text/event-stream" || n >= 0 || !chunked {
-				t.Errorf("sdk: %s, Content-Length %d, chunked %v; want the chunked event stream unframe passes over", ct, n, chunked)
+				t.Errorf("sdk: %s, Content-Length %d, chunked %v; want the chunked event stream mcptest.Unframe passes over", ct, n, chunked)
 			}
 		})
 	}

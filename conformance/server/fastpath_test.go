@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 )
 
@@ -95,11 +96,7 @@ func TestFastPathConformanceTraffic(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && resp.Header.Get("Content-Length") == strconv.Itoa(len(b)) {
-			// The edge sends a whole stream with its length, where the
-			// SDK chunks the same bytes (ADR 35, revision of 2026-12-02).
-			resp.Header.Del("Content-Length")
-		}
+		mcptest.Unframe(resp.Header, string(b))
 		body := string(b)
 		for _, m := range masks {
 			body = m.re.ReplaceAllString(body, m.with)
