@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -83,7 +84,7 @@ func logLines(r io.ReadCloser, logger *slog.Logger, level string) {
 }
 
 // stderrLine is one line of a child's standard error; more says that the
-// bytes after it had already arrived when it was read.
+// whole next line had already arrived when it was read.
 type stderrLine struct {
 	text string
 	more bool
@@ -106,7 +107,11 @@ func readLines(r io.ReadCloser, lines chan<- stderrLine) {
 			}
 		}
 		if len(line) > 0 {
-			lines <- stderrLine{text: text, more: br.Buffered() > 0}
+			// More only when a whole next line is already here: a prompt
+			// written after a line, which waits without a newline, must
+			// not hold that line back.
+			next, _ := br.Peek(br.Buffered())
+			lines <- stderrLine{text: text, more: bytes.IndexByte(next, '\n') >= 0}
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return

@@ -148,6 +148,14 @@ func TestChildStderrBurstIsOneRecord(t *testing.T) {
 			want:  []stderrRecord{{line: strings.Repeat("x", stderrLineBytes) + " …(cut)\nafter", lines: 2}},
 		},
 		{
+			name: "a line before a prompt that waits",
+			write: func(w io.Writer, h *records) {
+				io.WriteString(w, "ready\nprompt> ")
+				h.wait(t, 1) // logged while the prompt's line is still open
+			},
+			want: []stderrRecord{{line: "ready", lines: 1}, {line: "prompt> ", lines: 1}},
+		},
+		{
 			name:  "no newline at the end",
 			write: func(w io.Writer, _ *records) { io.WriteString(w, "last words") },
 			want:  []stderrRecord{{line: "last words", lines: 1}},
