@@ -23,6 +23,7 @@ package redisconn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -80,6 +81,11 @@ func KindOf(rawURL string) Kind {
 func NewClient(pkg, rawURL string) (redis.UniversalClient, Kind, error) {
 	kind := KindOf(rawURL)
 	bad := func(err error) error {
+		if _, perr := url.Parse(rawURL); perr != nil {
+			// The parser's words quote pieces of the URL (an "invalid
+			// port" may be the start of a password): name the fix instead.
+			err = errors.New("not a URL; percent-encode any '/', '?', '#' or '@' in the user name or password")
+		}
 		return fmt.Errorf("%s: Redis URL %q (%s): %v", pkg, RedactURL(rawURL), kind, RedactErr(err, rawURL))
 	}
 	// Without ContextTimeoutEnabled go-redis ignores a context's deadline
@@ -139,10 +145,8 @@ func RedactURL(rawURL string) string {
 	if !ok {
 		return "(malformed URL)"
 	}
-	if userinfo, host, ok := strings.Cut(rest, "@"); ok && !strings.ContainsAny(userinfo, "/?") {
-		if user, _, hasPass := strings.Cut(userinfo, ":"); hasPass {
-			rest = user + ":xxxxx@" + host
-		}
+	if user, _, hasPass, host := splitUserinfo(rest); hasPass {
+		rest = user + ":xxxxx@" + host
 	}
 	if path, query, ok := strings.Cut(rest, "?"); ok {
 		params := strings.Split(query, "&")
@@ -154,6 +158,24 @@ func RedactURL(rawURL string) string {
 		rest = path + "?" + strings.Join(params, "&")
 	}
 	return scheme + "://" + rest
+}
+
+// splitUserinfo reads rest, a URL after its "scheme://", as
+// user:pass@host... when it can be: when the text before its first "@"
+// has a ":" and no "/" or "?" before that ":". A password holding "/" or
+// "?" unencoded (which no URL parser reads as one) is still found; a
+// query that holds "@" after a host and port is taken for userinfo too,
+// and its text hidden: hiding too much is the safe way to be wrong.
+func splitUserinfo(rest string) (user, pass string, ok bool, host string) {
+	userinfo, host, found := strings.Cut(rest, "@")
+	if !found {
+		return "", "", false, ""
+	}
+	user, pass, ok = strings.Cut(userinfo, ":")
+	if !ok || strings.ContainsAny(user, "/?") {
+		return "", "", false, ""
+	}
+	return user, pass, true, host
 }
 
 func isPasswordParam(name string) bool {
@@ -186,10 +208,8 @@ func passwords(rawURL string) []string {
 	if !ok {
 		return nil
 	}
-	if userinfo, _, ok := strings.Cut(rest, "@"); ok && !strings.ContainsAny(userinfo, "/?") {
-		if _, pass, ok := strings.Cut(userinfo, ":"); ok {
-			add(pass)
-		}
+	if _, pass, hasPass, _ := splitUserinfo(rest); hasPass {
+		add(pass)
 	}
 	if _, query, ok := strings.Cut(rest, "?"); ok {
 		for p := range strings.SplitSeq(query, "&") {

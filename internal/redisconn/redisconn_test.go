@@ -21,7 +21,9 @@ func TestRedact(t *testing.T) {
 		{"redis://user@db", "redis://user@db"},
 		{"redis://s:26379/0?master_name=m&password=s3cret&addr=t:26379", "redis://s:26379/0?master_name=m&password=xxxxx&addr=t:26379"},
 		{"redis://:a@s:26379/0?master_name=m&password=s3cret", "redis://:xxxxx@s:26379/0?master_name=m&password=xxxxx"},
-		{"redis://n1:7000?addr=n2:7000&x=a@b", "redis://n1:7000?addr=n2:7000&x=a@b"},
+		{"redis://n1:7000?addr=n2:7000&x=a@b", "redis://n1:xxxxx@b"}, // a query with "@" reads as userinfo: too much hidden, never too little
+		{"redis://u:s3/cret@127.0.0.1:1/0", "redis://u:xxxxx@127.0.0.1:1/0"},
+		{"redis://:s3?cret@127.0.0.1:1/0", "redis://:xxxxx@127.0.0.1:1/0"},
 		{"not a url", "(malformed URL)"},
 	} {
 		if got := redisconn.RedactURL(tc.url); got != tc.want {
@@ -74,6 +76,23 @@ func TestDialNeverShowsThePassword(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "s3cret") || !strings.HasPrefix(err.Error(), "test: ") {
 			t.Errorf("Dial error %q", err)
+		}
+	}
+	// A password with "/" or "?" unencoded makes the URL unparsable, and
+	// a parser's error quotes pieces of it: neither half may show.
+	for _, url := range []string{
+		"redis://u:s3/cret@127.0.0.1:1/0",
+		"redis://:s3?cret@127.0.0.1:1/0",
+		"redis://u:s3/cret@127.0.0.1:1/0?master_name=m",
+		"redis://:s3?cret@127.0.0.1:1?addr=127.0.0.1:2",
+	} {
+		c, err := redisconn.Dial(context.Background(), "test", url, 300*time.Millisecond)
+		if err == nil {
+			c.Close()
+			t.Fatalf("Dial(%s) succeeded", redisconn.RedactURL(url))
+		}
+		if msg := err.Error(); strings.Contains(msg, "s3") || strings.Contains(msg, "cret") || !strings.Contains(msg, "percent-encode") {
+			t.Errorf("Dial error %q", msg)
 		}
 	}
 }
