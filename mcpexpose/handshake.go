@@ -160,19 +160,35 @@ func (h *Handler) session(r *http.Request, rec *record) *liveSession {
 	return ls
 }
 
+// polled reports whether a call on ls may be polled (server.poll): with
+// Limits.PollAfter set, on a session not known to be older than
+// 2025-11-25. (A call on the edge carries no protocol version of its own
+// in _meta, so the session's is the call's.)
+func (h *Handler) polled(ls *liveSession) bool {
+	if h.srv.pollAfter <= 0 {
+		return false
+	}
+	if ls.ss == nil {
+		return true
+	}
+	p := ls.ss.InitializeParams()
+	return p == nil || p.ProtocolVersion == mcpversion.Handshake20251125
+}
+
 // answersSession is the edge's one decision for a POST to the live session
 // ls: it answers a single tools/list, or a tools/call of a tool whose plan
 // cannot ask, that the strict scanner read whole, with no progress token
 // and no _meta of the protocol's own, whose id is not in flight, from a
 // caller still there, unless ForwardLogs (whose log messages belong on
-// the SDK's stream) or, for a call, Limits.PollAfter (the SDK ends a
-// polled call's stream). Deciding to answer claims the id; answerSession
+// the SDK's stream) or, for a call on a 2025-11-25 session,
+// Limits.PollAfter (the SDK ends a polled call's stream; older sessions
+// are never polled, server.poll). Deciding to answer claims the id; answerSession
 // gives it back. A request the edge would answer but for its id, in
 // flight as one of the edge's own calls, it answers as the SDK answers a
 // duplicate id it knows of, and reports done.
 func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) (ctx context.Context, cancel context.CancelFunc, ok, done bool) {
 	fc := rec.fast
-	if !h.fast || fc == nil || h.srv.opts.ForwardLogs || (h.srv.pollAfter > 0 && !fc.List) {
+	if !h.fast || fc == nil || h.srv.opts.ForwardLogs || (!fc.List && h.polled(ls)) {
 		return nil, nil, false, false // a polled call's stream is the SDK's to end (Limits.PollAfter)
 	}
 	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {

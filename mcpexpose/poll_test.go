@@ -191,3 +191,48 @@ func TestPollLimits(t *testing.T) {
 		t.Errorf("defaults: %+v, %v", got, err)
 	}
 }
+
+// TestPollLeavesOlderSessionsOnTheEdge: with PollAfter set, a call on a
+// 2025-11-25 session goes to the SDK, which polls it; one on a 2025-06-18
+// session, which is never polled, is still answered by the edge.
+func TestPollLeavesOlderSessionsOnTheEdge(t *testing.T) {
+	app := agnara.New("poll", nil)
+	echo := app.Capability(func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	}, &agnara.CapabilityOptions{Name: "echo", Description: "Echo."})
+	exp := New(app)
+	exp.Tool(echo, nil)
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandler(snap, &HandlerOptions{Limits: &Limits{PollAfter: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, tc := range []struct {
+		version string
+		edge    bool
+	}{{"2025-06-18", true}, {"2025-11-25", false}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := h.FastPathRequests()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "poll.echo", Arguments: map[string]any{"text": "hi"}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %+v, %v", tc.version, res, err)
+		}
+		if edge := h.FastPathRequests() > before; edge != tc.edge {
+			t.Errorf("%s: the edge answered the call: %v, want %v", tc.version, edge, tc.edge)
+		}
+		cs.Close()
+		cancel()
+	}
+}
