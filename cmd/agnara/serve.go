@@ -91,9 +91,9 @@ func (c *cli) serve(name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	counted, ok := m.Approvals(s).(inbox.Store) // it keeps s's Events
+	counted, ok := m.Approvals(s).(inbox.Store) // as s is: package approval's stores keep what an inbox needs
 	if !ok {
-		return errors.New("the counted approval store lost its audit trail")
+		return errors.New("the approval store keeps no audit trail or sign-ins: the inbox cannot use it")
 	}
 	h, err := inbox.New(startCtx, counted, opts)
 	if err != nil {

@@ -42,13 +42,19 @@ var descPending = prometheus.NewDesc(Namespace+"_approvals_pending", "Approvals 
 // Approvals returns store counting its decisions, dispatches, receipts
 // and errors, and the first store wrapped also reports its pending
 // approvals at each scrape (one List query). The returned store behaves
-// exactly as store; closing it closes store.
+// exactly as store; closing it closes store. When store keeps an audit
+// trail and an inbox's sign-ins (an inbox.Store, as both of package
+// approval's stores are), so does the returned store; otherwise it has
+// neither.
 func (m *Metrics) Approvals(store approval.Store) approval.Store {
 	s := &countedApprovals{Store: store, m: &m.approvals}
 	m.onceMu.Lock()
-	defer m.onceMu.Unlock()
 	if !m.approvals.pendingOnce && m.reg.Register(pendingCollector{s}) == nil {
 		m.approvals.pendingOnce = true
+	}
+	m.onceMu.Unlock()
+	if in, ok := store.(inboxStore); ok {
+		return &countedInbox{countedApprovals: s, in: in}
 	}
 	return s
 }
@@ -168,65 +174,50 @@ func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(ch, descPending, float64(len(as)))
 }
 
-// Events returns the audit trail of the approval with id, for an inbox
-// (package approval/inbox needs it), when the wrapped store keeps one, as
-// both of package approval's stores do; otherwise an error saying it does
-// not.
-func (s *countedApprovals) Events(ctx context.Context, id string) ([]approval.Event, error) {
-	e, ok := s.Store.(interface {
-		Events(ctx context.Context, id string) ([]approval.Event, error)
-	})
-	if !ok {
-		return nil, errors.New("prommcp: the wrapped approval store keeps no audit trail")
-	}
-	evs, err := e.Events(ctx, id)
-	s.failed("events", err)
-	return evs, err
-}
-
-// signIns is what an inbox keeps its sign-ins in (package approval's
-// stores do; see [approval.SignIn]).
-type signIns interface {
+// inboxStore is what package approval/inbox keeps its approvals in
+// (inbox.Store, declared here so that metrics need not import the inbox):
+// an approval store with its audit trail and sign-ins, as both of package
+// approval's stores are.
+type inboxStore interface {
+	approval.Store
+	Events(ctx context.Context, id string) ([]approval.Event, error)
 	SaveSignIn(ctx context.Context, key string, in approval.SignIn) error
 	LoadSignIn(ctx context.Context, key string) (approval.SignIn, error)
 	EndSignIn(ctx context.Context, key string) error
 }
 
-// errNoSignIns is what the sign-in methods answer when the wrapped store
-// keeps no sign-ins.
-var errNoSignIns = errors.New("prommcp: the wrapped approval store keeps no inbox sign-ins")
+// countedInbox is a counted store whose wrapped store is an inboxStore:
+// it keeps the audit trail and the sign-ins, counting their errors, so
+// that a counted store still serves package approval/inbox.
+type countedInbox struct {
+	*countedApprovals
+	in inboxStore
+}
 
-// SaveSignIn, LoadSignIn and EndSignIn keep an inbox's sign-ins in the
-// wrapped store, when it keeps them, as both of package approval's stores
-// do, so that a counted store still serves package approval/inbox.
-func (s *countedApprovals) SaveSignIn(ctx context.Context, key string, in approval.SignIn) error {
-	si, ok := s.Store.(signIns)
-	if !ok {
-		return errNoSignIns
-	}
-	err := si.SaveSignIn(ctx, key, in)
+// Events returns the wrapped store's audit trail of the approval with id.
+func (s *countedInbox) Events(ctx context.Context, id string) ([]approval.Event, error) {
+	evs, err := s.in.Events(ctx, id)
+	s.failed("events", err)
+	return evs, err
+}
+
+// SaveSignIn keeps an inbox's sign-in in the wrapped store.
+func (s *countedInbox) SaveSignIn(ctx context.Context, key string, in approval.SignIn) error {
+	err := s.in.SaveSignIn(ctx, key, in)
 	s.failed("save_signin", err)
 	return err
 }
 
-// LoadSignIn: see [countedApprovals.SaveSignIn].
-func (s *countedApprovals) LoadSignIn(ctx context.Context, key string) (approval.SignIn, error) {
-	si, ok := s.Store.(signIns)
-	if !ok {
-		return approval.SignIn{}, errNoSignIns
-	}
-	in, err := si.LoadSignIn(ctx, key)
+// LoadSignIn reads an inbox's sign-in from the wrapped store.
+func (s *countedInbox) LoadSignIn(ctx context.Context, key string) (approval.SignIn, error) {
+	in, err := s.in.LoadSignIn(ctx, key)
 	s.failed("load_signin", err)
 	return in, err
 }
 
-// EndSignIn: see [countedApprovals.SaveSignIn].
-func (s *countedApprovals) EndSignIn(ctx context.Context, key string) error {
-	si, ok := s.Store.(signIns)
-	if !ok {
-		return errNoSignIns
-	}
-	err := si.EndSignIn(ctx, key)
+// EndSignIn ends an inbox's sign-in in the wrapped store.
+func (s *countedInbox) EndSignIn(ctx context.Context, key string) error {
+	err := s.in.EndSignIn(ctx, key)
 	s.failed("end_signin", err)
 	return err
 }

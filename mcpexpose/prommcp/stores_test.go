@@ -160,4 +160,11 @@ func TestApprovalsKeepSignIns(t *testing.T) {
 	if _, err := counted.LoadSignIn(ctx, "k1"); !errors.Is(err, approval.ErrNotFound) {
 		t.Fatalf("an ended sign-in loads with %v, want ErrNotFound", err)
 	}
+
+	// A store with neither an audit trail nor sign-ins is not made to
+	// look like an inbox's store, whose methods would then fail.
+	bare := struct{ approval.Store }{sqlite}
+	if _, ok := m.Approvals(bare).(inbox.Store); ok {
+		t.Error("a counted store without an audit trail or sign-ins passes for an inbox.Store")
+	}
 }
