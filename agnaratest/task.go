@@ -117,10 +117,13 @@ func (c *Client) answerTask(ctx context.Context, _ string, q mcp.InputRequest) (
 			// The SDK reads a task's sampling question in its with-tools
 			// form; Options.Sample takes the plain one, which a question
 			// without tools and with one content block a message is.
+			if len(q.Tools) > 0 || q.ToolChoice != nil {
+				return nil, errors.New("agnaratest: the task's sampling question offers tools, which Options.Sample cannot answer")
+			}
 			var plain mcp.CreateMessageParams
 			b, err := json.Marshal(q)
 			if err != nil || json.Unmarshal(b, &plain) != nil {
-				return nil, errors.New("agnaratest: the task's sampling question does not fit Options.Sample (tools, or several content blocks a message)")
+				return nil, errors.New("agnaratest: the task's sampling question does not fit Options.Sample (several content blocks a message)")
 			}
 			return c.sample(ctx, &plain)
 		}
