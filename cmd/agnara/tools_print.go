@@ -26,7 +26,7 @@ func (t *toolsCLI) list(ctx context.Context, cs *mcp.ClientSession, f *toolsFlag
 			return rec.explain("tools/list", err)
 		}
 		tools = append(tools, res.Tools...)
-		if res.NextCursor == "" || len(tools) > 100000 {
+		if res.NextCursor == "" || len(tools) > maxListed {
 			break
 		}
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
@@ -37,15 +37,7 @@ func (t *toolsCLI) list(ctx context.Context, cs *mcp.ClientSession, f *toolsFlag
 		}
 		return t.printJSON(map[string]any{"tools": tools})
 	}
-	init := cs.InitializeResult()
-	server, version := "the server", ""
-	if init != nil {
-		version = init.ProtocolVersion
-		if init.ServerInfo != nil {
-			server = strings.TrimSpace(init.ServerInfo.Name + " " + init.ServerInfo.Version)
-		}
-	}
-	fmt.Fprintf(t.stdout, "%s, protocol %s: %d tools\n", printable(server), printable(version), len(tools))
+	fmt.Fprintf(t.stdout, "%s: %d tools\n", serverLine(cs), len(tools))
 	if len(tools) == 0 {
 		return nil
 	}
