@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -66,9 +67,10 @@ func (s *sqlStore) SaveSignIn(ctx context.Context, key string, in SignIn) error 
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM inbox_signins").Scan(&n); err != nil {
 			return s.fail("save sign-in", err)
 		}
-		if n >= MaxSignIns {
+		limit := cmp.Or(s.maxSignIns, MaxSignIns)
+		if n >= limit {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM inbox_signins WHERE id_hash IN
-				(SELECT id_hash FROM inbox_signins ORDER BY expires_at, id_hash LIMIT $1)`, n-MaxSignIns+1); err != nil {
+				(SELECT id_hash FROM inbox_signins ORDER BY expires_at, id_hash LIMIT $1)`, n-limit+1); err != nil {
 				return s.fail("save sign-in", err)
 			}
 		}

@@ -29,6 +29,9 @@ type sqlStore struct {
 	// the database lock.
 	writing chan struct{}
 	closed  atomic.Bool
+	// maxSignIns, when not 0, bounds the sign-ins in place of MaxSignIns
+	// (set by this package's tests only).
+	maxSignIns int
 }
 
 // dialect is what the lifecycle needs to know about a database.

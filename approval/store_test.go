@@ -635,6 +635,14 @@ func testSignIns(t *testing.T, b backend) {
 	if _, err := s.LoadSignIn(ctx, "k2"); !errors.Is(err, approval.ErrNotFound) {
 		t.Fatalf("an unknown key: %v, want ErrNotFound", err)
 	}
+	// A key saved again is replaced, not refused as a duplicate.
+	again := approval.SignIn{Approver: policy.NewPrincipal("carol", []string{approval.DefaultApproverScope}).WithIssuer(approver.Issuer()), Expires: c.Now().Add(2 * time.Hour)}
+	if err := s.SaveSignIn(ctx, "k1", again); err != nil {
+		t.Fatalf("saving k1 again: %v", err)
+	}
+	if got, err := s.LoadSignIn(ctx, "k1"); err != nil || got.Approver.ID() != "carol" || !got.Expires.Equal(again.Expires) {
+		t.Fatalf("k1 saved again loads %+v %v (%v), want carol's sign-in", got.Approver, got.Expires, err)
+	}
 	if err := s.EndSignIn(ctx, "k1"); err != nil {
 		t.Fatal(err)
 	}
@@ -662,6 +670,21 @@ func testSignIns(t *testing.T, b backend) {
 	}
 	if n, err := s.CountSignIns(ctx); err != nil || n != 1 {
 		t.Fatalf("%d sign-ins (%v), want only the live one", n, err)
+	}
+	// At the bound, saving one more drops the one that ends soonest.
+	approval.SetMaxSignIns(s, 3)
+	for i, d := range []time.Duration{3 * time.Hour, time.Hour, 2 * time.Hour} { // with k4 (8 h): four
+		if err := s.SaveSignIn(ctx, fmt.Sprintf("b%d", i), approval.SignIn{Approver: approver, Expires: c.Now().Add(d)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.CountSignIns(ctx); err != nil || n != 3 {
+		t.Fatalf("%d sign-ins at a bound of 3 (%v), want 3", n, err)
+	}
+	for key, kept := range map[string]bool{"k4": true, "b0": true, "b1": false, "b2": true} {
+		if _, err := s.LoadSignIn(ctx, key); (err == nil) != kept {
+			t.Errorf("sign-in %s after the bound: %v, want kept %v", key, err, kept)
+		}
 	}
 }
 
