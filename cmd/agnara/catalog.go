@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -75,34 +75,22 @@ func (t *toolsCLI) runCatalog(group string, args []string) int {
 		}
 		name, args = args[0], args[1:]
 	}
-	switch name {
+	help := name // the command, or complete's first argument
+	if group == "complete" && len(args) > 0 {
+		help = args[0]
+	}
+	switch help {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(t.stdout, catalogUsage)
 		return 0
 	}
-	if group == "complete" && len(args) > 0 {
-		switch args[0] {
-		case "-h", "-help", "--help", "help":
-			fmt.Fprint(t.stdout, catalogUsage)
-			return 0
-		}
-	}
-	known := false
-	for _, c := range commands {
-		known = known || c == name
-	}
-	if !known {
+	if !slices.Contains(commands, name) {
 		fmt.Fprintf(t.stderr, "agnara %s: unknown command %s: want %s\n\n%s", group, printable(name), strings.Join(commands, " or "), catalogUsage)
 		return 2
 	}
 	label := strings.TrimSpace(group + " " + name)
 	t.commandLabel = label
-	err := t.catalogCommand(label, name, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(t.stdout, catalogUsage)
-		return 0
-	}
-	return t.exit(group, name, catalogSynopsis, catalogUsage, err)
+	return t.exit(group, name, catalogSynopsis, catalogUsage, t.catalogCommand(label, name, args))
 }
 
 // catalogCommand runs one command: label is "resources read" and the like.
