@@ -280,7 +280,9 @@ type taskListeners struct {
 // ids and a client that did not declare the extension (-32021, as the
 // extension says), agrees to the ids of p's own tasks (others', and
 // unknown ones, are left out alike), queues their state as tasks/get
-// shows it, and from then on their every change, until ctx ends. It
+// shows it, and from then on their state at each change (a stream that
+// has not written a task's last state yet writes its latest), until ctx
+// ends. It
 // returns the function that stops listening, and whether it agreed to any
 // task (the listen then lasts until the stream ends).
 func (tr *taskRunner) listenFor(ctx context.Context, req mcp.Request, rec *record, p policy.Principal) (stop func(), active bool, err error) {

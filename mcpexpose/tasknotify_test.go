@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
@@ -259,4 +261,48 @@ func TestTaskListenRefusals(t *testing.T) {
 	if got := l.agreed(); len(got) != 0 {
 		t.Errorf("an unknown task was agreed to: %v", got)
 	}
+}
+
+// TestTaskProgressIsNotified: a running task's progress, written to its
+// status message at a heartbeat, reaches its owner's listener as a
+// working notification carrying that message.
+func TestTaskProgressIsNotified(t *testing.T) {
+	release, listening := make(chan struct{}), make(chan struct{})
+	app := agnara.New("jobs", nil)
+	halfway := app.Capability(func(ec *execution.Context) (string, error) {
+		select { // progress after the listen: its state at the listen cannot carry it
+		case <-ec.Done():
+			return "", ec.Err()
+		case <-listening:
+		}
+		ec.Progress(1, 2, "halfway there")
+		select {
+		case <-ec.Done():
+			return "", ec.Err()
+		case <-release:
+			return "done", nil
+		}
+	}, &agnara.CapabilityOptions{Name: "halfway", Description: "Reports progress, then waits."})
+	exp := mcpexpose.New(app)
+	exp.Tool(halfway, &mcpexpose.ToolOptions{Name: "halfway", Task: mcpexpose.TaskRequired})
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &taskWorld{snap: snap, release: release}
+	url := w.instance(t, mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second})
+	id := startTask(t, url, "alice", "halfway", map[string]any{})
+	alice, e := listenTasks(t, url, "alice", true, []string{id})
+	if e != nil {
+		t.Fatal(e)
+	}
+	close(listening)
+	for {
+		p, _ := alice.until(t, id, "working")
+		if msg, _ := p["statusMessage"].(string); strings.Contains(msg, "halfway there") {
+			break
+		}
+	}
+	close(release)
+	alice.until(t, id, "completed")
 }
