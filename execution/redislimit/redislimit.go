@@ -121,20 +121,11 @@ func New(client redis.UniversalClient, opts *Options) (*Limiter, error) {
 // longer), so that a misconfigured instance does not start. Error messages
 // never contain a password.
 func Open(ctx context.Context, url string, opts *Options) (*Limiter, func() error, error) {
-	wait := 2 * time.Second
-	if opts != nil && opts.Timeout > wait {
-		wait = opts.Timeout
+	var timeout time.Duration
+	if opts != nil {
+		timeout = opts.Timeout
 	}
-	client, err := redisconn.Dial(ctx, "redislimit", url, wait)
-	if err != nil {
-		return nil, nil, err
-	}
-	l, err := New(client, opts)
-	if err != nil {
-		client.Close()
-		return nil, nil, err
-	}
-	return l, client.Close, nil
+	return redisconn.Open(ctx, "redislimit", url, timeout, func(c redis.UniversalClient) (*Limiter, error) { return New(c, opts) })
 }
 
 // Allow admits one call under key and limit, or refuses it with the time

@@ -138,6 +138,24 @@ func Dial(ctx context.Context, pkg, rawURL string, wait time.Duration) (redis.Un
 	return client, nil
 }
 
+// Open is a store's Open: it dials rawURL as [Dial] does, waiting at least
+// 2 s or timeout (the store's own), builds the store on the client with
+// build, and returns it with the function that closes the client. It
+// closes the client itself when build fails.
+func Open[T any](ctx context.Context, pkg, rawURL string, timeout time.Duration, build func(redis.UniversalClient) (T, error)) (T, func() error, error) {
+	var zero T
+	client, err := Dial(ctx, pkg, rawURL, max(2*time.Second, timeout))
+	if err != nil {
+		return zero, nil, err
+	}
+	v, err := build(client)
+	if err != nil {
+		client.Close()
+		return zero, nil, err
+	}
+	return v, client.Close, nil
+}
+
 // RedactURL returns rawURL with its passwords, if any, replaced: the
 // userinfo's and a password or sentinel_password parameter's.
 func RedactURL(rawURL string) string {

@@ -271,38 +271,33 @@ func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 // it serves are not refused. Error messages never contain the URL's
 // password.
 func Open(ctx context.Context, url string, opts *Options) (*Store, func() error, error) {
-	wait := 2 * time.Second // at least the store's timeout
-	if opts != nil && opts.Timeout > wait {
-		wait = opts.Timeout
+	var timeout time.Duration
+	if opts != nil {
+		timeout = opts.Timeout
 	}
-	client, err := redisconn.Dial(ctx, "redisreplay", url, wait)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := New(client, opts)
-	if err != nil {
-		client.Close()
-		return nil, nil, err
-	}
-	start, err := s.Epoch(ctx)
-	if err != nil {
-		client.Close()
-		return nil, nil, fmt.Errorf("redisreplay: Redis at %s: %s", redisconn.RedactURL(url), redisconn.RedactErr(err, url))
-	}
-	// A state sealed less than ClockSkew after the epoch began is refused:
-	// when the epoch is that young (a new Redis, or one that lost its
-	// memory), wait until the states this instance seals open.
-	if young := min(time.Until(start.Add(s.skew)), s.skew); young > 0 {
-		timer := time.NewTimer(young)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			client.Close()
-			return nil, nil, ctx.Err()
+	return redisconn.Open(ctx, "redisreplay", url, timeout, func(c redis.UniversalClient) (*Store, error) {
+		s, err := New(c, opts)
+		if err != nil {
+			return nil, err
 		}
-	}
-	return s, client.Close, nil
+		start, err := s.Epoch(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("redisreplay: Redis at %s: %s", redisconn.RedactURL(url), redisconn.RedactErr(err, url))
+		}
+		// A state sealed less than ClockSkew after the epoch began is
+		// refused: when the epoch is that young (a new Redis, or one that
+		// lost its memory), wait until the states this instance seals open.
+		if young := min(time.Until(start.Add(s.skew)), s.skew); young > 0 {
+			timer := time.NewTimer(young)
+			defer timer.Stop()
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return s, nil
+	})
 }
 
 // Epoch returns when Redis's current memory of used states began, by

@@ -90,20 +90,11 @@ func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 // the tasks spread over the shards, and changes are told on a channel that
 // a Cluster's PUBLISH carries to every node. Errors never show a password.
 func Open(ctx context.Context, url string, opts *Options) (*Store, func() error, error) {
-	wait := 2 * time.Second // at least the store's timeout
-	if opts != nil && opts.Timeout > wait {
-		wait = opts.Timeout
+	var timeout time.Duration
+	if opts != nil {
+		timeout = opts.Timeout
 	}
-	client, err := redisconn.Dial(ctx, "redistasks", url, wait)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := New(client, opts)
-	if err != nil {
-		client.Close()
-		return nil, nil, err
-	}
-	return s, client.Close, nil
+	return redisconn.Open(ctx, "redistasks", url, timeout, func(c redis.UniversalClient) (*Store, error) { return New(c, opts) })
 }
 
 func unavailable(op string, err error) error {
