@@ -2,8 +2,11 @@ package mcpimport
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/agnara-go/agnara/approval"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,6 +46,24 @@ func TestInputRequiredIsNoResult(t *testing.T) {
 			if out, code := tl.project(&res); code != ReasonProtocolError {
 				t.Errorf("%s (output schema %v): %+v %q, want %s", wire, tl.output != nil, out, code, ReasonProtocolError)
 			}
+		}
+	}
+}
+
+// TestApprovalDescriptionIsStorable: the description an approval records
+// holds no NUL and no invalid UTF-8, and a long one is cut at a character
+// boundary within approval.MaxDescription.
+func TestApprovalDescriptionIsStorable(t *testing.T) {
+	long := strings.Repeat("a", approval.MaxDescription-1) + "é" // é straddles the bound
+	for _, tc := range []struct{ in, want string }{
+		{"Updates a document.", "Updates a document."},
+		{"a\x00b", "ab"},
+		{"bad \xff byte", "bad \uFFFD byte"},
+		{long, strings.Repeat("a", approval.MaxDescription-1)},
+	} {
+		got := approvalDescription(tc.in)
+		if got != tc.want || len(got) > approval.MaxDescription || !utf8.ValidString(got) {
+			t.Errorf("approvalDescription(%.20q…) = %.20q… (%d bytes), want %.20q… (%d bytes)", tc.in, got, len(got), tc.want, len(tc.want))
 		}
 	}
 }
