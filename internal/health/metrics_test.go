@@ -5,8 +5,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +55,33 @@ func TestMetricsListenerAnswersOnlyLoopbackNames(t *testing.T) {
 		if resp.StatusCode != tc.want || (tc.want == http.StatusOK) != bytes.Contains(body, []byte("agnara_up 1")) {
 			t.Errorf("Host %q: %d %q, want %d (and the metrics only with 200)", tc.host, resp.StatusCode, body, tc.want)
 		}
+	}
+}
+
+// TestMetricsAddressTaken: a default address another process holds is a
+// warning and no listener (the server still starts); an address the
+// operator set that is taken is an error naming the flag.
+func TestMetricsAddressTaken(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	noop := http.NotFoundHandler()
+
+	var log bytes.Buffer
+	stopped, err := ServeMetrics(context.Background(), &MetricsFlag{Default: held.Addr().String()}, noop, slog.New(slog.NewTextHandler(&log, nil)))
+	if err != nil {
+		t.Fatalf("a taken default address: %v, want a warning only", err)
+	}
+	<-stopped // closed at once: nothing is served
+	if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "metrics not served") {
+		t.Errorf("a taken default address logged %q, want the warning", log.String())
+	}
+
+	f := &MetricsFlag{}
+	f.Set(held.Addr().String())
+	if _, err := ServeMetrics(context.Background(), f, noop, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "-metrics-addr") {
+		t.Errorf("a taken address the operator set: %v, want an error naming -metrics-addr", err)
 	}
 }
