@@ -1,3 +1,4 @@
+//lint:file-ignore SA1019 sampling is deprecated at 2026-07-28 (SEP-2577) but remains in the protocol during the deprecation window; the test asks the test client a task's sampling question on purpose.
 package agnaratest
 
 import (
