@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"os"
@@ -80,7 +81,7 @@ func newFastCaller(transport mcp.Transport, co *mcp.ClientOptions, disabled bool
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &fastCaller{
+	f := &fastCaller{
 		url:    st.Endpoint,
 		client: hc,
 		// As the SDK v1.8.0's streamable connection reads it: unresolved,
@@ -90,6 +91,14 @@ func newFastCaller(transport mcp.Transport, co *mcp.ClientOptions, disabled bool
 		mrtr:     co.MultiRoundTrip == nil || !co.MultiRoundTrip.Disabled,
 		notify:   notifiersOf(co),
 	}
+	// The call ids are the fast path's own, not the SDK's sequence: they
+	// start at a random point in [2^40, 2^41), exact in any JSON number
+	// reader, so that an answer with an id the server made up (a small
+	// one, say), which the SDK client would wait past, meets a call's id
+	// by no more than chance (FuzzFastCallAnswers found one that met the
+	// first call's id, 1).
+	f.ids.Store(1<<40 + rand.Int64N(1<<40))
+	return f
 }
 
 // arm lets the fast path take calls of cs once it negotiated 2026-07-28,
