@@ -147,6 +147,9 @@ func TestStrictBindingLostInAListChange(t *testing.T) {
 			s.RemoveTools("other")
 			text := ""
 			if tc.optional == nil {
+				// Waits for the event it counts (the log line), then for the
+				// state: under load the two are not seen at one instant.
+				eventually(t, "the failure logged", func() bool { return strings.Contains(log.String(), `msg="upstream failed`) })
 				eventually(t, "the upstream failed", func() bool { return state(g, "self").State == gateway.StateFailed })
 				if st := state(g, "self"); st.Reason != mcpimport.ToolMissing || st.Connections != 1 {
 					t.Errorf("status %+v, want failed with %s after one connection", st, mcpimport.ToolMissing)

@@ -279,10 +279,12 @@ func (u *upstream) run(ctx context.Context) {
 			case <-u.retry:
 			default:
 			}
-			u.g.publish(u, served{state: StateFailed, err: err.Error(), reason: reason})
-			u.markTried()
+			// Logged before it is published: whoever sees the state can
+			// read the line that explains it.
 			u.logger.Error("upstream failed: refused for a reason a new session cannot mend; its tools are withdrawn and it is not retried until the gateway is reloaded (SIGHUP)",
 				slog.String("reason", string(reason)), slog.String("error", err.Error()))
+			u.g.publish(u, served{state: StateFailed, err: err.Error(), reason: reason})
+			u.markTried()
 			select {
 			case <-ctx.Done():
 				return
@@ -292,11 +294,11 @@ func (u *upstream) run(ctx context.Context) {
 			attempt = -1
 			continue
 		}
-		u.g.publish(u, served{state: StateDown, err: err.Error(), reason: reason})
-		u.markTried()
 		wait := u.cfg.Restart.Delay(attempt)
 		u.logger.Warn("upstream down; retrying", slog.String("reason", string(reason)),
 			slog.String("error", err.Error()), slog.Int("attempt", attempt+1), slog.Duration("retry_in", wait))
+		u.g.publish(u, served{state: StateDown, err: err.Error(), reason: reason})
+		u.markTried()
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -177,6 +177,7 @@ func TestGatewayFollowsTheUpstream(t *testing.T) {
 	waitList("widen schema", "directory.list_users")
 	hidden("widen schema", "directory.get_user", `{"id":"u1","anything":true}`)
 	works("widen schema", "directory.list_users", `{}`)
+	waitSwaps("widen schema", 3) // the list changes before the swap is logged
 	if !strings.Contains(logs.String(), "removed=[get_user]") || !strings.Contains(logs.String(), "get_user (mcp_schema_unsupported)") {
 		t.Errorf("no log line says get_user left for its schema:\n%s", logs)
 	}
