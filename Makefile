@@ -34,7 +34,8 @@ conformance/node_modules/.installed: conformance/package-lock.json
 
 # The engines the tests start on loopback (internal/enginetest): Redis,
 # PostgreSQL, PgBouncer and HAProxy, from Debian's packages. Installed when missing (as
-# root: apt-get; otherwise it says what to install). Their system services
+# root: .ci/apt-install, which waits for the package manager's lock while
+# another apt-get or dpkg holds it; otherwise it says what to install). Their system services
 # are not used; each test starts its own server on a free port.
 ENGINE_PACKAGES = redis-server postgresql pgbouncer haproxy
 engines:
@@ -47,7 +48,7 @@ engines:
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing$$missing"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends$$missing >/dev/null; \
+			.ci/apt-install$$missing; \
 		else \
 			echo "the tests need$$missing: run sudo apt-get install -y$$missing"; exit 1; \
 		fi; \
