@@ -88,3 +88,85 @@ func TestHelloIsTheReadmeSnippet(t *testing.T) {
 	}
 	t.Error("README.md no longer shows examples/hello/main.go whole (from its package clause): update one or the other")
 }
+
+// TestReadmeInstallLinesWork runs the shell lines of README.md's "Install"
+// section as written, in a new module beside a link named agnara-go to
+// this checkout (what the section tells a reader to have), with the hello
+// example as its code, and builds it: so the section's lines are the ones
+// that work today.
+func TestReadmeInstallLinesWork(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := installLines(t, string(readme))
+	dir := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(dir, "agnara-go")); err != nil {
+		t.Fatal(err)
+	}
+	svc := filepath.Join(dir, "svc")
+	hello, err := os.ReadFile(filepath.Join(root, "examples", "hello", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(svc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(svc, "main.go"), hello, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(line string) {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Dir = svc
+		// A module of its own: not this checkout's go.work or flags.
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%q: %v\n%s", line, err, out)
+		}
+	}
+	run("go mod init example.com/svc")
+	for _, line := range lines {
+		run(line)
+	}
+	run("go build -o " + filepath.Join(dir, "hello") + " .")
+	mod, err := os.ReadFile(filepath.Join(svc, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mod), "github.com/agnara-go/agnara v0.0.0-00010101000000-000000000000") {
+		t.Errorf("go.mod after the README's lines does not require agnara-go at the placeholder version the README names:\n%s", mod)
+	}
+}
+
+// installLines returns the commands of the first ```sh block of README.md's
+// "## Install" section; it fails the test when there is none.
+func installLines(t *testing.T, readme string) []string {
+	t.Helper()
+	_, section, ok := strings.Cut(readme, "\n## Install\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Install" section`)
+	}
+	if next := strings.Index(section, "\n## "); next >= 0 {
+		section = section[:next]
+	}
+	m := regexp.MustCompile("(?ms)^```sh\n(.*?)^```$").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal(`README.md's "Install" has no sh block`)
+	}
+	var lines []string
+	for _, l := range strings.Split(m[1], "\n") {
+		if l = strings.TrimSpace(l); l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) == 0 {
+		t.Fatal(`README.md's "Install" sh block has no command`)
+	}
+	return lines
+}
