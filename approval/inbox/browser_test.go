@@ -20,6 +20,7 @@ import (
 	"github.com/agnara-go/agnara/gateway"
 	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/internal/proctest"
+	"github.com/agnara-go/agnara/policy"
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -397,5 +398,72 @@ func TestSignInNeedsTheApproverScope(t *testing.T) {
 				t.Errorf("%s: a replayed callback answers %d, want 400", tc.user, status)
 			}
 		}
+	}
+}
+
+// TestInboxRowsTellCallsApartInABrowser: three writes of one tool for
+// three people, alike but for entities[0].name, read differently in the
+// list as Chromium renders it, each by its own name; a committed write's
+// result, JSON inside an MCP text block, reads indented on its page.
+func TestInboxRowsTellCallsApartInABrowser(t *testing.T) {
+	s := store(t)
+	people := map[string]string{} // approval id → the name it is for
+	for _, name := range []string{"Ada Lovelace", "Grace Hopper", "Linus Torvalds"} {
+		a := prepareTool(t, s, "bob", "Create notes", `{"entities":[{"entityType":"person","name":"`+name+`","observations":["wrote programs"]}]}`)
+		people[a.ID] = name
+	}
+	ctx := context.Background()
+	done := prepareTool(t, s, "carol", "Create a note", `{"entities":[{"entityType":"person","name":"Barbara Liskov","observations":[]}]}`)
+	if _, err := s.Approve(ctx, done.ID, policy.NewPrincipal("dave", []string{approval.DefaultApproverScope}), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(ctx, done.ID, done.Intent.Binding); err != nil {
+		t.Fatal(err)
+	}
+	created, _ := json.Marshal(`[{"name":"Barbara Liskov","entityType":"person","observations":[]}]`)
+	if _, err := s.Complete(ctx, done.ID, approval.Receipt{Effect: approval.EffectCommitted,
+		Result: json.RawMessage(`{"content":[{"type":"text","text":` + string(created) + `}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, base := serveInbox(t, s, inbox.Options{DevApprover: "alice"})
+	alice := browser(t)
+
+	var cards [][]string
+	if err := settle(func() (err error) {
+		if err := chromedp.Do(alice, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("pending"))); err != nil {
+			return err
+		}
+		cards, err = chromedp.Run(alice, chromedp.Evaluate[[][]string](`[...document.querySelectorAll("#pending .card")].map(c => [c.querySelector(".approval-link").dataset.id, c.querySelector(".args").innerText])`))
+		return err
+	}); err != nil {
+		t.Fatalf("reading the list: %v\n%s", err, where(alice))
+	}
+	if len(cards) != len(people) {
+		t.Fatalf("the list shows %d pending writes, want %d: %q", len(cards), len(people), cards)
+	}
+	seen := map[string]bool{}
+	for _, c := range cards {
+		id, preview := c[0], c[1]
+		if want := `entities[0].name="` + people[id] + `"`; preview != want {
+			t.Errorf("the row of %s reads %q, want %q", people[id], preview, want)
+		}
+		if seen[preview] {
+			t.Errorf("two rows read %q", preview)
+		}
+		seen[preview] = true
+	}
+
+	var result string
+	if err := settle(func() (err error) {
+		if err := chromedp.Do(alice, chromedp.Navigate(base+"/approvals/"+done.ID), chromedp.WaitVisible(chromedp.ID("result"))); err != nil {
+			return err
+		}
+		result, err = chromedp.Run(alice, chromedp.Text(chromedp.ID("result")))
+		return err
+	}); err != nil {
+		t.Fatalf("reading the result: %v\n%s", err, where(alice))
+	}
+	if !strings.Contains(result, "Text, JSON indented") || !strings.Contains(result, "    \"name\": \"Barbara Liskov\",\n") || strings.Contains(result, `\"`) {
+		t.Errorf("the result reads %q, want its text block's JSON indented, without escapes", result)
 	}
 }

@@ -82,8 +82,7 @@ var funcs = template.FuncMap{
 	"stamp":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"short":  func(s string) string { return shorten(s, 24) },
-	"raw":    func(r json.RawMessage) string { return string(r) },
-	"args":   func(r json.RawMessage) string { return summarize(r, 90) },
+	"result": readResult,
 	"lines":  lines,
 }
 
@@ -218,4 +217,105 @@ func stampOf(t time.Time) string {
 		return "its deadline"
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// The receipt's result as an approver reads it. A tool's result is an MCP
+// CallToolResult whose text blocks often hold JSON, which shown raw is a
+// string of \" escapes; each part is shown the way the arguments are,
+// indented, and a text block holding JSON is decoded first. Bounded: at
+// most maxParts parts of at most partRunes characters each.
+const (
+	maxParts  = 20
+	partRunes = 16 << 10
+)
+
+// resultPart is one part of a result: what it is, and its text.
+type resultPart struct{ Label, Body string }
+
+// readResult splits raw, a receipt's result, into the parts an approver
+// reads: each content block (a text block holding JSON indented, other
+// text as it is), the structured content, and any other members; the
+// envelope of receipts recorded before results carried content blocks
+// ({"text": [...], "structured": ...}) likewise. Any other JSON is one
+// part, indented. The template escapes every part.
+func readResult(raw json.RawMessage) []resultPart {
+	var env map[string]json.RawMessage
+	if json.Unmarshal(raw, &env) != nil || env == nil || (env["content"] == nil && env["text"] == nil) {
+		return []resultPart{{Body: bounded(pretty(raw))}}
+	}
+	var parts []resultPart
+	var blocks []json.RawMessage
+	if json.Unmarshal(env["content"], &blocks) != nil {
+		var texts []string
+		if json.Unmarshal(env["text"], &texts) != nil {
+			return []resultPart{{Body: bounded(pretty(raw))}}
+		}
+		for _, s := range texts {
+			b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
+			blocks = append(blocks, b)
+		}
+		delete(env, "text")
+	}
+	delete(env, "content")
+	for i, b := range blocks {
+		if len(parts) == maxParts {
+			parts = append(parts, resultPart{Label: fmt.Sprintf("and %d more blocks, not shown", len(blocks)-i)})
+			break
+		}
+		n := ""
+		if len(blocks) > 1 {
+			n = fmt.Sprintf(" %d of %d", i+1, len(blocks))
+		}
+		var block struct {
+			Type string  `json:"type"`
+			Text *string `json:"text"`
+		}
+		if json.Unmarshal(b, &block) != nil || block.Type != "text" || block.Text == nil {
+			parts = append(parts, resultPart{Label: "Block" + n + " (" + plain(shorten(cmp.Or(block.Type, "no type"), 24)) + ")", Body: bounded(pretty(b))})
+			continue
+		}
+		text := *block.Text
+		if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+			if out, err := indent(json.RawMessage(t)); err == nil {
+				parts = append(parts, resultPart{Label: "Text" + n + ", JSON indented", Body: bounded(out)})
+				continue
+			}
+		}
+		parts = append(parts, resultPart{Label: "Text" + n, Body: bounded(text)})
+	}
+	for _, k := range []string{"structuredContent", "structured"} {
+		if v, ok := env[k]; ok {
+			if string(v) != "null" {
+				parts = append(parts, resultPart{Label: "Structured content", Body: bounded(pretty(v))})
+			}
+			delete(env, k)
+		}
+	}
+	if len(env) > 0 {
+		rest, _ := json.Marshal(env) // sorted by name
+		parts = append(parts, resultPart{Label: "Other members", Body: bounded(pretty(rest))})
+	}
+	return parts
+}
+
+// bounded cuts s to partRunes characters, saying how much was left out,
+// and makes visible the characters that would hide or reorder text: each
+// control, format or invisible character but newline and tab is written
+// as its Go escape.
+func bounded(s string) string {
+	var b strings.Builder
+	n := 0
+	for i, r := range s {
+		if n == partRunes {
+			fmt.Fprintf(&b, "\n… (%d more bytes not shown)", len(s)-i)
+			break
+		}
+		n++
+		if r != '\n' && r != '\t' && !unicode.IsGraphic(r) {
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -2,11 +2,13 @@ package inbox
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSummarize(t *testing.T) {
@@ -51,5 +53,68 @@ func TestSentences(t *testing.T) {
 		if text != tc.want || quote != tc.quote {
 			t.Errorf("%s %s: %q (%q), want %q (%q)", tc.kind, tc.detail, text, quote, tc.want, tc.quote)
 		}
+	}
+}
+
+// TestReadResult: a receipt's result reads as the arguments do, indented,
+// with a text block that holds JSON decoded rather than shown as a string
+// of \" escapes; every part is bounded, and characters that would hide or
+// reorder text are shown as escapes.
+func TestReadResult(t *testing.T) {
+	entities := `[{"name":"Ada Lovelace","observations":["wrote \"the first program\""]}]`
+	indented := "[\n  {\n    \"name\": \"Ada Lovelace\",\n    \"observations\": [\n      \"wrote \\\"the first program\\\"\"\n    ]\n  }\n]"
+	quoted, _ := json.Marshal(entities)
+	many := `{"content":[` + strings.TrimSuffix(strings.Repeat(`{"type":"text","text":"x"},`, maxParts+5), ",") + `]}`
+	var shown []resultPart
+	for i := range maxParts {
+		shown = append(shown, resultPart{fmt.Sprintf("Text %d of %d", i+1, maxParts+5), "x"})
+	}
+	for _, tc := range []struct {
+		name, raw string
+		want      []resultPart
+	}{{
+		name: "a text block holding JSON",
+		raw:  `{"content":[{"type":"text","text":` + string(quoted) + `}]}`,
+		want: []resultPart{{"Text, JSON indented", indented}},
+	}, {
+		name: "text, another block, structured content and other members",
+		raw:  `{"content":[{"type":"text","text":"done\nline 2"},{"type":"image","mimeType":"image/png","data":"iVBO"}],"structuredContent":{"ok":true},"isError":false,"_meta":{"k":1}}`,
+		want: []resultPart{
+			{"Text 1 of 2", "done\nline 2"},
+			{"Block 2 of 2 (image)", "{\n  \"type\": \"image\",\n  \"mimeType\": \"image/png\",\n  \"data\": \"iVBO\"\n}"},
+			{"Structured content", "{\n  \"ok\": true\n}"},
+			{"Other members", "{\n  \"_meta\": {\n    \"k\": 1\n  },\n  \"isError\": false\n}"},
+		},
+	}, {
+		name: "the envelope of older receipts",
+		raw:  `{"text":[` + string(quoted) + `,"plain"],"structured":null}`,
+		want: []resultPart{{"Text 1 of 2, JSON indented", indented}, {"Text 2 of 2", "plain"}},
+	}, {
+		name: "text that looks like JSON and is not",
+		raw:  `{"content":[{"type":"text","text":"[draft] {not json"}]}`,
+		want: []resultPart{{"Text", "[draft] {not json"}},
+	}, {
+		name: "any other JSON",
+		raw:  `{"id":7,"tags":["a"]}`,
+		want: []resultPart{{"", "{\n  \"id\": 7,\n  \"tags\": [\n    \"a\"\n  ]\n}"}},
+	}, {
+		name: "control and reordering characters",
+		raw:  `{"content":[{"type":"text","text":"ok\u001b[2J\r\u202eevil\tend"}]}`,
+		want: []resultPart{{"Text", `ok\x1b[2J\r\u202eevil` + "\tend"}},
+	}, {
+		name: "more blocks than are shown",
+		raw:  many,
+		want: append(shown, resultPart{Label: "and 5 more blocks, not shown"}),
+	}, {
+		name: "a text longer than is shown",
+		raw:  `{"content":[{"type":"text","text":"` + strings.Repeat("é", partRunes+10) + `"}]}`,
+		want: []resultPart{{"Text", strings.Repeat("é", partRunes) + "\n… (20 more bytes not shown)"}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := readResult(json.RawMessage(tc.raw))
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("readResult(%.80s) (-want +got):\n%s", tc.raw, d)
+			}
+		})
 	}
 }

@@ -27,7 +27,8 @@
 // An approval's page puts the decision first, so that Approve, Reject and
 // Cancel are on screen without scrolling however long the arguments; its
 // history reads as sentences. The list shows 200 approvals a page, each
-// with its arguments at a glance.
+// with its arguments at a glance: what sets its call apart from the other
+// calls of its tool on the page.
 //
 // Every state change is a POST that must carry the session's token and
 // pass the standard library's cross-origin protection; cookies are
@@ -209,8 +210,8 @@ type page struct {
 	CSRF        string
 	Flash, Err  string
 	Now         time.Time
-	Pending     []approval.Approval
-	Recent      []approval.Approval
+	Pending     []row
+	Recent      []row
 	Older       string // the cursor of the next page, or ""
 	Paged       bool   // a page after the first
 	Approval    *approval.Approval
@@ -259,6 +260,9 @@ func (in *Inbox) fail(w http.ResponseWriter, _ *http.Request, s *session, status
 // pageSize is how many approvals a page of the inbox lists.
 const pageSize = 200
 
+// previewRunes bounds a row's preview of its arguments.
+const previewRunes = 90
+
 // list is the inbox: a page of the approvals, newest first, the pending
 // ones above the others. ?before=ID reads the page after the one that
 // ended with ID (a keyset on the store's order, so that approvals arriving
@@ -284,13 +288,15 @@ func (in *Inbox) list(w http.ResponseWriter, r *http.Request) {
 		all = all[:pageSize]
 		p.Older = all[pageSize-1].ID
 	}
+	var pending, recent []approval.Approval
 	for _, a := range all {
 		if a.State == approval.StatePending {
-			p.Pending = append(p.Pending, a)
+			pending = append(pending, a)
 		} else {
-			p.Recent = append(p.Recent, a)
+			recent = append(recent, a)
 		}
 	}
+	p.Pending, p.Recent = rows(pending, previewRunes), rows(recent, previewRunes)
 	in.render(w, http.StatusOK, "list.html", p)
 }
 

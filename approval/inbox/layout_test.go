@@ -18,7 +18,8 @@ import (
 )
 
 // prepareTool records a pending approval for a tool with a description
-// on the server "notes", as the gateway prepares one.
+// on the server "notes", as the gateway prepares one: one for each
+// requester, summary and arguments.
 func prepareTool(t *testing.T, s approval.Store, requester, summary, args string) approval.Approval {
 	t.Helper()
 	digest, err := canonjson.Digest([]byte(args))
@@ -29,7 +30,7 @@ func prepareTool(t *testing.T, s approval.Store, requester, summary, args string
 		Binding: approval.Binding{Tool: "gateway.notes_create", ID: "notes", Revision: "sha256:9f2c41d07be3a5c1e8f0d2b4a6c8e0f1a3b5c7d9e1f3a5b7c9d1e3f5a7b9c1d3",
 			ScopeID: "notes", ScopeRevision: "1", Effect: approval.EffectWrite},
 		PrincipalID: requester, Arguments: json.RawMessage(args), ArgumentsDigest: digest,
-		IdempotencyKey: "key-" + summary + requester, Summary: summary,
+		IdempotencyKey: "key-" + summary + requester + digest, Summary: summary,
 		Description: "Create multiple new entities in the knowledge graph, each with a name, a type and observations.",
 		Server:      "notes",
 	})

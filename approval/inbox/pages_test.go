@@ -2,10 +2,12 @@ package inbox_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,5 +139,64 @@ func TestListsSummarizeArguments(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("the list lacks %s:\n%s", want, body)
 		}
+	}
+}
+
+// TestListsTellCallsApart: calls of one tool that differ only deep in
+// their arguments read differently in the list, by the leaf that differs,
+// escaped.
+func TestListsTellCallsApart(t *testing.T) {
+	s := store(t)
+	for _, name := range []string{"Ada", "<b>Grace</b>"} {
+		prepare(t, s, "bob", "Create notes for "+name, `{"entities":[{"entityType":"person","name":`+strconv.Quote(name)+`}]}`)
+	}
+	_, base := serveInbox(t, s, inbox.Options{DevApprover: "alice"})
+	body := newUser(t, "").get(base + "/").body
+	for _, want := range []string{
+		`title="What sets it apart from the other calls of this tool here">entities[0].name=&#34;Ada&#34;</p>`,
+		`title="What sets it apart from the other calls of this tool here">entities[0].name=&#34;&lt;b&gt;Grace&lt;/b&gt;&#34;</p>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the list lacks %s:\n%s", want, body)
+		}
+	}
+}
+
+// TestReceiptResultReadsLikeTheArguments: a committed write's result, an
+// MCP result whose text block holds JSON, is shown indented on the
+// approval's page, decoded and escaped, not as JSON inside JSON.
+func TestReceiptResultReadsLikeTheArguments(t *testing.T) {
+	s := store(t)
+	ctx := context.Background()
+	a := prepare(t, s, "bob", "Create notes", `{"entities":[{"name":"Ada"}]}`)
+	if _, err := s.Approve(ctx, a.ID, policy.NewPrincipal("dave", []string{approval.DefaultApproverScope}), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Claim(ctx, a.ID, a.Intent.Binding); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := json.Marshal(`[{"name":"Ada","observations":["<script>alert(1)</script>"]}]`)
+	result := `{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":{"created":1}}`
+	if _, err := s.Complete(ctx, a.ID, approval.Receipt{Effect: approval.EffectCommitted, Result: json.RawMessage(result)}); err != nil {
+		t.Fatal(err)
+	}
+	_, base := serveInbox(t, s, inbox.Options{DevApprover: "alice"})
+	body := newUser(t, "").get(base + "/approvals/" + a.ID).body
+	m := regexp.MustCompile(`(?s)<dd id="result">(.*?)</dd>`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("the page shows no result:\n%s", body)
+	}
+	want := `<p class="muted small">Text, JSON indented</p><pre class="arguments" tabindex="0">[
+  {
+    &#34;name&#34;: &#34;Ada&#34;,
+    &#34;observations&#34;: [
+      &#34;&lt;script&gt;alert(1)&lt;/script&gt;&#34;
+    ]
+  }
+]</pre><p class="muted small">Structured content</p><pre class="arguments" tabindex="0">{
+  &#34;created&#34;: 1
+}</pre>`
+	if m[1] != want {
+		t.Errorf("the result reads\n%s\nwant\n%s", m[1], want)
 	}
 }
