@@ -32,7 +32,9 @@ import (
 //
 // In order: a withdrawn tool answers its failure; an unknown tool, a
 // refused identity and a tool the caller may not see (unless
-// ServerOptions.ForbiddenResult) are JSON-RPC errors; then the call runs
+// ServerOptions.ForbiddenResult) are JSON-RPC errors, the last one naming
+// the scopes it needs to the development principal only (hiddenTool);
+// then the call runs
 // as a task, over the handshake era's rounds, or as one 2026-07-28 round,
 // observed and audited.
 func (s *server) callTool(ctx context.Context, rec *record, req *mcp.CallToolRequest) (mcp.Result, error) {
@@ -49,12 +51,12 @@ func (s *server) callTool(ctx context.Context, rec *record, req *mcp.CallToolReq
 	}
 	if !rec.admitted && !s.opts.ForbiddenResult {
 		// A tool the caller may not see is answered exactly like one that
-		// does not exist, and audited as refused.
+		// does not exist (but in development mode), and audited as refused.
 		s.audit(ctx, req, t, p, labelForbidden, nil)
 		if s.opts.Meter != nil {
 			s.meterCall(t.name, time.Now(), labelForbidden, nil, nil)
 		}
-		return nil, unknownTool(rec.name)
+		return nil, s.hiddenTool(rec, rec.name, t.plan.Scopes())
 	}
 	ctx = policy.WithPrincipal(ctx, p)
 	var start time.Time

@@ -38,3 +38,21 @@ func TestDevelopmentWarningWithoutALogger(t *testing.T) {
 		t.Errorf("default logger got %q, want the development warning", got)
 	}
 }
+
+// TestUnreachableWarningWithoutALogger: the warning that scoped tools can
+// be called by no one reaches an application that configures no logger
+// (the hello example, say) on the process's default logger. Not parallel:
+// it sets slog's default.
+func TestUnreachableWarningWithoutALogger(t *testing.T) {
+	var buf mcptest.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	if _, err := mcpexpose.NewHandler(scopedSnap(t, true, true), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); strings.Count(got, unreachableMsg) != 1 || !strings.Contains(got, "tools=3 of=4") {
+		t.Errorf("default logger got %q, want one warning of 3 tools", got)
+	}
+}

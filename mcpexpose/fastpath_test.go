@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -514,6 +515,8 @@ func TestFastPathDifferential(t *testing.T) {
 		{"tokens-or-anonymous", "", mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true}},
 		{"forbidden-result", "Bearer reader", mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{ForbiddenResult: true, Identity: mapper}}},
 		{"swappable-logs", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Swappable: true, ForwardLogs: true}}},
+		// Development mode: the hidden tools' answers name their scopes.
+		{"development", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{DevelopmentPrincipal: &developer, Logger: slog.New(slog.DiscardHandler)}}},
 	}
 	reqs := corpus(t)
 	for _, cfg := range configs {

@@ -144,6 +144,15 @@ type metadataHandler struct{ http.Handler }
 // of loopback listeners (DNS rebinding protection). A tools/call's task parameter is ignored, as on
 // every transport: this server runs no tasks, and the tasks extension says
 // a tool that does not run as a task ignores it.
+//
+// Without Tokens no caller can hold a scope it was not given up front:
+// every request is anonymous (no scope at all) or, with
+// Server.DevelopmentPrincipal, acts as that principal (its scopes only),
+// and the identity mapper never runs. A tool whose scopes that caller does
+// not all hold is then hidden from everyone; NewHandler logs one warning
+// naming how many such tools there are and the scopes they need, through
+// Server.Logger (or the application's logger; standard error when that
+// discards warnings).
 func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	var o HandlerOptions
 	if opts != nil {
@@ -174,6 +183,9 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 	}
 	if o.AllowAnonymous && o.Tokens == nil {
 		return nil, errors.New("mcpexpose: AllowAnonymous needs Tokens: without tokens every caller is anonymous already")
+	}
+	if o.Tokens == nil {
+		srv.warnUnreachable(snap)
 	}
 	srv.streamLifetime = max(lim.StreamLifetime, 0)
 	srv.pollAfter, srv.pollRetry = lim.PollAfter, lim.PollRetry

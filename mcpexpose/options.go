@@ -54,7 +54,12 @@ type ServerOptions struct {
 	// acts as, instead of the anonymous principal. It exists for trying an
 	// application locally without an authorization server; never set it in
 	// production. The server logs a warning naming the principal when it is
-	// built.
+	// built. In development mode a tools/call by this principal of a tool
+	// it may not see (it lacks one of the tool's scopes) answers a -32602
+	// error naming the scopes the tool requires, where every other caller,
+	// and every caller of a server without a DevelopmentPrincipal, gets
+	// "unknown tool" as for a tool that does not exist. Over stdio the
+	// local principal acts instead, and this is ignored.
 	DevelopmentPrincipal *policy.Principal
 	// ForbiddenResult makes a tools/call for a tool whose scopes the caller
 	// lacks answer the canonical "forbidden" tool result (from the plan's

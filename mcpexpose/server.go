@@ -155,13 +155,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 		s.logger = snap.app.Logger()
 	}
 	if dp := s.opts.DevelopmentPrincipal; dp != nil {
-		warn := s.logger
-		if !warn.Enabled(context.Background(), slog.LevelWarn) {
-			// The application logs nothing (agnara's default): this one
-			// goes to the process's default logger, standard error, anyway.
-			warn = slog.Default()
-		}
-		warn.Warn("DEVELOPMENT MODE: callers without a token act as a fixed principal; never use this in production",
+		s.devLogger().Warn("DEVELOPMENT MODE: callers without a token act as a fixed principal; never use this in production",
 			slog.String("principal", dp.ID()), slog.Any("scopes", dp.Scopes()))
 	}
 	ring := s.opts.StateKeys

@@ -3,6 +3,7 @@ package mcpexpose_test
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -221,6 +222,8 @@ func TestSessionEdgeDifferential(t *testing.T) {
 		{"forbidden-result", "Bearer reader", mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{ForbiddenResult: true, Identity: mapper}}},
 		{"swappable", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Swappable: true}}},
 		{"logs", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{ForwardLogs: true}}},
+		// Development mode: the hidden tools' answers name their scopes.
+		{"development", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{DevelopmentPrincipal: &developer, Logger: slog.New(slog.DiscardHandler)}}},
 	}
 	for _, rev := range []string{"2025-11-25", "2025-06-18"} {
 		reqs := sessionCorpus(rev)

@@ -170,7 +170,7 @@ func (s *server) callWithdrawn(ctx context.Context, rec *record, req *mcp.CallTo
 	if !w.allows(p) {
 		if !s.opts.ForbiddenResult {
 			s.auditAs(ctx, req, w.name, "", p, labelForbidden, nil)
-			return nil, unknownTool(w.name)
+			return nil, s.hiddenTool(rec, w.name, w.scopes)
 		}
 		text, label = w.forbidden, labelForbidden
 	}

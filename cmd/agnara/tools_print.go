@@ -95,7 +95,7 @@ func (t *toolsCLI) call(ctx context.Context, cs *mcp.ClientSession, f *toolsFlag
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: arguments})
 	stop()
 	if err != nil {
-		return rec.explain("tools/call", err)
+		return t.callFailed(ctx, cs, rec, name, err)
 	}
 	return t.show(name, f, res)
 }

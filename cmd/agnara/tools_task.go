@@ -68,7 +68,7 @@ func (t *toolsCLI) callTask(ctx context.Context, cs *mcp.ClientSession, f *tools
 	case err != nil && task != nil:
 		return rec.explain("task "+printable(task.TaskID), err)
 	case err != nil:
-		return rec.explain("tools/call", err)
+		return t.callFailed(ctx, cs, rec, name, err)
 	case task == nil:
 		fmt.Fprintf(t.stderr, "%s was answered without a task\n", printable(name))
 	}
