@@ -56,8 +56,18 @@ type CapabilityOptions struct {
 	// else no limit.
 	RateLimit RateLimit
 	// Annotations are hints for clients about the capability's effects.
-	// They authorize nothing.
+	// They authorize nothing; but a capability annotated Destructive must
+	// say who may run it: Scopes, Policies, Confirm, or AnyoneMayCall.
 	Annotations Annotations
+	// AnyoneMayCall declares, in so many words, that any caller, anonymous
+	// ones included, may invoke the capability with no scope, policy or
+	// confirmation in the way. A capability annotated Destructive needs it
+	// when it declares none of those: without it, compiling the
+	// application reports the capability, so that a write served to anyone
+	// is never the quiet default. It contradicts Scopes. Exposures show it
+	// in their review form (for MCP, "anyoneMayCall" in the snapshot's
+	// JSON); it changes nothing a caller sees.
+	AnyoneMayCall bool
 	// Forms are the forms (made by execution.NewForm) the capability asks
 	// the caller to fill in. Declaring them makes compilation report a form
 	// that does not fit the elicitation subset, with this registration's
@@ -97,7 +107,7 @@ type Form interface {
 
 // Annotations are hints about a capability's behaviour, published to clients
 // (for MCP, as tool annotations). They are advisory: no part of agnara grants
-// or refuses anything because of them. Combine them with '|'.
+// or refuses a call because of them. Combine them with '|'.
 //
 // The zero value declares nothing, and clients then assume the worst (a
 // destructive, open-world tool). Once any annotation is set, all of them are
@@ -109,7 +119,10 @@ const (
 	// ReadOnly: the capability does not modify its environment.
 	ReadOnly Annotations = 1 << iota
 	// Destructive: the capability may delete or overwrite data. Meaningless
-	// with ReadOnly, and refused together with it.
+	// with ReadOnly, and refused together with it. A Destructive capability
+	// must say who may run it (Scopes, Policies or Confirm), or that anyone
+	// may ([CapabilityOptions.AnyoneMayCall]); compiling it is a mistake
+	// otherwise.
 	Destructive
 	// Idempotent: calling it again with the same arguments has no further
 	// effect.
@@ -203,7 +216,27 @@ func newCapability(a *App, s site.Site, fn any, opts *CapabilityOptions) *Capabi
 	if c.opts.Annotations > ReadOnly|Destructive|Idempotent|OpenWorld {
 		c.errs = append(c.errs, site.Errorf(s, subject, "unknown annotations %#x", uint8(c.opts.Annotations)))
 	}
+	c.errs = append(c.errs, guardErrs(s, subject, &c.opts)...)
 	return c
+}
+
+// guardErrs reports a capability that says it destroys and not who may run
+// it (ADR 57): Destructive with no scope, no policy and no confirmation,
+// unless AnyoneMayCall says that anyone may; and AnyoneMayCall beside
+// Scopes, which say the opposite. A capability with no annotations at all
+// declares nothing and is not refused: clients assume the worst of it.
+func guardErrs(s site.Site, subject string, o *CapabilityOptions) []error {
+	guarded := len(o.Scopes) > 0 || len(o.Policies) > 0 || o.Confirm != ""
+	switch {
+	case o.AnyoneMayCall && len(o.Scopes) > 0:
+		return []error{site.Errorf(s, subject, "AnyoneMayCall contradicts Scopes %q: remove one of them", o.Scopes)}
+	case o.Annotations.Has(Destructive) && !o.Annotations.Has(ReadOnly) && !guarded && !o.AnyoneMayCall:
+		// (ReadOnly|Destructive is refused as a contradiction already.)
+		return []error{site.Errorf(s, subject, "annotated Destructive, but any caller, anonymous ones included, may run it: "+
+			"declare who may (Scopes: []string{\"<scope>\"}, a policy in Policies, or Confirm: \"<question>\"), "+
+			"or set AnyoneMayCall: true if anyone may")}
+	}
+	return nil
 }
 
 // App returns the application the capability belongs to.

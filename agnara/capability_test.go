@@ -211,7 +211,7 @@ func TestCapabilityOptionValidation(t *testing.T) {
 			Timeout:     time.Second,
 			Annotations: agnara.ReadOnly | agnara.Idempotent | agnara.OpenWorld,
 		}, nil},
-		{"destructive idempotent", agnara.CapabilityOptions{Annotations: agnara.Destructive | agnara.Idempotent | agnara.OpenWorld}, nil},
+		{"destructive idempotent", agnara.CapabilityOptions{Scopes: []string{"users:admin"}, Annotations: agnara.Destructive | agnara.Idempotent | agnara.OpenWorld}, nil},
 		{"zero timeout", agnara.CapabilityOptions{Timeout: 0}, nil},
 		{"nil policy", agnara.CapabilityOptions{Policies: []policy.Policy{allow, nil}}, []string{"policy 1 is nil"}},
 		{"nil policy first", agnara.CapabilityOptions{Policies: []policy.Policy{nil}}, []string{"policy 0 is nil"}},

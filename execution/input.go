@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -234,4 +237,80 @@ func decodeViolation(err error) Violation {
 		return Violation{Path: "/" + pointerEscape(strings.Trim(f, `"`)), Message: msgUnknown}
 	}
 	return Violation{Path: "", Message: msgCannotParse}
+}
+
+// argumentTags are the struct tags that describe a field as an argument.
+var argumentTags = []string{"jsonschema", "jsonschema_description", "jsonschema_extras", mcpTagKey, "enumtitles", "enumnames"}
+
+// dropped is a field of an input (or form) struct that no argument can
+// ever set, and why.
+type dropped struct {
+	goPath, msg string
+}
+
+// undecodable lists the fields of input struct t, embedded ones included,
+// that encoding/json or the closed schema leave out although the struct
+// declares them, so that the handler would always see their zero value
+// without a word (issue 38): unexported fields, fields tagged json:"-"
+// that another tag describes as an argument, and fields tagged
+// jsonschema:"-", which the closed schema refuses every argument for.
+// Blank fields (_) are nobody's argument, and a bare json:"-" is how a
+// field is left out on purpose.
+func undecodable(t reflect.Type) []dropped {
+	var out []dropped
+	var walk func(t reflect.Type, prefix string, depth int)
+	walk = func(t reflect.Type, prefix string, depth int) {
+		if depth > 16 {
+			return // structFields reports it
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			jtag, hasJSON := f.Tag.Lookup("json")
+			name, _, _ := strings.Cut(jtag, ",")
+			goPath := prefix + f.Name
+			if jtag == "-" {
+				var marks []string
+				for _, k := range argumentTags {
+					if v, ok := f.Tag.Lookup(k); ok && !(k == "jsonschema" && v == "-") {
+						marks = append(marks, k)
+					}
+				}
+				if len(marks) > 0 {
+					out = append(out, dropped{goPath, fmt.Sprintf(`json:"-" leaves the field out of the arguments, but its %s tag describes it as one: remove json:"-" to accept it, or the %s tag to leave it out`, strings.Join(marks, " and "), strings.Join(marks, " and "))})
+				}
+				continue
+			}
+			if f.Anonymous && name == "" {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					walk(ft, goPath+".", depth+1)
+					continue
+				}
+			}
+			if f.Name == "_" {
+				continue
+			}
+			if !f.IsExported() {
+				jsonName := f.Name
+				if hasJSON && name != "" {
+					jsonName = name
+				}
+				r, size := utf8.DecodeRuneInString(f.Name)
+				exported := string(unicode.ToUpper(r)) + f.Name[size:]
+				if !unicode.IsUpper(unicode.ToUpper(r)) {
+					exported = "X" + f.Name // _name, or a letter without case
+				}
+				out = append(out, dropped{goPath, fmt.Sprintf("unexported field: no argument can set it, so the handler always sees its zero value: export it (%s, tagged json:%q), or move it out of the input struct", exported, jsonName)})
+				continue
+			}
+			if strings.Split(f.Tag.Get("jsonschema"), ",")[0] == "-" {
+				out = append(out, dropped{goPath, `jsonschema:"-" leaves the field out of the input schema, which admits no other member, so no call can set it: remove jsonschema:"-" to accept it, or tag it json:"-" to leave it out of the arguments`})
+			}
+		}
+	}
+	walk(t, "", 0)
+	return out
 }

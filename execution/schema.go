@@ -227,6 +227,11 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 		for _, p := range problems {
 			g.refuse(loc, "%s", p)
 		}
+		if !g.output {
+			for _, d := range undecodable(t) {
+				g.problem(loc+"."+d.goPath, "%s", d.msg)
+			}
+		}
 		stack = append(stack, t)
 		for _, f := range fields {
 			floc := loc + "." + f.goPath

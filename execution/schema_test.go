@@ -39,29 +39,27 @@ func (c *Celsius) UnmarshalText([]byte) error { return nil }
 
 type Everything struct {
 	Audit
-	Name     string            `json:"name" jsonschema:"minLength=1,maxLength=64" jsonschema_description:"Display name."`
-	Role     string            `json:"role" jsonschema:"enum=admin,enum=member,enum=guest"`
-	Home     Address           `json:"home"`
-	Work     *Address          `json:"work,omitempty"`
-	Manager  *string           `json:"manager"`
-	Tags     []string          `json:"tags,omitempty" jsonschema:"maxItems=8,uniqueItems=true"`
-	Scores   []int             `json:"scores"`
-	Labels   map[string]string `json:"labels,omitempty"`
-	Counters map[string]int64  `json:"counters"`
-	Birthday time.Time         `json:"birthday" jsonschema:"format=date-time"`
-	Due      *time.Time        `json:"due,omitempty"`
-	Level    Level             `json:"level"`
-	Ratio    float64           `json:"ratio" jsonschema:"minimum=0,maximum=1"`
-	Active   bool              `json:"active"`
-	Avatar   []byte            `json:"avatar,omitempty"`
-	Temp     Celsius           `json:"temp,omitempty"`
-	Extra    json.RawMessage   `json:"extra,omitempty"`
-	Anything any               `json:"anything,omitempty"`
-	Ignored  string            `json:"-"`
-	//lint:ignore U1000 unexported on purpose: it must be left out of the schema
-	private   string
-	Untagged  uint16    `json:"Untagged"` // a Go-cased name, declared
-	Addresses []Address `json:"addresses,omitempty"`
+	Name      string            `json:"name" jsonschema:"minLength=1,maxLength=64" jsonschema_description:"Display name."`
+	Role      string            `json:"role" jsonschema:"enum=admin,enum=member,enum=guest"`
+	Home      Address           `json:"home"`
+	Work      *Address          `json:"work,omitempty"`
+	Manager   *string           `json:"manager"`
+	Tags      []string          `json:"tags,omitempty" jsonschema:"maxItems=8,uniqueItems=true"`
+	Scores    []int             `json:"scores"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Counters  map[string]int64  `json:"counters"`
+	Birthday  time.Time         `json:"birthday" jsonschema:"format=date-time"`
+	Due       *time.Time        `json:"due,omitempty"`
+	Level     Level             `json:"level"`
+	Ratio     float64           `json:"ratio" jsonschema:"minimum=0,maximum=1"`
+	Active    bool              `json:"active"`
+	Avatar    []byte            `json:"avatar,omitempty"`
+	Temp      Celsius           `json:"temp,omitempty"`
+	Extra     json.RawMessage   `json:"extra,omitempty"`
+	Anything  any               `json:"anything,omitempty"`
+	Ignored   string            `json:"-"`
+	Untagged  uint16            `json:"Untagged"` // a Go-cased name, declared
+	Addresses []Address         `json:"addresses,omitempty"`
 }
 
 // Custom describes itself.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The jsonschema struct tag keys the schema generator (invopop/jsonschema)
@@ -114,6 +116,11 @@ func tagProblems(tag string, t reflect.Type, output bool) []tagProblem {
 			}
 		}
 	}
+	if prose(items) {
+		// The whole tag is a sentence, as the Go MCP SDK and mcp-go read
+		// it: its commas are not keywords either.
+		return []tagProblem{{msg: fmt.Sprintf("jsonschema tag %q is a list of key=value keywords, not a description: write it as jsonschema_description:%q", tag, tag)}}
+	}
 	for i, item := range items {
 		var val string
 		var hasVal bool
@@ -124,12 +131,19 @@ func tagProblems(tag string, t reflect.Type, output bool) []tagProblem {
 		case i == 0 && item == "-":
 			continue
 		case !hasVal:
-			if !slices.Contains(tagFlags, item) {
-				if known(key) {
-					bad("jsonschema tag %q has no value: write %s=<value>", item, key)
-				} else {
-					bad("unknown jsonschema tag %q%s", item, suggestion(key))
-				}
+			switch {
+			case slices.Contains(tagFlags, item):
+			case known(key):
+				bad("jsonschema tag %q has no value: write %s=<value>", item, key)
+			case i > 0 && isProse(item) && slices.ContainsFunc(items[:i], func(prev string) bool {
+				return strings.HasPrefix(prev, "description=") || strings.HasPrefix(prev, "title=")
+			}):
+				// description=a, b: the comma ended the description.
+				bad("a comma ends a jsonschema tag's keyword, so %q is read as a keyword of its own: write the text as jsonschema_description:\"...\" (or escape the comma as \\,)", item)
+			case isProse(item):
+				bad("unknown jsonschema tag %q: a description is written jsonschema_description:%q", item, strings.TrimSpace(item))
+			default:
+				bad("unknown jsonschema tag %q%s", item, suggestion(key))
 			}
 			continue
 		case slices.Contains(genericTagKeys, key):
@@ -228,6 +242,30 @@ func isNumber(s string) bool {
 	}
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
+}
+
+// isProse reports whether a tag item without '=' reads as words rather than
+// a mistyped keyword: no known key is near it, and it has a space, starts
+// with a capital letter or ends with a full stop ("Search query", "Query",
+// "the query."), where a keyword ("requird", "uuid") has none of them.
+func isProse(item string) bool {
+	item = strings.TrimSpace(item)
+	if item == "" || known(item) || suggestion(item) != "" && !strings.ContainsAny(item, " \t") {
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(item)
+	return strings.ContainsAny(item, " \t") || unicode.IsUpper(first) || strings.HasSuffix(item, ".")
+}
+
+// prose reports whether a whole tag's items are words (see isProse):
+// jsonschema:"Search query" or jsonschema:"The name, as written".
+func prose(items []string) bool {
+	for _, item := range items {
+		if strings.Contains(item, "=") || !isProse(item) && strings.TrimSpace(item) != "" {
+			return false
+		}
+	}
+	return isProse(items[0])
 }
 
 // known reports whether key is a tag key the generator reads for some type.

@@ -39,6 +39,9 @@ const SnapshotFormat = "agnara.snapshot/v1"
 //	    "scopes":      [required scopes, sorted; omitted when none],
 //	    "annotations": ["destructive", "idempotent", "open-world", "read-only"; omitted when none],
 //	    "confirm":     the confirmation question (omitted when none),
+//	    "anyoneMayCall": true when the capability declares that anyone,
+//	                   anonymous callers included, may call it
+//	                   (CapabilityOptions.AnyoneMayCall; omitted otherwise),
 //	    "timeout":     the capability's own time limit, such as "5s" (omitted when none),
 //	    "rateLimit":   {"rate": calls per second, "burst"} (omitted when none),
 //	    "task":        "optional" or "required" (omitted when the tool never runs as a task),
@@ -159,11 +162,12 @@ type appDoc struct {
 
 // governance is what a plan decides beyond the published definition.
 type governance struct {
-	Scopes      []string      `json:"scopes,omitempty"`
-	Annotations []string      `json:"annotations,omitempty"`
-	Confirm     string        `json:"confirm,omitempty"`
-	Timeout     string        `json:"timeout,omitempty"`
-	RateLimit   *rateLimitDoc `json:"rateLimit,omitempty"`
+	Scopes        []string      `json:"scopes,omitempty"`
+	Annotations   []string      `json:"annotations,omitempty"`
+	Confirm       string        `json:"confirm,omitempty"`
+	AnyoneMayCall bool          `json:"anyoneMayCall,omitempty"`
+	Timeout       string        `json:"timeout,omitempty"`
+	RateLimit     *rateLimitDoc `json:"rateLimit,omitempty"`
 }
 
 type rateLimitDoc struct {
@@ -212,7 +216,7 @@ type argumentDoc struct {
 }
 
 func governanceOf(p *execution.Plan) governance {
-	g := governance{Scopes: sorted(p.Scopes()), Confirm: p.Confirm()}
+	g := governance{Scopes: sorted(p.Scopes()), Confirm: p.Confirm(), AnyoneMayCall: p.Capability().Options().AnyoneMayCall}
 	a := p.Annotations()
 	for _, x := range []struct {
 		a    agnara.Annotations

@@ -14,6 +14,7 @@ import (
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/canonjson"
+	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -183,11 +184,7 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	if len(args) > c.limits.ObjectBytes {
 		return execution.Result{}, t.fail(ec, ReasonInvalidArguments, nil)
 	}
-	caller := ec.Principal()
-	if caller.IsAnonymous() {
-		// Approvals need to know who asked: self-approval is refused.
-		return execution.Result{}, t.fail(ec, ReasonScopeDenied, errors.New("anonymous callers cannot request writes"))
-	}
+	caller := ec.Principal() // identified: the identifiedCaller policy ran first
 	if err := t.sel.validator(ec, caller, args); err != nil {
 		if ec.Err() != nil {
 			return execution.Result{}, ec.Err()
@@ -480,7 +477,21 @@ func (t *tool) registerWrite(app *agnara.App) *agnara.Capability {
 		InputSchema:  json.RawMessage(t.entry.InputSchema),
 		OutputSchema: t.outputSchema(),
 		Annotations:  ann,
+		Policies:     []policy.Policy{policy.Func(t.identifiedCaller)},
 	})
+}
+
+// identifiedCaller is the policy of every write tool: approvals need to
+// know who asked (self-approval is refused), so an anonymous caller is
+// refused before anything else of its call happens, the input included.
+// Being a policy, it is also what the compile sees guarding a destructive
+// write bound without scopes (ADR 57): anyone identified may ask, and the
+// approval of another, authorized person decides whether it runs.
+func (t *tool) identifiedCaller(ctx context.Context, req policy.Request) error {
+	if req.Principal.IsAnonymous() {
+		return t.fail(ctx, ReasonScopeDenied, errors.New("anonymous callers cannot request writes"))
+	}
+	return nil
 }
 
 // receiptResult is what a committed receipt records of the remote result:

@@ -661,42 +661,56 @@ func TestStaleWriteCatalogPreparesNothing(t *testing.T) {
 
 // TestAnonymousWriteRefused: a write tool without local scopes still refuses
 // anonymous callers (approvals need to know who asked), with scope_denied
-// and nothing recorded.
+// and nothing recorded. The refusal is the write's policy, so it comes
+// before the arguments are read (whatever they are), and it is what lets a
+// destructive write bound without scopes compile (ADR 57).
 func TestAnonymousWriteRefused(t *testing.T) {
 	r := startWriteServer(t, t.TempDir(), "success", "2025-11-25")
-	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
-	defer store.Close()
-	var validated atomic.Bool
-	bindings := writeBindings(func(context.Context, policy.Principal, json.RawMessage) error { validated.Store(true); return nil })
-	b := bindings["record_value"]
-	b.Scopes = nil // no local scope guard in front of the handler
-	bindings["record_value"] = b
-	cat, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), bindings, &mcpimport.WriteOptions{Approvals: store})
-	if err != nil {
-		t.Fatal(err)
+	defer r.close(t)
+	for _, tt := range []struct {
+		effect approval.Effect
+		args   string
+	}{
+		{approval.EffectWrite, `{"value":"` + syntheticValue + `"}`},
+		{approval.EffectDestructive, `{"value":"` + syntheticValue + `"}`},
+		{approval.EffectDestructive, `{"unknown":1}`},
+	} {
+		t.Run(string(tt.effect)+" "+tt.args, func(t *testing.T) {
+			store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+			defer store.Close()
+			var validated atomic.Bool
+			bindings := writeBindings(func(context.Context, policy.Principal, json.RawMessage) error { validated.Store(true); return nil })
+			b := bindings["record_value"]
+			b.Scopes = nil // no local scope guard in front of the handler
+			b.Effect = tt.effect
+			bindings["record_value"] = b
+			cat, err := mcpimport.DiscoverWrites(context.Background(), newSession(t, r.cs, r.mon, "ledger"), bindings, &mcpimport.WriteOptions{Approvals: store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			app := agnara.New("host", nil)
+			cat.Register(app)
+			plans, err := execution.Compile(app)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := plans.Lookup("host.record_value")
+			out, err := p.Invoke(context.Background(), &execution.Invocation{Principal: policy.Anonymous(), Arguments: json.RawMessage(tt.args)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _ := out.(*execution.Failure)
+			if f == nil || execution.ReasonOf(f) != mcpimport.ReasonScopeDenied || f.Code != execution.Forbidden {
+				t.Fatalf("anonymous call: %v, want %s", out, mcpimport.ReasonScopeDenied)
+			}
+			if validated.Load() {
+				t.Error("the scope validator ran for an anonymous caller")
+			}
+			if all, err := store.List(context.Background(), approval.Filter{}); err != nil || len(all) != 0 {
+				t.Fatalf("recorded %d approvals (%v), want none", len(all), err)
+			}
+		})
 	}
-	app := agnara.New("host", nil)
-	cat.Register(app)
-	plans, err := execution.Compile(app)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := plans.Lookup("host.record_value")
-	out, err := p.Invoke(context.Background(), &execution.Invocation{Principal: policy.Anonymous(), Arguments: json.RawMessage(`{"value":"` + syntheticValue + `"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, _ := out.(*execution.Failure)
-	if f == nil || execution.ReasonOf(f) != mcpimport.ReasonScopeDenied || f.Code != execution.Forbidden {
-		t.Fatalf("anonymous call: %v, want %s", out, mcpimport.ReasonScopeDenied)
-	}
-	if validated.Load() {
-		t.Error("the scope validator ran for an anonymous caller")
-	}
-	if all, err := store.List(context.Background(), approval.Filter{}); err != nil || len(all) != 0 {
-		t.Fatalf("recorded %d approvals (%v), want none", len(all), err)
-	}
-	r.close(t)
 }
 
 // TestApprovalBoundToCatalogDigest: an approval's binding revision is the
