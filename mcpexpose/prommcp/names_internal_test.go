@@ -21,7 +21,9 @@ func registered(t *testing.T) (names []string, histograms map[string]bool) {
 		t.Fatal(err)
 	}
 	u := newUpstreamMetrics(nil, nil)
-	cs := append(m.own(), loadCollector{}, pendingCollector{}, u, u.duration)
+	cs := append(m.serverCollectors(), loadCollector{}, newBuildInfo(), pendingCollector{}, &decidedCollector{},
+		m.approvals.decided, m.approvals.errors, m.tasks.statuses, m.tasks.errors, u, u.duration)
+	cs = append(cs, m.approvals.dispatchCollectors()...)
 	ch := make(chan *prometheus.Desc, 100)
 	for _, c := range cs {
 		c.Describe(ch)
