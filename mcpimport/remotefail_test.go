@@ -200,3 +200,42 @@ func TestRemoteWriteErrorLoggedForTheOperator(t *testing.T) {
 		t.Errorf("the warn record (-want +got):\n%s\nall records:\n%s", diff, logs)
 	}
 }
+
+// TestRemoteTaskFailureLoggedForTheOperator: a remote task that ends in
+// its tool's error, or fails with a JSON-RPC error, is logged at warn
+// with the remote's words, as a direct call is.
+func TestRemoteTaskFailureLoggedForTheOperator(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		want map[string]any
+	}{
+		{"toolerror", map[string]any{"reason": string(mcpimport.ReasonToolError), "remote_error": "remote secret"}},
+		{"fail", map[string]any{"reason": string(mcpimport.ReasonProtocolError), "remote_error": "remote secret: stack trace", "code": float64(-32603)}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			logs := &mcptest.Buffer{}
+			cat, err := mcpimport.Discover(context.Background(), taskSession(t, newJobs(t), "2026-07-28"), map[string]mcpimport.Binding{
+				"job": {Name: "run_job", Title: "Run a job", Scopes: []string{"docs:read"}, NoScopeValidator: true, ConcurrencySafe: true, Task: &mcpimport.TaskOptions{}},
+			}, &mcpimport.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+			must(t, err)
+			app := agnara.New("gw", nil)
+			cat.Register(app)
+			plans, err := execution.Compile(app)
+			must(t, err)
+			_, err = call(t, plans, "run_job", `{"mode":"`+tc.mode+`"}`)
+			wantCode(t, err, execution.Reason(tc.want["reason"].(string)))
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(logs.String()), &rec); err != nil {
+				t.Fatalf("want one record: %v\n%s", err, logs)
+			}
+			delete(rec, "time")
+			want := map[string]any{"level": "WARN", "msg": "mcpimport: remote tool failed", "server": "jobs", "tool": "job"}
+			for k, v := range tc.want {
+				want[k] = v
+			}
+			if diff := cmp.Diff(want, rec); diff != "" {
+				t.Errorf("the record (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
