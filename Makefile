@@ -2,9 +2,9 @@
 
 GO ?= go
 
-.PHONY: screenshots test check deps engines vet lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go bench-scaling soak soak-short fuzz run
+.PHONY: screenshots test check deps engines vet lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go bench-scaling soak soak-short fuzz run alerts-check
 
-test: deps engines fmt-check vet lint vulncheck unit fuzz-short conformance bench-check soak-short
+test: deps engines fmt-check vet lint vulncheck unit fuzz-short conformance bench-check soak-short alerts-check
 
 # A test whose peer is missing (the npm packages of `make deps`, Node.js,
 # Chromium, git, an engine of `make engines`) skips under a plain
@@ -36,8 +36,9 @@ conformance/node_modules/.installed: conformance/package-lock.json
 # PostgreSQL, PgBouncer and HAProxy, from Debian's packages. Installed when missing (as
 # root: .ci/apt-install, which waits for the package manager's lock while
 # another apt-get or dpkg holds it; otherwise it says what to install). Their system services
-# are not used; each test starts its own server on a free port.
-ENGINE_PACKAGES = redis-server postgresql pgbouncer haproxy
+# are not used; each test starts its own server on a free port. Debian's
+# prometheus package is installed for its promtool alone (alerts-check).
+ENGINE_PACKAGES = redis-server postgresql pgbouncer haproxy prometheus
 engines:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
@@ -45,6 +46,7 @@ engines:
 	[ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null 2>&1 || missing="$$missing haproxy"; \
 	[ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null 2>&1 || missing="$$missing pgbouncer"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing$$missing"; \
@@ -53,6 +55,13 @@ engines:
 			echo "the tests need$$missing: run sudo apt-get install -y$$missing"; exit 1; \
 		fi; \
 	fi
+
+# The Prometheus alerting rules shipped beside the Grafana dashboard,
+# checked by Prometheus's own promtool (from `make engines`; only the tool
+# is used, never the prometheus service). Their metric names are checked
+# against the code by prommcp's TestDashboardAndDocsNameRegisteredMetrics.
+alerts-check:
+	promtool check rules docs/prometheus/alerts.yml
 
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

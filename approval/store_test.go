@@ -222,6 +222,7 @@ var behaviours = []struct {
 	{"PrepareExactlyOnce", testPrepareExactlyOnce},
 	{"ClosedStore", testClosedStore},
 	{"Reasons", testReasons},
+	{"Decided", testDecided},
 }
 
 func TestStore(t *testing.T) {

@@ -96,7 +96,7 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (execution.Resu
 	}
 	out, code := t.project(res)
 	if code != "" {
-		return execution.Result{}, t.fail(ec, code, nil)
+		return execution.Result{}, t.fail(ec, code, resultError(res, code))
 	}
 	return out, nil
 }
@@ -145,9 +145,12 @@ func classify(ctx context.Context, err error) execution.Reason {
 	return ReasonTransportError
 }
 
-// fail logs a failed call at debug level and returns its canonical failure.
+// fail logs a failed call and returns its canonical failure, which says
+// nothing the remote server said. A failure the remote server explained
+// (its tool's isError result, a JSON-RPC error) is logged at warn with the
+// remote's text, for the operator (see remoteFailed); any other at debug.
 func (t *tool) fail(ctx context.Context, reason execution.Reason, cause error) error {
-	if t.cat.logger.Enabled(ctx, slog.LevelDebug) {
+	if !remoteFailed(ctx, t.cat.logger, t.cat.snap.serverID, t.entry.RemoteName, reason, cause) && t.cat.logger.Enabled(ctx, slog.LevelDebug) {
 		attrs := []slog.Attr{
 			slog.String("server", t.cat.snap.serverID),
 			slog.String("tool", t.entry.RemoteName),

@@ -23,9 +23,13 @@ import (
 type Options struct {
 	// Limits bound what the remote server may send. Default: [DefaultLimits]().
 	Limits Limits
-	// Logger receives debug records about failed calls (reasons and causes,
-	// never arguments or remote messages above debug level). Default: a
-	// logger that discards everything.
+	// Logger receives a warn record, "mcpimport: remote tool failed", for
+	// each call the remote server failed with an explanation (an isError
+	// result, a JSON-RPC error), holding the remote's text (its first 512
+	// bytes, invisible characters escaped), which the caller never sees;
+	// and debug records about other failed calls (reasons and causes).
+	// Arguments are never logged. Default: a logger that discards
+	// everything.
 	Logger *slog.Logger
 	// AllowAbsent makes discovery succeed when some bound tools cannot be
 	// imported: not listed ([ToolMissing]), a schema outside the profile

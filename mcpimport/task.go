@@ -233,6 +233,9 @@ func (t *tool) followTask(ctx context.Context, ec *execution.Context, q *asker, 
 			if st.Error != nil && st.Error.Code == jsonrpc.CodeInvalidParams {
 				return nil, ReasonInvalidArguments, st.Error
 			}
+			if st.Error != nil {
+				return nil, ReasonProtocolError, st.Error // its message is logged for the operator
+			}
 			return nil, ReasonProtocolError, errors.New("the remote task failed")
 		case taskCancelled:
 			return nil, ReasonTaskCancelled, nil

@@ -431,6 +431,7 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	var out execution.Result
 	if code == "" {
 		out, code = t.project(res)
+		err = resultError(res, code)
 	}
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) && wire.Code == missingCapability && ec.Err() == nil {

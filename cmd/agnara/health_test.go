@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/internal/proctest"
+	"github.com/google/go-cmp/cmp"
 )
 
 // fetch sends a request and returns its response and body; cookies are
@@ -65,9 +67,45 @@ func sample(exposition, series string) (float64, bool) {
 	return 0, false
 }
 
+// families returns the names of the agnara_ metrics an exposition holds,
+// sorted: what a binary exports.
+func families(exposition string) []string {
+	var names []string
+	for line := range strings.Lines(exposition) {
+		if f := strings.Fields(line); len(f) == 4 && f[1] == "TYPE" && strings.HasPrefix(f[2], "agnara_") {
+			names = append(names, f[2])
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// scrapeUntil scrapes url until series has the value want, for at most
+// 30 seconds (a count of decisions is reused for 5), and returns that
+// scrape.
+func scrapeUntil(t *testing.T, url, series string, want float64) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, body := fetch(t, "GET", url, nil, nil)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", url, res.StatusCode)
+		}
+		if v, ok := sample(body, series); ok && v == want {
+			return body
+		}
+		if time.Now().After(deadline) {
+			v, ok := sample(body, series)
+			t.Fatalf("%s = %v (present %v) for 30 s, want %v\n%s", series, v, ok, want, body)
+		}
+		time.Sleep(100 * time.Millisecond) // polling, as Prometheus does
+	}
+}
+
 // TestApprovalsServeHealthAndMetrics: the inbox serves /healthz and
 // /readyz (naming its database) beside its pages, and its approvals'
-// metrics on their own address: a decision made in the inbox moves them.
+// metrics on their own address, and no others: a decision made in the
+// inbox moves them.
 func TestApprovalsServeHealthAndMetrics(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "approvals.db")
 	s, err := approval.OpenSQLite(db, nil)
@@ -111,11 +149,16 @@ func TestApprovalsServeHealthAndMetrics(t *testing.T) {
 	if res, _ := fetch(t, "POST", base+"/approvals/"+a.ID+"/decide", url.Values{"action": {"approve"}, "csrf": {token[1]}}, res.Cookies()); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("the decision: %d", res.StatusCode)
 	}
-	after := scrape()
-	for series, want := range map[string]float64{`agnara_approvals_pending`: 0, `agnara_approvals_decided_total{decision="approved"}`: 1} {
+	after := scrapeUntil(t, metrics, `agnara_approvals_decided_total{decision="approved"}`, 1)
+	for series, want := range map[string]float64{`agnara_approvals_pending`: 0, `agnara_approvals_decided_total{decision="rejected"}`: 0} {
 		if v, ok := sample(after, series); !ok || v != want {
 			t.Errorf("%s after the decision = %v (present %v), want %v", series, v, ok, want)
 		}
+	}
+	// The inbox decides: it serves no MCP and dispatches nothing.
+	if diff := cmp.Diff([]string{"agnara_approvals_decided_total", "agnara_approvals_oldest_pending_age_seconds", "agnara_approvals_pending",
+		"agnara_build_info"}, families(after)); diff != "" {
+		t.Errorf("the inbox's series (-want +got):\n%s", diff)
 	}
 }
 
@@ -165,6 +208,76 @@ upstreams:
 		if v, ok := sample(body, series); !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
 		}
+	}
+	// A gateway without approvals has no approval series, and none of tasks.
+	if diff := cmp.Diff(slices.Concat([]string{"agnara_build_info", "agnara_gateway_upstream_call_duration_seconds"}, gatewayUpstreamSeries,
+		[]string{"agnara_mcp_call_duration_seconds", "agnara_mcp_calls_total"}, serverSeries), families(body)); diff != "" {
+		t.Errorf("the gateway's series (-want +got):\n%s", diff)
+	}
+}
+
+// The series every MCP server exports from its start, and a gateway's of
+// its upstreams, sorted.
+var (
+	serverSeries = []string{"agnara_mcp_rate_limited_total", "agnara_mcp_refused_total", "agnara_mcp_replay_store_errors_total",
+		"agnara_mcp_request_state_refused_total", "agnara_mcp_sessions", "agnara_mcp_sessions_max", "agnara_mcp_streams", "agnara_mcp_streams_max"}
+	gatewayUpstreamSeries = []string{"agnara_gateway_upstream_connections_total", "agnara_gateway_upstream_state", "agnara_gateway_upstream_swaps_total"}
+)
+
+// TestGatewayReportsDecisionsMadeElsewhere: a gateway with an approval
+// store reports the decisions made on it by another process (here two
+// approvals by `agnara approvals approve`), read from the store, beside
+// its own series and the approvals'.
+func TestGatewayReportsDecisionsMadeElsewhere(t *testing.T) {
+	users := startUsers(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "approvals.db")
+	cfg := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(cfg, []byte(`listen: 127.0.0.1:0
+auth:
+  development: {scopes: [directory:read]}
+approvals: {sqlite: `+db+`}
+upstreams:
+  - name: directory
+    http: {url: `+users+`}
+    tools:
+      - {remote: users.list_users, name: list_users, title: List the users, scopes: [directory:read]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := agnara(time.Time{}, "gateway", "accept", "-config", cfg); code != 0 {
+		t.Fatalf("accept: exit %d, %q %q", code, out, errOut)
+	}
+	s, err := approval.OpenSQLite(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, key := range []string{"k1", "k2"} {
+		a, err := s.Prepare(context.Background(), intent(t, key, "gateway.update_document", "carol", `{"id":42}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+	}
+	s.Close()
+	addr := "127.0.0.1:" + strconv.Itoa(enginetest.FreePort(t))
+	proctest.StartCmd(t, proctest.Build(t, "."), "gateway", "-config", cfg, "-metrics-addr", addr)
+	metrics := "http://" + addr + "/metrics"
+	scrapeUntil(t, metrics, `agnara_approvals_pending`, 2)
+	for _, id := range ids {
+		if code, _, errOut := agnara(time.Now(), "approvals", "approve", id, "-db", db, "-as", "bob"); code != 0 {
+			t.Fatalf("approve %s: exit %d, %q", id, code, errOut)
+		}
+	}
+	body := scrapeUntil(t, metrics, `agnara_approvals_decided_total{decision="approved"}`, 2)
+	if v, ok := sample(body, `agnara_approvals_pending`); !ok || v != 0 {
+		t.Errorf("agnara_approvals_pending = %v (present %v), want 0", v, ok)
+	}
+	want := slices.Concat([]string{"agnara_approvals_decided_total", "agnara_approvals_dispatched_total", "agnara_approvals_oldest_pending_age_seconds",
+		"agnara_approvals_pending", "agnara_build_info"}, gatewayUpstreamSeries, serverSeries)
+	if diff := cmp.Diff(want, families(body)); diff != "" {
+		t.Errorf("the gateway's series (-want +got):\n%s", diff)
 	}
 }
 

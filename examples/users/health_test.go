@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -83,7 +85,8 @@ func TestReadinessFollowsRedis(t *testing.T) {
 }
 
 // TestMetricsOnTheirOwnAddress runs the example with -metrics-addr: a call
-// is counted at /metrics there, which the MCP listener does not serve.
+// is counted at /metrics there, which the MCP listener does not serve, and
+// only the series the example has are exported.
 func TestMetricsOnTheirOwnAddress(t *testing.T) {
 	metrics := "127.0.0.1:" + strconv.Itoa(enginetest.FreePort(t))
 	url := startExample(t, "-metrics-addr", metrics)
@@ -110,6 +113,21 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	// The example serves MCP: it has neither approvals nor tasks, and
+	// exports no series of theirs.
+	var got []string
+	for line := range strings.Lines(body) {
+		if f := strings.Fields(line); len(f) == 4 && f[1] == "TYPE" && strings.HasPrefix(f[2], "agnara_") {
+			got = append(got, f[2])
+		}
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{"agnara_build_info", "agnara_mcp_call_duration_seconds", "agnara_mcp_calls_total",
+		"agnara_mcp_rate_limited_total", "agnara_mcp_refused_total", "agnara_mcp_replay_store_errors_total",
+		"agnara_mcp_request_state_refused_total", "agnara_mcp_sessions", "agnara_mcp_sessions_max", "agnara_mcp_streams",
+		"agnara_mcp_streams_max"}, got); diff != "" {
+		t.Errorf("the example's series (-want +got):\n%s", diff)
 	}
 	if code, _ := get(t, strings.TrimSuffix(url, "/mcp")+"/metrics"); code != http.StatusNotFound {
 		t.Errorf("the MCP listener answers /metrics with %d, want 404: metrics have their own address", code)

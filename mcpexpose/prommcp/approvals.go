@@ -3,6 +3,7 @@ package prommcp
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/agnara-go/agnara/approval"
@@ -20,38 +21,84 @@ const scrapeTimeout = 2 * time.Second
 // approvalMetrics are the instruments of approval stores.
 type approvalMetrics struct {
 	decided, dispatched, completed, errors *prometheus.CounterVec
-	pendingOnce                            bool
+	// registered: [Metrics.Approvals] registered the approval series;
+	// inProcess: with decisions counted by the wrappers (decided), as the
+	// first store wrapped cannot count them itself.
+	registered, inProcess bool
+	// reuse is how long a count of decisions read from the store is
+	// reused, given how long the query took; now is the clock. Tests set
+	// both.
+	reuse func(took time.Duration) time.Duration
+	now   func() time.Time
 }
 
 func (a *approvalMetrics) init() {
 	a.decided = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "approvals", Name: "decided_total",
-		Help: "Approvals decided, by decision (approved, rejected)."}, []string{"decision"})
+		Help: decidedHelp}, []string{"decision"})
 	a.dispatched = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "approvals", Name: "dispatched_total",
-		Help: "Approved writes claimed for dispatch, exactly once each."}, nil)
+		Help: "Approved writes claimed for dispatch by this process, exactly once each."}, nil)
 	a.completed = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "approvals", Name: "completed_total",
-		Help: "Dispatched writes whose receipt was recorded, by effect (committed, not_started, unknown)."}, []string{"effect"})
+		Help: "Writes dispatched by this process whose receipt was recorded, by effect (committed, not_started, unknown)."}, []string{"effect"})
 	a.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: "approvals", Name: "store_errors_total",
-		Help: "Approval store operations that failed for the store's own reasons (not a refused transition), by operation."}, []string{"op"})
+		Help: "Approval store operations of this process that failed for the store's own reasons (not a refused transition), by operation."}, []string{"op"})
 	a.decided.WithLabelValues(string(approval.StateApproved))
 	a.decided.WithLabelValues(string(approval.StateRejected))
 	a.dispatched.WithLabelValues()
+	a.reuse, a.now = reuseCount, time.Now
 }
 
-var descPending = prometheus.NewDesc(Namespace+"_approvals_pending", "Approvals waiting for a decision, read from the store at each scrape (at most 10000 are counted).", nil, nil)
+// dispatchCollectors are the series of approved writes dispatched: only a
+// process serving MCP dispatches, so [Metrics.Handler] and
+// [Metrics.Approvals] register them once both are called.
+func (a *approvalMetrics) dispatchCollectors() []prometheus.Collector {
+	return []prometheus.Collector{a.dispatched, a.completed}
+}
 
-// Approvals returns store counting its decisions, dispatches, receipts
-// and errors, and the first store wrapped also reports its pending
-// approvals at each scrape (one List query). The returned store behaves
-// exactly as store; closing it closes store. When store keeps an audit
-// trail and an inbox's sign-ins (an inbox.Store, as both of package
-// approval's stores are), so does the returned store; otherwise it has
-// neither.
+const decidedHelp = "Approvals decided, by decision (approved, rejected): read from the approval store, so every process sharing it reports the decisions of all (the inbox's and the command line's included)."
+
+var (
+	descPending       = prometheus.NewDesc(Namespace+"_approvals_pending", "Approvals waiting for a decision, read from the store at each scrape (at most 10000 are counted).", nil, nil)
+	descOldestPending = prometheus.NewDesc(Namespace+"_approvals_oldest_pending_age_seconds",
+		"How long the oldest pending approval counted has waited for a decision; 0 with none pending.", nil, nil)
+	descDecided = prometheus.NewDesc(Namespace+"_approvals_decided_total", decidedHelp, []string{"decision"}, nil)
+)
+
+// decider is a store that counts its decisions: both of package
+// approval's stores are.
+type decider interface {
+	Decided(ctx context.Context) (approved, rejected int64, err error)
+}
+
+// Approvals returns store counting the dispatches, receipts and errors
+// of this process, and registers the approval series: the pending
+// approvals and the decisions, both read from the first store wrapped at
+// each scrape, so that every process sharing the store reports the same
+// (a store that cannot count its decisions, as package approval's both
+// can, has them counted as this process makes them instead); the
+// dispatches and receipts once [Metrics.Handler] is called too (ADR 60).
+// The returned store behaves exactly as store; closing it closes store.
+// When store keeps an audit trail and an inbox's sign-ins (an
+// inbox.Store, as both of package approval's stores are), so does the
+// returned store; otherwise it has neither.
 func (m *Metrics) Approvals(store approval.Store) approval.Store {
 	s := &countedApprovals{Store: store, m: &m.approvals}
 	m.onceMu.Lock()
-	if !m.approvals.pendingOnce && m.reg.Register(pendingCollector{s}) == nil {
-		m.approvals.pendingOnce = true
+	if !m.approvals.registered {
+		cs := []prometheus.Collector{pendingCollector{s}, m.approvals.errors}
+		d, ok := store.(decider)
+		if ok {
+			cs = append(cs, &decidedCollector{d: d, m: &m.approvals})
+		} else {
+			cs = append(cs, m.approvals.decided)
+		}
+		if m.handlerOnce {
+			cs = append(cs, m.approvals.dispatchCollectors()...)
+		}
+		if m.register(cs...) == nil {
+			m.approvals.registered, m.approvals.inProcess = true, !ok
+		}
 	}
+	s.countDecisions = m.approvals.inProcess
 	m.onceMu.Unlock()
 	if in, ok := store.(inboxStore); ok {
 		return &countedInbox{countedApprovals: s, in: in}
@@ -63,6 +110,9 @@ func (m *Metrics) Approvals(store approval.Store) approval.Store {
 type countedApprovals struct {
 	approval.Store
 	m *approvalMetrics
+	// countDecisions: decisions are counted here, as they are made (the
+	// store wrapped first cannot count them).
+	countDecisions bool
 }
 
 // refusals are the errors a store returns for a transition the lifecycle
@@ -111,7 +161,7 @@ func (s *countedApprovals) List(ctx context.Context, f approval.Filter) ([]appro
 func (s *countedApprovals) Approve(ctx context.Context, id string, approver policy.Principal, note string) (approval.Approval, error) {
 	a, err := s.Store.Approve(ctx, id, approver, note)
 	s.failed("approve", err)
-	if err == nil {
+	if err == nil && s.countDecisions {
 		s.m.decided.WithLabelValues(string(approval.StateApproved)).Inc()
 	}
 	return a, err
@@ -120,7 +170,7 @@ func (s *countedApprovals) Approve(ctx context.Context, id string, approver poli
 func (s *countedApprovals) Reject(ctx context.Context, id string, approver policy.Principal, note string) (approval.Approval, error) {
 	a, err := s.Store.Reject(ctx, id, approver, note)
 	s.failed("reject", err)
-	if err == nil {
+	if err == nil && s.countDecisions {
 		s.m.decided.WithLabelValues(string(approval.StateRejected)).Inc()
 	}
 	return a, err
@@ -156,14 +206,18 @@ func (s *countedApprovals) Reconcile(ctx context.Context, id string, approver po
 	return a, err
 }
 
-// pendingCollector counts a store's pending approvals at scrape time.
+// pendingCollector counts a store's pending approvals at scrape time,
+// and tells how long the oldest has waited.
 type pendingCollector struct{ s *countedApprovals }
 
-func (c pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descPending }
+func (c pendingCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descPending
+	ch <- descOldestPending
+}
 
-// Collect lists the pending approvals; when the store cannot answer, the
-// gauge is left out of the scrape (a gap, not a false zero) and the error
-// is counted.
+// Collect lists the pending approvals, newest first; when the store cannot
+// answer, the gauges are left out of the scrape (a gap, not a false zero)
+// and the error is counted.
 func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
@@ -172,6 +226,53 @@ func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	gauge(ch, descPending, float64(len(as)))
+	oldest := 0.0
+	if len(as) > 0 {
+		oldest = max(0, c.s.m.now().Sub(as[len(as)-1].CreatedAt).Seconds())
+	}
+	gauge(ch, descOldestPending, oldest)
+}
+
+// reuseCount is how long a count of decisions that took took is reused:
+// 5 s, so that two Prometheus servers scraping one process, or a scrape
+// retried, cost one query; or ten times as long as the query took when
+// that is longer, so that the store spends at most a tenth of its time
+// counting for a process, however many approvals it holds.
+func reuseCount(took time.Duration) time.Duration { return max(5*time.Second, 10*took) }
+
+// decidedCollector reads the decisions from the store at scrape time,
+// one query at a time, reusing a count as reuseCount says.
+type decidedCollector struct {
+	d decider
+	m *approvalMetrics
+
+	mu                 sync.Mutex
+	approved, rejected int64
+	until              time.Time // the count is reused until then; zero: none
+}
+
+func (c *decidedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descDecided }
+
+// Collect reports the count, counting again once the last is stale; when
+// the store cannot answer, the series are left out of the scrape (a gap,
+// not a false value) and the error is counted under op "decided".
+func (c *decidedCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if start := c.m.now(); c.until.IsZero() || !start.Before(c.until) {
+		ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+		approved, rejected, err := c.d.Decided(ctx)
+		cancel()
+		if err != nil {
+			c.until = time.Time{}
+			c.m.errors.WithLabelValues("decided").Inc()
+			return
+		}
+		c.approved, c.rejected = approved, rejected
+		c.until = start.Add(c.m.reuse(c.m.now().Sub(start)))
+	}
+	counter(ch, descDecided, float64(c.approved), string(approval.StateApproved))
+	counter(ch, descDecided, float64(c.rejected), string(approval.StateRejected))
 }
 
 // inboxStore is what package approval/inbox keeps its approvals in

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.yaml.in/yaml/v3"
 )
 
 // registered returns the name of every metric the package can register,
@@ -21,7 +22,9 @@ func registered(t *testing.T) (names []string, histograms map[string]bool) {
 		t.Fatal(err)
 	}
 	u := newUpstreamMetrics(nil, nil)
-	cs := append(m.own(), loadCollector{}, pendingCollector{}, u, u.duration)
+	cs := append(m.serverCollectors(), loadCollector{}, newBuildInfo(), pendingCollector{}, &decidedCollector{},
+		m.approvals.decided, m.approvals.errors, m.tasks.statuses, m.tasks.errors, u, u.duration)
+	cs = append(cs, m.approvals.dispatchCollectors()...)
 	ch := make(chan *prometheus.Desc, 100)
 	for _, c := range cs {
 		c.Describe(ch)
@@ -62,10 +65,12 @@ func used(text string, histograms map[string]bool) []string {
 	return slices.Compact(names)
 }
 
-// TestDashboardAndDocsNameRegisteredMetrics ties the dashboard and the
-// metrics table of docs/operating.md to the package: every expression of
-// the dashboard names only metrics the package registers, and the table
-// lists exactly those, so that neither can drift from the code.
+// TestDashboardAndDocsNameRegisteredMetrics ties the dashboard, the alert
+// rules and the metrics table of docs/operating.md to the package: every
+// expression of the dashboard and of the alerts names only metrics the
+// package registers, and the table lists exactly those, so that none can
+// drift from the code. (`make test` also runs promtool check rules on the
+// alerts.)
 func TestDashboardAndDocsNameRegisteredMetrics(t *testing.T) {
 	names, histograms := registered(t)
 	for _, n := range names {
@@ -108,6 +113,46 @@ func TestDashboardAndDocsNameRegisteredMetrics(t *testing.T) {
 		if !slices.Contains(names, n) {
 			t.Errorf("the dashboard names %s, which the package does not register", n)
 		}
+	}
+
+	raw, err = os.ReadFile("../../docs/prometheus/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Name  string
+			Rules []struct {
+				Alert       string
+				Expr        string
+				Labels      map[string]string
+				Annotations map[string]string
+			}
+		}
+	}
+	if err := yaml.Unmarshal(raw, &rules); err != nil {
+		t.Fatalf("docs/prometheus/alerts.yml: %v", err)
+	}
+	alerts := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			alerts++
+			named := used(r.Expr, histograms)
+			if len(named) == 0 {
+				t.Errorf("alert %s: the expression %q names no agnara metric", r.Alert, r.Expr)
+			}
+			for _, n := range named {
+				if !slices.Contains(names, n) {
+					t.Errorf("alert %s names %s, which the package does not register", r.Alert, n)
+				}
+			}
+			if !slices.Contains([]string{"critical", "warning", "info"}, r.Labels["severity"]) || r.Annotations["summary"] == "" {
+				t.Errorf("alert %s: want a severity (critical, warning, info) and a summary", r.Alert)
+			}
+		}
+	}
+	if alerts == 0 {
+		t.Error("docs/prometheus/alerts.yml holds no alert")
 	}
 
 	doc, err := os.ReadFile("../../docs/operating.md")

@@ -134,10 +134,8 @@ func New(opts *Options) (*Metrics, error) {
 	}
 	m.approvals.init()
 	m.tasks.init()
-	for _, c := range m.own() {
-		if err := m.reg.Register(c); err != nil {
-			return nil, errors.New("prommcp: " + err.Error())
-		}
+	if err := m.reg.Register(newBuildInfo()); err != nil {
+		return nil, errors.New("prommcp: " + err.Error())
 	}
 	// Series known in advance start at zero, so that a rate over them is
 	// defined before the first event.
@@ -149,11 +147,24 @@ func New(opts *Options) (*Metrics, error) {
 	return m, nil
 }
 
-// own returns the collectors New registers.
-func (m *Metrics) own() []prometheus.Collector {
-	return []prometheus.Collector{m.calls, m.duration, m.rounds, m.stateRef, m.replayErrs, m.limited, m.refused,
-		m.approvals.decided, m.approvals.dispatched, m.approvals.completed, m.approvals.errors,
-		m.tasks.statuses, m.tasks.errors}
+// serverCollectors are the series of a process serving MCP, registered
+// by [Metrics.Handler]: a process that serves none (an approval inbox)
+// exports none of them.
+func (m *Metrics) serverCollectors() []prometheus.Collector {
+	return []prometheus.Collector{m.calls, m.duration, m.rounds, m.stateRef, m.replayErrs, m.limited, m.refused}
+}
+
+// register registers cs, all or none.
+func (m *Metrics) register(cs ...prometheus.Collector) error {
+	for i, c := range cs {
+		if err := m.reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				m.reg.Unregister(done)
+			}
+			return errors.New("prommcp: " + err.Error())
+		}
+	}
+	return nil
 }
 
 // Registry returns the registry the metrics are in, for a host that adds
@@ -229,8 +240,14 @@ type Loader interface {
 	Load() mcpexpose.Load
 }
 
-// Handler reports h's sessions and streams against their caps, read at
-// each scrape. One handler per Metrics; a second is an error.
+// Handler registers the series of a process serving MCP: the calls,
+// rounds and refusals counted as the [mcpexpose.Meter], and h's sessions
+// and streams against their caps, read at each scrape. Until it is
+// called none of them is exported (a process that serves no MCP, such as
+// an approval inbox, has none), though calls are counted from the start.
+// With an approval store wrapped ([Metrics.Approvals]) it also registers
+// the dispatches and receipts of approved writes, which only a process
+// serving MCP makes. One handler per Metrics; a second is an error.
 func (m *Metrics) Handler(h Loader) error {
 	m.onceMu.Lock()
 	defer m.onceMu.Unlock()
@@ -240,8 +257,12 @@ func (m *Metrics) Handler(h Loader) error {
 	if h == nil {
 		return errors.New("prommcp: Handler needs a handler")
 	}
-	if err := m.reg.Register(loadCollector{h}); err != nil {
-		return errors.New("prommcp: " + err.Error())
+	cs := append(m.serverCollectors(), loadCollector{h})
+	if m.approvals.registered {
+		cs = append(cs, m.approvals.dispatchCollectors()...)
+	}
+	if err := m.register(cs...); err != nil {
+		return err
 	}
 	m.handlerOnce = true
 	return nil

@@ -57,6 +57,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	prommcp.CountDecisionsAtEachScrape(m) // each step scrapes right after it acts
 	sqlite, err := approval.OpenSQLite(filepath.Join(t.TempDir(), "approvals.db"), nil)
 	if err != nil {
 		t.Fatal(err)

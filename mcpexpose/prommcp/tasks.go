@@ -11,6 +11,7 @@ import (
 // taskMetrics are the instruments of task stores.
 type taskMetrics struct {
 	statuses, errors *prometheus.CounterVec
+	registered       bool // [Metrics.Tasks] registered them
 }
 
 func (t *taskMetrics) init() {
@@ -24,12 +25,19 @@ func (t *taskMetrics) init() {
 }
 
 // Tasks returns store counting the statuses its tasks enter and its
-// failures to answer. The returned store behaves exactly as store, and
+// failures to answer, and registers the task series: until it is called
+// none is exported (a process without tasks has none). The returned
+// store behaves exactly as store, and
 // keeps its optional interfaces: when store is a [tasks.Changes] (as
 // package redistasks's is), so is the returned store, so that status
 // notifications still reach listeners on other instances.
 func (m *Metrics) Tasks(store tasks.Store) tasks.Store {
 	c := &countedTasks{Store: store, m: &m.tasks}
+	m.onceMu.Lock()
+	if !m.tasks.registered && m.register(m.tasks.statuses, m.tasks.errors) == nil {
+		m.tasks.registered = true
+	}
+	m.onceMu.Unlock()
 	if ch, ok := store.(tasks.Changes); ok {
 		return &countedChangingTasks{countedTasks: c, Changes: ch}
 	}
