@@ -5,10 +5,13 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/gateway"
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/internal/peers"
 	"github.com/agnara-go/agnara/internal/proctest"
 	"github.com/agnara-go/agnara/policy"
@@ -27,8 +31,9 @@ import (
 // reaches the person calling — a Go SDK client at 2026-07-28, a TypeScript
 // SDK client at 2025-11-25 — and their answer goes back upstream; a call
 // that only asked leaves the approval claimed and unused; another caller
-// who declines deletes nothing; each user is deleted exactly once, and a
-// repeat answers the recorded receipt. Both upstream eras.
+// who declines deletes nothing (recorded unknown: the call was sent in the
+// round that asked); each user is deleted exactly once, and a repeat
+// answers the recorded receipt. Both upstream eras.
 func TestImportedWriteAsksThePersonCalling(t *testing.T) {
 	users := proctest.Build(t, "../examples/users")
 	for _, upstreamProtocol := range []string{"2025-11-25", "2026-07-28"} {
@@ -170,9 +175,13 @@ func TestImportedWriteAsksThePersonCalling(t *testing.T) {
 				if !exists("3") {
 					t.Errorf("user 3 was deleted though the caller declined")
 				}
+				// The call was sent in the round that asked: whether the
+				// upstream did anything before asking is not the gateway's
+				// to know (the user's being there is the upstream's own
+				// evidence, for an approver to reconcile).
 				a, err := store.Get(context.Background(), id)
-				if err != nil || a.State != approval.StateCompleted || a.Receipt.Effect != approval.EffectNotStarted {
-					t.Errorf("approval after the decline: %+v (%v), want completed, not started", a, err)
+				if err != nil || a.State != approval.StateCompleted || a.Receipt.Effect != approval.EffectUnknown {
+					t.Errorf("approval after the decline: %+v (%v), want completed, unknown", a, err)
 				}
 			})
 
@@ -185,15 +194,13 @@ func TestImportedWriteAsksThePersonCalling(t *testing.T) {
 				if !exists("4") {
 					t.Errorf("user 4 was deleted unconfirmed")
 				}
-				// At 2026-07-28 the upstream refuses the call before it runs
-				// (-32021); a handshake-era upstream asked and was refused.
-				want := approval.EffectNotStarted
-				if upstreamProtocol == "2025-11-25" {
-					want = approval.EffectUnknown
-				}
+				// At 2026-07-28 the upstream refuses the call (-32021), a
+				// handshake-era upstream asked and was refused: either way
+				// the call was sent, and its answer proves nothing about
+				// what ran.
 				a, err := store.Get(context.Background(), id)
-				if err != nil || a.State != approval.StateCompleted || a.Receipt.Effect != want {
-					t.Errorf("approval: %+v (%v), want completed, %s", a, err, want)
+				if err != nil || a.State != approval.StateCompleted || a.Receipt.Effect != approval.EffectUnknown {
+					t.Errorf("approval: %+v (%v), want completed, unknown", a, err)
 				}
 			})
 
@@ -325,5 +332,66 @@ func TestEverythingQuestionsReachTheCaller(t *testing.T) {
 				t.Errorf("the caller's model was asked %q", prompts)
 			}
 		})
+	}
+}
+
+// TestAnswerThatDoesNotFitTheUpstreamsForm: a gateway caller whose answer
+// to the upstream's form does not fit it gets the same canonical
+// invalid_input failure at every era (at 2025-11-25 it used to be a
+// JSON-RPC error with code 0), and the answer never reaches the upstream.
+func TestAnswerThatDoesNotFitTheUpstreamsForm(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	var answered atomic.Int32
+	form := map[string]any{"type": "object", "properties": map[string]any{"go": map[string]any{"type": "boolean", "title": "Go ahead"}}, "required": []any{"go"}}
+	up.AddTool(&mcp.Tool{Name: "proceed", Description: "Asks first.", InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if _, ok := req.Params.InputResponses["q"]; ok {
+				answered.Add(1)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "went ahead"}}}, nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "Proceed?", RequestedSchema: form}}}, nil
+		})
+	_, url, log := started(t, gateway.Config{Upstreams: []gateway.Upstream{{
+		Name: "asker", HTTP: &gateway.HTTPUpstream{URL: sdkUpstream(t, up)},
+		Tools: []gateway.Tool{standard("proceed", "proceed", "Proceed", "test:read")},
+	}}}, nil)
+	outcomes := map[string]string{}
+	for _, version := range []string{"2026-07-28", "2025-11-25", "2025-06-18"} {
+		client := mcp.NewClient(&mcp.Implementation{Name: "careless", Version: "1"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"go": true}}, nil
+			},
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		hc := &http.Client{Transport: mcptest.Misanswering{From: `{"go":true}`, To: `{"go":"yes"}`}}
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gateway.proceed", Arguments: map[string]any{}})
+		switch {
+		case err != nil:
+			outcomes[version] = "error " + err.Error()
+		case len(res.Content) == 1:
+			text, _ := res.Content[0].(*mcp.TextContent)
+			outcomes[version] = fmt.Sprintf("isError=%v %s", res.IsError, text.Text)
+		default:
+			outcomes[version] = fmt.Sprintf("%+v", res)
+		}
+		cs.Close()
+		cancel()
+	}
+	want := outcomes["2026-07-28"]
+	if !strings.HasPrefix(want, `isError=true {"code":"invalid_input",`) || !strings.Contains(want, `"path":"/go"`) {
+		t.Fatalf("at 2026-07-28: %s, want invalid_input naming /go\n%s", want, log)
+	}
+	for version, got := range outcomes {
+		if got != want {
+			t.Errorf("at %s: %s\nwant, as at 2026-07-28: %s", version, got, want)
+		}
+	}
+	if n := answered.Load(); n != 0 {
+		t.Errorf("the upstream got %d answers, want none", n)
 	}
 }

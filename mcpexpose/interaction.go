@@ -277,18 +277,7 @@ func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *
 		}
 		responses := make(mcp.InputResponseMap, len(res.InputRequests))
 		for key, ir := range res.InputRequests {
-			var resp mcp.InputResponse
-			var ferr error
-			switch q := ir.(type) {
-			case *mcp.ElicitParams:
-				resp, ferr = req.Session.Elicit(ctx, q)
-			case *mcp.CreateMessageParams:
-				resp, ferr = req.Session.CreateMessage(ctx, q)
-			case *mcp.ListRootsParams:
-				resp, ferr = req.Session.ListRoots(ctx, q)
-			default:
-				ferr = fmt.Errorf("unsupported input request %T", ir)
-			}
+			resp, ferr := askSession(ctx, req.Session, ir)
 			if ferr != nil {
 				return nil, "error", ferr
 			}

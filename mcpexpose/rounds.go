@@ -188,16 +188,49 @@ func missingCapabilities(caps *mcp.ClientCapabilities, requests map[string]execu
 }
 
 // askSession asks one question of a handshake-era client on its session.
+//
+// An elicitation's answer is the client's, as it sent it. The SDK's
+// ServerSession.Elicit checks an accepted answer against the requested
+// schema itself and, when it does not fit, drops it for a bare error,
+// which goes out as a JSON-RPC error with code 0. The plan checks every
+// answer against its form, so the answer goes to the plan, and one that
+// does not fit ends the call with the same invalid_input failure, naming
+// every violation, as at 2026-07-28, where it comes in inputResponses.
 func askSession(ctx context.Context, ss *mcp.ServerSession, ir mcp.InputRequest) (mcp.InputResponse, error) {
 	switch q := ir.(type) {
 	case *mcp.ElicitParams:
-		return ss.Elicit(ctx, q)
+		sent := new(elicitAnswer)
+		res, err := ss.Elicit(context.WithValue(ctx, elicitAnswerKey{}, sent), q)
+		if err != nil && sent.res != nil {
+			return sent.res, nil // the client answered; the SDK's objection to the answer is not the plan's
+		}
+		return res, err
 	case *mcp.CreateMessageParams:
 		return ss.CreateMessage(ctx, q)
 	case *mcp.ListRootsParams:
 		return ss.ListRoots(ctx, q)
 	}
 	return nil, fmt.Errorf("unsupported input request %T", ir)
+}
+
+// elicitAnswer is where keepElicitAnswer leaves the answer a client sent
+// to the elicitation/create askSession sent.
+type elicitAnswer struct{ res *mcp.ElicitResult }
+
+type elicitAnswerKey struct{}
+
+// keepElicitAnswer is a sending middleware of every server: it leaves the
+// answer to an elicitation/create askSession sends where askSession finds
+// it, before ServerSession.Elicit checks it. Elicit keeps nothing of an
+// answer it refuses, and the request's context is the one way past it.
+func keepElicitAnswer(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if sent, ok := ctx.Value(elicitAnswerKey{}).(*elicitAnswer); ok && err == nil && method == "elicitation/create" {
+			sent.res, _ = res.(*mcp.ElicitResult)
+		}
+		return res, err
+	}
 }
 
 // featureVersion is the protocol version of a prompts/get or

@@ -220,6 +220,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 		}
 	}
 	s.mcp.AddReceivingMiddleware(s.middleware)
+	s.mcp.AddSendingMiddleware(keepElicitAnswer)
 	if s.opts.Swappable {
 		s.watch = newWatchers(s.mcp)
 		s.mcp.AddSendingMiddleware(s.watch.filter)

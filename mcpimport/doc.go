@@ -81,7 +81,8 @@
 // checked, bounded, asked in the caller's era, and answered upstream on
 // the caller's next round, which sends the call again. For a write, the
 // approval is claimed once and held across the rounds that only ask; a
-// decline ends it not_started ([ReasonQuestionDeclined]). A question that
+// decline ends it without sending the call again, effect unknown (the
+// call that asked was sent: [ReasonQuestionDeclined]). A question that
 // is not relayed fails with [ReasonQuestionRefused]. ADR 41 and
 // docs/import.md, "Questions", have the rules.
 //

@@ -106,7 +106,8 @@ const (
 	ReasonQuestionRefused execution.Reason = "mcp_question_refused"
 	// ReasonQuestionDeclined: the caller declined (or cancelled) the
 	// question a remote write tool asked; the write was not sent again
-	// and its approval is finished, effect not_started (forbidden). ADR 41.
+	// and its approval is finished, effect unknown: the call that asked
+	// was sent (forbidden). ADR 41, ADR 62.
 	ReasonQuestionDeclined execution.Reason = "mcp_question_declined"
 	// ReasonTaskCancelled: the remote server cancelled the task itself
 	// (unavailable).
@@ -137,7 +138,7 @@ var callFailures = map[execution.Reason]callFailure{
 	ReasonResultTooLarge:    {execution.Unavailable, "the remote tool's result is too large"},
 	ReasonTaskInputRequired: {execution.Unavailable, "the remote tool asked for input that cannot be relayed; its task was cancelled"},
 	ReasonQuestionRefused:   {execution.Unavailable, "the remote tool asked a question that cannot be relayed to the caller"},
-	ReasonQuestionDeclined:  {execution.Forbidden, "the caller declined the remote tool's question; the call was not made"},
+	ReasonQuestionDeclined:  {execution.Forbidden, "the caller declined the remote tool's question; the call was not sent again"},
 	ReasonTaskCancelled:     {execution.Unavailable, "the remote server cancelled the tool's task"},
 	ReasonTaskLost:          {execution.Unavailable, "the remote server no longer knows the tool's task"},
 

@@ -15,7 +15,6 @@ import (
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/canonjson"
 	"github.com/agnara-go/agnara/policy"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -373,23 +372,31 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 				slog.String("approval_id", claimed.ID), slog.String("effect", string(r.Effect)), slog.String("error", err.Error()))
 		}
 	}
+	// A write that stops here is not_started only if nothing was sent: a
+	// held claim's earlier round sent the call, and the upstream ran up to
+	// its question (and may have acted before asking, ADR 62).
+	stopped := approval.EffectNotStarted
+	if held {
+		stopped = approval.EffectUnknown
+	}
 	// Checked again at the last moment: the catalog, and the current scope.
 	gen := c.valid.Load().gen
 	if code, ok := c.monitor.current(gen); !ok {
-		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: code})
-		return execution.Result{}, writeFailure(code, &claimed, approval.EffectNotStarted)
+		record(approval.Receipt{Effect: stopped, Reason: code})
+		return execution.Result{}, writeFailure(code, &claimed, stopped)
 	}
 	if err := t.sel.validator(context.WithoutCancel(ec), ec.Principal(), args); err != nil {
-		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonScopeDenied})
+		record(approval.Receipt{Effect: stopped, Reason: ReasonScopeDenied})
 		t.fail(ec, ReasonScopeDenied, err)
-		return execution.Result{}, writeFailure(ReasonScopeDenied, &claimed, approval.EffectNotStarted)
+		return execution.Result{}, writeFailure(ReasonScopeDenied, &claimed, stopped)
 	}
 
 	if held && declinedEarlier(ec, readHeld(ec).Questions) {
-		// The caller said no to the upstream's question: the upstream's
-		// call ended when it asked, and is not sent again.
-		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonQuestionDeclined})
-		return execution.Result{}, writeFailure(ReasonQuestionDeclined, &claimed, approval.EffectNotStarted)
+		// The caller said no to the upstream's question: the call is not
+		// sent again. The earlier round's call ended when it asked, but
+		// what it did before asking is not known: unknown (ADR 62).
+		record(approval.Receipt{Effect: approval.EffectUnknown, Reason: ReasonQuestionDeclined})
+		return execution.Result{}, writeFailure(ReasonQuestionDeclined, &claimed, approval.EffectUnknown)
 	}
 	ctx, cancel := context.WithTimeout(ec, c.limits.CallTimeout)
 	defer cancel()
@@ -403,9 +410,10 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 	res, err := t.send(ctx, params)
 	asked, qerr := q.outcome()
 	if asked && qerr == nil && ec.Err() == nil {
-		// The upstream asked and the caller has not answered: nothing was
-		// done upstream that the next round does not do again (ADR 41),
-		// so nothing is recorded and the claim carries over.
+		// The upstream asked and the caller has not answered: nothing is
+		// recorded and the claim carries over to the next round (ADR 41).
+		// Held without a receipt, it reads unknown meanwhile, as it must:
+		// the call was sent.
 		if serr := ec.SetRoundState(heldState(claimed.ID, q.waiting())); serr != nil {
 			record(approval.Receipt{Effect: approval.EffectUnknown, Reason: ReasonQuestionRefused})
 			return execution.Result{}, writeFailure(ReasonQuestionRefused, &claimed, approval.EffectUnknown)
@@ -433,13 +441,10 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 		out, code = t.project(res)
 		err = resultError(res, code)
 	}
-	var wire *jsonrpc.Error
-	if errors.As(err, &wire) && wire.Code == missingCapability && ec.Err() == nil {
-		// Refused before it ran: the tool asks what the caller cannot answer.
-		record(approval.Receipt{Effect: approval.EffectNotStarted, Reason: ReasonQuestionRefused})
-		t.fail(ec, ReasonQuestionRefused, err)
-		return execution.Result{}, writeFailure(ReasonQuestionRefused, &claimed, approval.EffectNotStarted)
-	}
+	// Every failure once the request left is unknown, error answers
+	// included: -32021 (the caller cannot answer the tool's questions,
+	// ReasonQuestionRefused by classify) comes from the tool's handler,
+	// which may have acted before it checked (ADR 62).
 	if code != "" {
 		record(approval.Receipt{Effect: approval.EffectUnknown, Reason: code})
 		t.fail(ec, code, err)
