@@ -15,9 +15,11 @@ import (
 )
 
 // twoIssuers is a verifier that trusts several issuers: a token
-// "subject@name" is subject, vouched for by https://name.example. The same
+// "subject@name" is subject, vouched for by https://name.example, and so is
+// "subject@name;anything", another token of the same caller. The same
 // subject from two issuers is two callers (policy.Principal.Key).
 func twoIssuers(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	token, _, _ = strings.Cut(token, ";")
 	subject, issuer, ok := strings.Cut(token, "@")
 	if !ok || subject == "" {
 		return nil, auth.ErrInvalidToken
@@ -112,7 +114,7 @@ func TestSessionBelongsToIssuerAndSubject(t *testing.T) {
 			}
 
 			again := *owner
-			again.authz = "Bearer sam@a" // another request of the same caller
+			again.authz = "Bearer sam@a;second" // another token of the same caller
 			if got := again.send(t, list); got.status != http.StatusOK {
 				t.Errorf("the owner's tools/list after the other's attempts: %d %s", got.status, got.raw)
 			}
