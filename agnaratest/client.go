@@ -125,7 +125,10 @@ func Connect(ctx context.Context, snap *mcpexpose.Snapshot, opts *Options) (*Cli
 			if got != token {
 				return nil, auth.ErrInvalidToken
 			}
-			return &auth.TokenInfo{UserID: p.ID(), Scopes: p.Scopes(), Expiration: time.Now().Add(24 * time.Hour)}, nil
+			// The token's facts are the principal's: its session belongs
+			// to the same caller (issuer and id) the mapper returns.
+			return &auth.TokenInfo{UserID: p.ID(), Scopes: p.Scopes(), Expiration: time.Now().Add(24 * time.Hour),
+				Extra: map[string]any{mcpexpose.ExtraIssuer: p.Issuer()}}, nil
 		}
 		hopts.Server.Identity = func(context.Context, mcpexpose.Identity) (policy.Principal, error) { return p, nil }
 	}

@@ -82,9 +82,17 @@ func checkPrincipal(p policy.Principal, role string) error {
 	return nil
 }
 
+// requester is the principal in records as its requester, by its issuer
+// and id: what it is compared by (policy.Principal.Key).
+func requester(in Intent) policy.Principal {
+	return policy.NewPrincipal(in.PrincipalID, nil).WithIssuer(in.PrincipalIssuer)
+}
+
 // isRequester reports whether p is exactly the requester of in: the same
-// id and issuer, byte for byte. It grants the requester's own rights, so it
-// never widens the match.
+// caller (policy.Principal.Key: the same id and issuer, byte for byte). It
+// grants the requester's own rights, so it never widens the match: not to
+// an anonymous principal, nor to a look-alike id (SamePerson only
+// refuses).
 func isRequester(p policy.Principal, in Intent) bool {
-	return !p.IsAnonymous() && p.ID() == in.PrincipalID && p.Issuer() == in.PrincipalIssuer
+	return !p.IsAnonymous() && p.Key() == requester(in).Key()
 }

@@ -76,7 +76,7 @@ func intentDiff(a, b Intent) []string {
 	if a.ArgumentsDigest != b.ArgumentsDigest {
 		d = append(d, "arguments")
 	}
-	if a.PrincipalID != b.PrincipalID || a.PrincipalIssuer != b.PrincipalIssuer {
+	if requester(a).Key() != requester(b).Key() {
 		d = append(d, "requester")
 	}
 	return d

@@ -38,7 +38,9 @@ import (
 // The rule only ever refuses: two different people whose ids look alike
 // need a third approver. It is never used to grant anything; where being
 // the requester grants a right (cancelling one's own request), the store
-// requires the exact id and issuer instead. Safe for concurrent use.
+// requires the same caller instead (the exact id and issuer,
+// policy.Principal.Key). It is the one comparison of callers wider than
+// that key, and only for this refusal (ADR 0058). Safe for concurrent use.
 func SamePerson(a, b string) bool {
 	return foldedForm(a) == foldedForm(b) || skeleton(a) == skeleton(b)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"strconv"
 	"sync"
 	"time"
 
@@ -138,15 +137,16 @@ func (l *LocalLimiter) Len() int {
 }
 
 // limitKey is the key of principal's calls of the capability identity:
-// the identity, then "-" for an anonymous caller, or the issuer's length,
-// ':', the issuer and the principal id. The length makes it unambiguous
-// whatever the issuer and id contain.
+// the identity, a space, then "-" for an anonymous caller, or the
+// principal's key (policy.Principal.Key), which no two callers share
+// whatever their issuers and ids contain. (A key starts with a digit, so
+// "-" is no one's; the bytes are those of the keys before Principal.Key,
+// so that a limiter shared across an upgrade keeps its buckets.)
 func limitKey(identity string, p policy.Principal) string {
 	if p.IsAnonymous() {
 		return identity + " -"
 	}
-	iss := p.Issuer()
-	return identity + " " + strconv.Itoa(len(iss)) + ":" + iss + p.ID()
+	return identity + " " + p.Key()
 }
 
 // checkLimit counts the call against the plan's rate limit, or the

@@ -319,3 +319,30 @@ func BenchmarkInvokeRateLimited(b *testing.B) {
 		}
 	}
 }
+
+// keyLimiter records the keys it is asked about, and allows every call.
+type keyLimiter struct{ keys []string }
+
+func (k *keyLimiter) Allow(_ context.Context, key string, _ agnara.RateLimit) (time.Duration, bool, error) {
+	k.keys = append(k.keys, key)
+	return 0, true, nil
+}
+
+// TestLimiterKeyIsThePrincipalsKey: a Limiter is asked about the
+// capability and the caller's key (policy.Principal.Key), "-" for the
+// anonymous callers, so the same id from another issuer has a bucket of its
+// own; the bytes are those a limiter shared across an upgrade already
+// holds.
+func TestLimiterKeyIsThePrincipalsKey(t *testing.T) {
+	p, _, _ := limitedPlan(t, agnara.RateLimit{Rate: 1, Burst: 1})
+	lim := &keyLimiter{}
+	ada := policy.NewPrincipal("ada", nil)
+	for _, who := range []policy.Principal{ada, ada.WithIssuer("https://a.example"), ada.WithIssuer("https://b.example"), policy.Anonymous()} {
+		out, err := p.Invoke(bg, &execution.Invocation{Principal: who, Arguments: userArgs, Limiter: lim})
+		mustSuccess(t, out, err)
+	}
+	want := []string{"users.get_user 0:ada", "users.get_user 17:https://a.exampleada", "users.get_user 17:https://b.exampleada", "users.get_user -"}
+	if diff := cmp.Diff(want, lim.keys); diff != "" {
+		t.Errorf("limiter keys (-want +got):\n%s", diff)
+	}
+}

@@ -25,7 +25,9 @@ import (
 //  2. a POST's body is read, under the size limit, by one reader: the
 //     strict scanner first (internal/wire, Call.Read), the general parser
 //     only when it declines, and the [record] begun;
-//  3. the bearer token is verified;
+//  3. the bearer token is verified, and a request to a handshake-era
+//     session from anyone but the caller it belongs to is marked a
+//     stranger's (sessions.stranger);
 //  4. the record is filled (fill): the caller mapped, the tool looked up
 //     on the snapshot the call will run on, the caller's admission;
 //  5. the refusals the edge words itself: the step-up challenge, header
@@ -62,8 +64,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// The SDK is handed no token for a stranger's request to a session:
+	// it then refuses it as it refuses another user's, in its own order
+	// and words (403 "session user mismatch"), which its own check of
+	// the subject alone would not for the same subject from another
+	// issuer.
+	sdkTI, stranger := ti, h.sessions.stranger(r, ti)
+	if stranger {
+		sdkTI = nil
+	}
 	if rec == nil {
-		h.forward(w, r, nil, ti)
+		h.forward(w, r, nil, sdkTI)
 		return
 	}
 	rec.ti = ti
@@ -72,7 +83,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.refuse(w, r, rec) {
 		return
 	}
-	if ls := h.session(r, rec); ls != nil {
+	if ls := h.session(r, rec, stranger); ls != nil {
 		defer h.sessions.end(ls)
 		ctx, cancel, ok, done := h.answersSession(w, r, rec, ls)
 		switch {
@@ -89,7 +100,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.answer(w, r, rec)
 		return
 	}
-	h.forward(w, r, rec, ti)
+	h.forward(w, r, rec, sdkTI)
 }
 
 // read reads r's body, the one time it is read, and begins its record; it

@@ -138,26 +138,18 @@ func (s *sessions) store(ls *liveSession, write func()) bool {
 
 // session returns the live session a handshake-era POST r is to, when the
 // edge keeps it and the SDK would serve the POST on it (its media type, its
-// Accept, its version header and its caller are what the SDK accepts),
-// with the POST marked in flight (sessions.begin); or nil, for the SDK to
-// serve or refuse as it does.
-func (h *Handler) session(r *http.Request, rec *record) *liveSession {
-	if h.sessions.idle <= 0 || rec.modern {
+// Accept, its version header and its caller are what the SDK accepts: a
+// stranger's, sessions.stranger, is not), with the POST marked in flight
+// (sessions.begin); or nil, for the SDK to serve or refuse as it does.
+func (h *Handler) session(r *http.Request, rec *record, stranger bool) *liveSession {
+	if h.sessions.idle <= 0 || rec.modern || stranger {
 		return nil
 	}
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" || !wire.LegacyHeaders(r) {
 		return nil
 	}
-	ls := h.sessions.begin(id)
-	if ls == nil {
-		return nil
-	}
-	if ls.user != "" && (rec.ti == nil || rec.ti.UserID != ls.user) {
-		h.sessions.end(ls)
-		return nil // the SDK answers 403 session user mismatch
-	}
-	return ls
+	return h.sessions.begin(id)
 }
 
 // polled reports whether a call on ls may be polled (server.poll): with

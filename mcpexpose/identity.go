@@ -76,3 +76,16 @@ func identityOf(ti *auth.TokenInfo) Identity {
 		Expiry:   ti.Expiration,
 	}
 }
+
+// tokenKey is the key (policy.Principal.Key) of the caller a verified
+// token speaks for, before the identity mapper: its issuer and subject;
+// "" for no token, or a token without a subject. A handshake-era session
+// belongs to it (sessions.stranger): the requests of a session that are
+// not mapped (GET, DELETE, notifications) are still told apart by it.
+func tokenKey(ti *auth.TokenInfo) string {
+	if ti == nil {
+		return ""
+	}
+	issuer, _ := ti.Extra[ExtraIssuer].(string)
+	return policy.NewPrincipal(ti.UserID, nil).WithIssuer(issuer).Key()
+}

@@ -70,15 +70,21 @@ func (r *callRound) bind() error {
 	if err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments are not valid JSON"}
 	}
-	r.digest, r.binding, r.bound = digest, r.s.binding(r.params.Name, digest, r.principal), true
+	r.digest, r.binding, r.bound = digest, r.s.binding("tools/call", r.params.Name, digest, r.principal), true
 	return nil
 }
 
-// binding is what a tools/call's state is bound to.
-func (s *server) binding(tool string, digest string, p policy.Principal) requeststate.Binding {
+// binding is what the sealed state of a request of method, acting on
+// target with arguments of digest, for p, is bound to: the one binding of
+// every round of every method. It names the caller by the two halves of
+// its key (policy.Principal.Key), issuer and id, which the sealer keeps
+// apart unambiguously (each length-prefixed): the same bytes as before the
+// key existed, so that states in flight across an upgrade still open (ADR
+// 0058).
+func (s *server) binding(method, target, digest string, p policy.Principal) requeststate.Binding {
 	return requeststate.Binding{
-		Method:          "tools/call",
-		Target:          tool,
+		Method:          method,
+		Target:          target,
 		ArgumentsDigest: digest,
 		PrincipalID:     p.ID(),
 		PrincipalIssuer: p.Issuer(),

@@ -113,18 +113,18 @@ func (rec *record) release(s *server) {
 func (rec *record) principal() (policy.Principal, error) { return rec.caller, rec.refused }
 
 // key is who the request counts against under the session and stream
-// caps: the mapped principal (issuer and id); anonymous and development
-// callers, who have no token, share the key "". A caller the identity
-// mapper refuses counts under its token's subject, so that it cannot take
-// the slots of others.
+// caps: the mapped principal (policy.Principal.Key); anonymous and
+// development callers, who have no token, share the key "". A caller the
+// identity mapper refuses counts under its token's issuer and subject
+// (tokenKey), so that it cannot take the slots of others.
 func (rec *record) key() string {
 	if rec == nil || rec.ti == nil {
 		return ""
 	}
 	if rec.refused != nil {
-		return "unmapped\x00" + rec.ti.UserID
+		return "unmapped\x00" + tokenKey(rec.ti)
 	}
-	return "principal\x00" + rec.caller.Issuer() + "\x00" + rec.caller.ID()
+	return "principal\x00" + rec.caller.Key()
 }
 
 // recordKey is the context key under which a record travels: from the

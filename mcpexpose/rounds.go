@@ -50,7 +50,7 @@ func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCa
 	if err != nil {
 		return featureOutcome{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "arguments are not valid JSON"}
 	}
-	binding := requeststate.Binding{Method: c.method, Target: c.target, ArgumentsDigest: digest, PrincipalID: c.p.ID(), PrincipalIssuer: c.p.Issuer(), Audience: s.audience}
+	binding := s.binding(c.method, c.target, digest, c.p)
 	answers, kept, err := s.openFeatureState(ctx, c, binding)
 	if err != nil {
 		return featureOutcome{}, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -117,7 +118,7 @@ type liveSession struct {
 	key    string
 	expiry *time.Timer // nil for a token without expiry or no token
 	ss     *mcp.ServerSession
-	user   string // the UserID of the token that opened it, "" for none
+	owner  string // the caller it belongs to (tokenKey of the token that opened it), "" for anyone
 
 	posts  int                           // POSTs in flight, which pause the idle timer
 	idle   *time.Timer                   // nil while a POST is in flight, or when the SDK keeps it
@@ -157,10 +158,10 @@ func (s *sessions) release(key string) {
 	s.slots.give(key)
 }
 
-// bind turns a reserved slot into the live session id, opened by the
-// token of user ("" for none), to be ended at expiry when that is not zero.
-// The POST that opened it is still in flight (see begin).
-func (s *sessions) bind(id, key, user string, expiry time.Time) {
+// bind turns a reserved slot into the live session id, which belongs to
+// owner ("" for anyone), to be ended at expiry when that is not zero. The
+// POST that opened it is still in flight (see begin).
+func (s *sessions) bind(id, key, owner string, expiry time.Time) {
 	var ss *mcp.ServerSession
 	for sess := range s.server.Sessions() {
 		if sess.ID() == id {
@@ -170,7 +171,7 @@ func (s *sessions) bind(id, key, user string, expiry time.Time) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ls := &liveSession{id: id, key: key, ss: ss, user: user, posts: 1}
+	ls := &liveSession{id: id, key: key, ss: ss, owner: owner, posts: 1}
 	if !expiry.IsZero() {
 		// Under the lock, so that a timer firing at once (a token
 		// accepted within its clock skew) finds the session bound.
@@ -213,6 +214,24 @@ func (s *sessions) expire(id string) {
 			return
 		}
 	}
+}
+
+// stranger reports whether r, with the verified token ti (nil for none),
+// is a request to a live handshake-era session from someone other than the
+// caller it belongs to: the issuer and subject of the token that opened
+// it (tokenKey). A session opened without a token, or with a token without
+// a subject, belongs to anyone who knows its id, as the SDK has it.
+//
+// The SDK's own check compares auth.TokenInfo.UserID, the subject alone,
+// which the same subject from another issuer passes; the edge hands it no
+// token for a stranger's request (ServeHTTP), so that it refuses it.
+func (s *sessions) stranger(r *http.Request, ti *auth.TokenInfo) bool {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" || modernRequest(r) {
+		return false
+	}
+	ls := s.lookup(id)
+	return ls != nil && ls.owner != "" && tokenKey(ti) != ls.owner
 }
 
 // count reports the live and reserved sessions, in all and of key.
@@ -263,7 +282,7 @@ func (s *sessions) serveNew(stateful http.Handler, w http.ResponseWriter, r *htt
 	}
 	sw := &sessionWriter{ResponseWriter: w, s: s, key: key}
 	if ti != nil {
-		sw.expiry, sw.user = ti.Expiration, ti.UserID
+		sw.expiry, sw.owner = ti.Expiration, tokenKey(ti)
 	}
 	stateful.ServeHTTP(sw, r)
 	if !sw.bound {
@@ -282,7 +301,7 @@ type sessionWriter struct {
 	http.ResponseWriter
 	s       *sessions
 	key     string
-	user    string
+	owner   string
 	expiry  time.Time
 	checked bool // the header has been looked at
 	bound   bool
@@ -295,7 +314,7 @@ func (w *sessionWriter) check() {
 	}
 	w.checked = true
 	if id := w.Header().Get("Mcp-Session-Id"); id != "" {
-		w.s.bind(id, w.key, w.user, w.expiry)
+		w.s.bind(id, w.key, w.owner, w.expiry)
 		w.bound, w.id = true, id
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -285,18 +284,21 @@ func changesOf(st tasks.Store) tasks.Changes {
 	return c
 }
 
-// taskKey is who a task counts against under MaxTasksPerPrincipal: the
-// principal's issuer and id, in a form no two principals share.
-func taskKey(p policy.Principal) string {
-	return strconv.Itoa(len(p.Issuer())) + ":" + p.Issuer() + p.ID()
+// owns reports whether t is p's: the one owner rule of tasks/get,
+// tasks/update, tasks/cancel and the notifications of a listen. The task
+// records its creator's issuer and id; p is its owner when it is the same
+// caller (policy.Principal.Key).
+func owns(t *tasks.Task, p policy.Principal) bool {
+	return policy.NewPrincipal(t.PrincipalID, nil).WithIssuer(t.PrincipalIssuer).Key() == p.Key()
 }
 
 // reserve takes a slot for a call of p that may start a task, or returns
 // the failure refusing it, logged within the rate. The slot is given back
 // with release: by the call when it starts no task, else when the task's
-// run ends.
+// run ends. A task counts against its principal's key under
+// MaxTasksPerPrincipal.
 func (tr *taskRunner) reserve(ctx context.Context, p policy.Principal) (string, *execution.Failure) {
-	key := taskKey(p)
+	key := p.Key()
 	tr.mu.Lock()
 	limit := ""
 	switch {

@@ -223,7 +223,7 @@ func (tr *taskRunner) lookup(ctx context.Context, id string, p policy.Principal)
 	case err != nil:
 		tr.s.logger.LogAttrs(ctx, slog.LevelError, "task store unavailable", slog.Any("error", err))
 		return nil, errTaskStore
-	case rec.PrincipalID != p.ID() || rec.PrincipalIssuer != p.Issuer():
+	case !owns(rec, p):
 		return nil, errUnknownTask
 	}
 	return rec, nil

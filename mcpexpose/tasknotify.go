@@ -328,11 +328,6 @@ func (tr *taskRunner) listenFor(ctx context.Context, req mcp.Request, rec *recor
 	return func() { tr.unwatch(ts, agreed) }, len(agreed) > 0, nil
 }
 
-// owns reports whether t is p's: the rule tasks/get applies.
-func owns(t *tasks.Task, p policy.Principal) bool {
-	return t.PrincipalID == p.ID() && t.PrincipalIssuer == p.Issuer()
-}
-
 // watch registers ts for the tasks ids, subscribing to the store's
 // changes first when ts is the first stream.
 func (tr *taskRunner) watch(ctx context.Context, ts *taskStream, ids []string) error {

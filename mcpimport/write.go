@@ -195,7 +195,7 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 		return execution.Result{}, t.fail(ec, ReasonInvalidArguments, err)
 	}
 	binding := t.approvalBinding(identity)
-	key, err := idempotencyKey(binding, caller.Issuer(), caller.ID(), digest)
+	key, err := idempotencyKey(binding, caller, digest)
 	if err != nil {
 		return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, err)
 	}
@@ -458,9 +458,12 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 }
 
 // idempotencyKey identifies "the same call": the same registration identity,
-// caller and arguments.
-func idempotencyKey(b approval.Binding, issuer, principal, argsDigest string) (string, error) {
-	doc, err := json.Marshal([]string{"agnara.write-call/v1", b.Tool, b.ID, b.Revision, b.ScopeID, b.ScopeRevision, string(b.Effect), issuer, principal, argsDigest})
+// caller and arguments. The caller is the same caller (policy.Principal.Key)
+// as its issuer and id, two strings of the digested JSON list, which keeps
+// them apart as the key does: the stored keys of approvals prepared before
+// the key existed stay the same (ADR 0058).
+func idempotencyKey(b approval.Binding, caller policy.Principal, argsDigest string) (string, error) {
+	doc, err := json.Marshal([]string{"agnara.write-call/v1", b.Tool, b.ID, b.Revision, b.ScopeID, b.ScopeRevision, string(b.Effect), caller.Issuer(), caller.ID(), argsDigest})
 	if err != nil {
 		return "", err
 	}

@@ -873,3 +873,39 @@ func TestReceiptInTheOldEnvelopeReplays(t *testing.T) {
 	}
 	r.close(t)
 }
+
+// TestWriteApprovalBelongsToIssuerAndSubject: an approval is the
+// requester's, by issuer and id (policy.Principal.Key): the same id from
+// another issuer, making the same call, is another caller, who gets an
+// approval of its own to wait for, and nothing is dispatched on the first
+// caller's approval.
+func TestWriteApprovalBelongsToIssuerAndSubject(t *testing.T) {
+	remoteDir := t.TempDir()
+	r := startWriteServer(t, remoteDir, "success", "2025-11-25")
+	store := openStore(t, filepath.Join(t.TempDir(), "approvals.db"))
+	defer store.Close()
+	_, plan := writePlans(t, r, store, mcpimport.Limits{}, nil)
+	invoke := func(who policy.Principal) *execution.Failure {
+		t.Helper()
+		out, err := plan.Invoke(context.Background(), &execution.Invocation{Principal: who, Arguments: json.RawMessage(`{"value":"` + syntheticValue + `"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := out.(*execution.Failure)
+		if f == nil || execution.ReasonOf(f) != approval.ReasonPending {
+			t.Fatalf("%s's call: %v, want %s", who.Key(), out, approval.ReasonPending)
+		}
+		return f
+	}
+	first := invoke(requester.WithIssuer("https://a.example")).Details["approval_id"].(string)
+	if _, err := store.Approve(context.Background(), first, approver, ""); err != nil {
+		t.Fatal(err)
+	}
+	if other := invoke(requester.WithIssuer("https://b.example")).Details["approval_id"]; other == first {
+		t.Fatalf("the other issuer's rita was given the first rita's approval %s", first)
+	}
+	if got := ledger(t, remoteDir); got != nil {
+		t.Fatalf("the remote saw %v", got)
+	}
+	r.close(t)
+}

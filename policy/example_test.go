@@ -92,3 +92,19 @@ func ExampleDeny() {
 	// only the owner may delete
 	// false
 }
+
+// Key is "the same caller": the same id from another issuer is another
+// caller, and anonymous callers share the key "".
+func ExamplePrincipal_Key() {
+	a := policy.NewPrincipal("sam", nil).WithIssuer("https://a.example")
+	b := policy.NewPrincipal("sam", nil).WithIssuer("https://b.example")
+	fmt.Println(a.Key())
+	fmt.Println(a.Key() == b.Key())
+	fmt.Println(a.Key() == a.WithScopes([]string{"admin"}).Key())
+	fmt.Printf("%q\n", policy.Anonymous().Key())
+	// Output:
+	// 17:https://a.examplesam
+	// false
+	// true
+	// ""
+}

@@ -3,6 +3,7 @@ package policy
 import (
 	"maps"
 	"slices"
+	"strconv"
 )
 
 // Principal is the caller of one invocation: an identity, the scopes it holds
@@ -39,6 +40,30 @@ func (p Principal) Issuer() string { return p.issuer }
 
 // IsAnonymous reports whether the principal carries no identity.
 func (p Principal) IsAnonymous() bool { return p.id == "" }
+
+// Key returns what "the same caller" means: one string for the issuer and
+// the id together, equal for two principals exactly when both their
+// issuers and their ids are equal. The same id vouched for by another
+// issuer is another caller. Scopes and attributes are not part of it.
+//
+// Every owner check, cap, rate limit and binding compares callers by Key
+// (a session, a task, a sealed request state, a rate-limit bucket).
+// Approvals add one rule on top: self-approval also refuses an approver
+// whose id only looks like the requester's, whatever the issuers (ADR
+// 0058, ADR 0017).
+//
+// The key is the issuer's length in decimal, a colon, the issuer, then the
+// id: unambiguous whatever the issuer and the id contain. An anonymous
+// principal's key is "": anonymous callers cannot be told apart, so they
+// are one caller wherever keys are compared, and a check that must tell
+// people apart refuses them first. Store the issuer and the id, not the
+// key, in records meant to be read.
+func (p Principal) Key() string {
+	if p.id == "" {
+		return ""
+	}
+	return strconv.Itoa(len(p.issuer)) + ":" + p.issuer + p.id
+}
 
 // Scopes returns a sorted copy of the scopes the principal holds.
 func (p Principal) Scopes() []string { return slices.Clone(p.scopes) }
