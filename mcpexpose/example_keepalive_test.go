@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -36,6 +37,7 @@ func ExampleLimits_streamKeepAlive() {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
+	client := &http.Client{Timeout: 10 * time.Second}
 	send := func(method, session, body string) *http.Response {
 		req, err := http.NewRequest(method, srv.URL, strings.NewReader(body))
 		if err != nil {
@@ -47,19 +49,28 @@ func ExampleLimits_streamKeepAlive() {
 			req.Header.Set("Mcp-Session-Id", session)
 			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			panic(err)
 		}
 		return resp
 	}
+	// Read whole: a client that drops the initialize's answer unread
+	// abandons the session it opens.
+	done := func(resp *http.Response) {
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			panic(err)
+		}
+	}
 	resp := send("POST", "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
-	resp.Body.Close()
+	done(resp)
 	session := resp.Header.Get("Mcp-Session-Id")
-	send("POST", session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	done(send("POST", session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 
 	stream := send("GET", session, "")
 	defer stream.Body.Close()
+	fmt.Println(stream.StatusCode)
 	lines := bufio.NewReader(stream.Body)
 	for range 6 {
 		line, err := lines.ReadString('\n')
@@ -69,6 +80,7 @@ func ExampleLimits_streamKeepAlive() {
 		fmt.Printf("%q\n", line)
 	}
 	// Output:
+	// 200
 	// ": ok\n"
 	// "\n"
 	// ": keepalive\n"
