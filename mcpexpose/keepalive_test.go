@@ -362,3 +362,19 @@ func TestStreamEndsAtWriteTimeout(t *testing.T) {
 		t.Errorf("%d streams counted after the stream ended, want 0", total)
 	}
 }
+
+// TestStreamKeepAliveLimit checks the option's range and default: zero is
+// 15 seconds, a value is kept, a negative one is refused by NewHandler.
+func TestStreamKeepAliveLimit(t *testing.T) {
+	for _, tc := range []struct {
+		set, want time.Duration
+	}{{0, 15 * time.Second}, {time.Second, time.Second}} {
+		got, err := (&Limits{StreamKeepAlive: tc.set}).withDefaults()
+		if err != nil || got.StreamKeepAlive != tc.want {
+			t.Errorf("StreamKeepAlive %v: %v, %v; want %v", tc.set, got.StreamKeepAlive, err, tc.want)
+		}
+	}
+	if _, err := NewHandler(storeSnapshot(t), &HandlerOptions{Limits: &Limits{StreamKeepAlive: -time.Second}}); err == nil || !strings.Contains(err.Error(), "Limits.StreamKeepAlive") {
+		t.Errorf("a negative StreamKeepAlive: %v, want an error naming it", err)
+	}
+}

@@ -56,13 +56,14 @@ type Limits struct {
 	// subscriptions/listen stream, a handshake-era session's GET stream —
 	// may stay quiet: one that has written nothing for this long writes an
 	// SSE comment (": keepalive", which SSE clients ignore). A proxy in
-	// front learns that a client went away only when it writes to it, so
+	// front learns that a client went away only when it writes to it, and
 	// until then the server holds the stream: its slot under MaxStreams,
 	// or the session's GET stream, which the SDK refuses to open again
-	// (409) while it is held. The comment finds a dead client within two
-	// intervals behind a proxy, within one directly. Keep it below the
-	// idle timeouts of every proxy in front (docs/operating.md). Default:
-	// 15 seconds.
+	// (409) while it is held. Through the comments HAProxy finds a gone
+	// client within two intervals (directly, its going away ends the
+	// stream at once), and a write that fails ends the stream. Keep it
+	// below the idle timeouts of every proxy in front (docs/operating.md).
+	// Default: 15 seconds; negative is an error.
 	StreamKeepAlive time.Duration
 	// ReplayBytes bounds the memory kept, for all handshake-era sessions
 	// together, to replay SSE streams to clients that resume them with
