@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// defaultStreamKeepAlive is the default of [Limits.StreamKeepAlive]: half
-// the shortest idle timeout common in front of servers (30 s), a quarter
-// of most (nginx's and AWS ALB's 60 s, Heroku's 55 s), and a dead client
-// found within 30 s.
+// defaultStreamKeepAlive is the default of [Limits.StreamKeepAlive]: a
+// quarter of the 60 s idle timeouts of nginx (proxy_read_timeout) and AWS
+// ALB, so that a late comment is still in time, and a gone client found
+// within 30 s behind HAProxy.
 const defaultStreamKeepAlive = 15 * time.Second
 
 // keepAliveComment is what a quiet stream writes: an SSE comment (a line
@@ -137,8 +137,9 @@ func (a *aliveWriter) ping() {
 		return
 	}
 	if a.tail == [2]byte{'\n', '\n'} {
-		n, err := a.w.Write([]byte(keepAliveComment))
-		a.wrote([]byte(keepAliveComment)[:n])
+		comment := []byte(keepAliveComment)
+		n, err := a.w.Write(comment)
+		a.wrote(comment[:n])
 		if err != nil {
 			a.fail()
 			return
