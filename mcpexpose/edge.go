@@ -326,32 +326,50 @@ func (h *Handler) checkParams(r *http.Request, rec *record) error {
 // record in the context of a 2026-07-28 request, which the SDK serves in
 // that context; lent under ti to a handshake-era one, which the SDK serves
 // in the context of the request that opened its session. A listen stream,
-// or a POST that opens a session, is counted against its caps first.
+// or a POST that opens a session, is counted against its caps first; a
+// listen stream and a GET stream are kept alive (keepalive.go).
 func (h *Handler) forward(w http.ResponseWriter, r *http.Request, rec *record, ti *auth.TokenInfo) {
 	var next http.Handler = http.HandlerFunc(h.route)
+	ctx := r.Context()
 	if ti != nil {
 		next = h.inner // the SDK's bearer middleware, which hands the SDK ti
-		r = r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti))
+		ctx = context.WithValue(ctx, verifiedKey{}, ti)
+	}
+	listen := rec != nil && rec.method == methodListen && rec.modern
+	if listen || (rec == nil && r.Method == http.MethodGet) {
+		// A listen stream, a session's GET stream, or a stream resumed
+		// with Last-Event-ID: kept alive, and ended when a write fails.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		aw := &aliveWriter{w: w, every: h.keepAlive, cancel: cancel}
+		defer func() {
+			aw.end()
+			cancel()
+		}()
+		w = aw
 	}
 	switch {
 	case rec == nil:
 	case rec.modern:
-		if rec.method == methodListen && h.srv.tasks != nil && (rec.listenTasks != nil || rec.listenBad) {
+		if listen && h.srv.tasks != nil && (rec.listenTasks != nil || rec.listenBad) {
 			// The tasks side adds its notifications to the stream.
 			ts := newTaskStream(w, rec.id)
 			defer ts.end()
 			w = ts
-			listen := *rec
-			listen.listen = ts
-			rec = &listen
+			withTasks := *rec
+			withTasks.listen = ts
+			rec = &withTasks
 		}
-		r = r.WithContext(withRecord(r.Context(), rec))
+		ctx = withRecord(ctx, rec)
 	case ti != nil:
 		h.srv.lent.Store(ti, rec)
 		defer h.srv.lent.Delete(ti)
 	}
+	if ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
 	switch {
-	case rec != nil && rec.method == methodListen && rec.modern:
+	case listen:
 		h.streams.serve(w, r, rec, next)
 	case rec != nil && !modernRequest(r) && r.Header.Get("Mcp-Session-Id") == "":
 		h.sessions.serveNew(next, w, r, rec)

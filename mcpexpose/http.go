@@ -110,6 +110,7 @@ type Handler struct {
 	events    *eventStore   // the stateful handler's
 	sessions  *sessions     // the stateful handler's, counted
 	streams   *streams      // open listen streams, counted
+	keepAlive time.Duration // Limits.StreamKeepAlive (keepalive.go)
 	origins   []wire.Origin // allowed besides the request's own
 	maxBody   int64
 	logger    *slog.Logger
@@ -216,6 +217,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		events:    events,
 		sessions:  sessions,
 		streams:   newStreams(lim.MaxStreams, lim.MaxStreamsPerPrincipal, o.Tokens != nil, srv.logger),
+		keepAlive: lim.StreamKeepAlive,
 		origins:   origins,
 		maxBody:   lim.MaxBodyBytes,
 		logger:    srv.logger,

@@ -52,6 +52,19 @@ type Limits struct {
 	// itself, see docs/operating.md). Default: DefaultStreamLifetime;
 	// negative: no limit but the token's.
 	StreamLifetime time.Duration
+	// StreamKeepAlive is how long a long-lived event stream — a
+	// subscriptions/listen stream, a handshake-era session's GET stream —
+	// may stay quiet: one that has written nothing for this long writes an
+	// SSE comment (": keepalive", which SSE clients ignore). A proxy in
+	// front learns that a client went away only when it writes to it, and
+	// until then the server holds the stream: its slot under MaxStreams,
+	// or the session's GET stream, which the SDK refuses to open again
+	// (409) while it is held. Through the comments HAProxy finds a gone
+	// client within two intervals (directly, its going away ends the
+	// stream at once), and a write that fails ends the stream. Keep it
+	// below the idle timeouts of every proxy in front (docs/operating.md).
+	// Default: 15 seconds; negative is an error.
+	StreamKeepAlive time.Duration
 	// ReplayBytes bounds the memory kept, for all handshake-era sessions
 	// together, to replay SSE streams to clients that resume them with
 	// Last-Event-ID after a dropped connection: the messages of the most
@@ -106,6 +119,8 @@ func (l *Limits) withDefaults() (Limits, error) {
 		return o, errors.New("mcpexpose: negative Limits.PollAfter")
 	case o.PollRetry < 0:
 		return o, errors.New("mcpexpose: negative Limits.PollRetry")
+	case o.StreamKeepAlive < 0:
+		return o, errors.New("mcpexpose: negative Limits.StreamKeepAlive: a stream that never writes keeps a dead client's slot behind a proxy")
 	}
 	set := func(v *int, d int) {
 		if *v == 0 {
@@ -130,6 +145,9 @@ func (l *Limits) withDefaults() (Limits, error) {
 	}
 	if o.PollRetry == 0 {
 		o.PollRetry = DefaultPollRetry
+	}
+	if o.StreamKeepAlive == 0 {
+		o.StreamKeepAlive = defaultStreamKeepAlive
 	}
 	return o, nil
 }

@@ -17,10 +17,11 @@ import (
 // Defaults of [Limits.MaxStreams],
 // [Limits.MaxStreamsPerPrincipal] and
 // [Limits.StreamLifetime]. An open subscriptions/listen stream
-// costs about 29 KiB of live heap and 4 goroutines
+// costs about 30 KiB of live heap and 4 goroutines
 // (TestListenFloodIsBounded, go-sdk v1.8.0): the connection, the SDK's
-// session for the request and its handler, so the default cap holds a
-// handler's streams to some 30 MiB of heap.
+// session for the request and its handler, and its keep-alive (0.7 KiB,
+// keepalive.go), so the default cap holds a handler's streams to some
+// 30 MiB of heap.
 const (
 	DefaultMaxStreams             = 1000
 	DefaultMaxStreamsPerPrincipal = 32
@@ -41,14 +42,17 @@ const (
 // [record.key]). A listen POST takes a slot before the SDK sees it and
 // gives it back when the SDK's handler for it returns, however the stream
 // ends: the client goes away (the SDK cancels a stateless request whose
-// connection ends, and closes its session before returning), the stream's
+// connection ends, and closes its session before returning; behind a
+// proxy, the stream's keep-alive comment makes the proxy see it, within
+// two Limits.StreamKeepAlive), a write fails (keepalive.go), the stream's
 // lifetime or token runs out ([server.boundListen]), the server shuts
 // down, or the SDK refuses the request. It is safe for concurrent use.
 //
 // Streams are counted apart from sessions: a listen has none. The other
 // long-lived responses need no count of their own: a handshake-era
 // session's standalone GET stream is one per session (the SDK refuses a
-// second with 409) and ends with it; a handshake-era session may not
+// second with 409 while the first is held, which its keep-alive bounds
+// behind a proxy) and ends with it; a handshake-era session may not
 // listen (the server answers -32601: its handler would outlive its
 // client's connection, as the stateful SDK handler does not cancel a
 // request whose connection ends); and a POST's event stream ends with its
