@@ -496,13 +496,34 @@ func TestInvocationTimeout(t *testing.T) {
 	}
 }
 
+// passedDeadline is a caller's context whose deadline has passed once
+// passed is closed, whatever the clock says.
+type passedDeadline struct {
+	context.Context
+	deadline time.Time
+	passed   <-chan struct{}
+}
+
+func (c passedDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c passedDeadline) Done() <-chan struct{}       { return c.passed }
+func (c passedDeadline) Err() error {
+	select {
+	case <-c.passed:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 func TestParentDeadlineIsNotTimeoutOutcome(t *testing.T) {
 	var c counters
 	var logs logBuffer
-	app, cap := blockingApp(&c, &logs, time.Hour, make(chan struct{}))
+	started := make(chan struct{})
+	app, cap := blockingApp(&c, &logs, time.Hour, started)
 	p := compileOne(t, app, cap)
-	ctx, cancel := context.WithTimeout(bg, 10*time.Millisecond)
-	defer cancel()
+	// The caller's deadline passes once the handler runs: a real 10 ms
+	// timer could pass before Invoke starts, which then runs nothing.
+	ctx := passedDeadline{Context: bg, deadline: time.Now().Add(time.Minute), passed: started}
 	out, err := p.Invoke(ctx, nil)
 	if !errors.Is(err, context.DeadlineExceeded) || out != nil {
 		t.Fatalf("Invoke = %v, %v; want the caller's own deadline as an error", out, err)

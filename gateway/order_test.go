@@ -136,3 +136,72 @@ func TestUpstreamStateLoggedBeforeItIsSeen(t *testing.T) {
 		})
 	}
 }
+
+// startLog is a slog.Handler that holds each "upstream imported" line for
+// up to hold and notes whether Start had returned (returned closed) by
+// the time the line was written.
+type startLog struct {
+	returned <-chan struct{}
+	hold     time.Duration
+	mu       *sync.Mutex
+	after    *[]bool
+}
+
+func (h startLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h startLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h startLog) WithGroup(string) slog.Handler            { return h }
+func (h startLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "upstream imported" {
+		return nil
+	}
+	t := time.NewTimer(h.hold)
+	defer t.Stop()
+	after := false
+	select {
+	case <-h.returned:
+		after = true
+	case <-t.C:
+	}
+	h.mu.Lock()
+	*h.after = append(*h.after, after)
+	h.mu.Unlock()
+	return nil
+}
+
+// TestStartReturnsAfterTheImportIsLogged: Start returns (and the gateway
+// says it serves) only once each upstream's first import is logged, so
+// that the log says what was imported before anything is served. Marked
+// tried before the line was written, an upstream let Start return first,
+// and a test reading the log once Start had returned could miss the line.
+func TestStartReturnsAfterTheImportIsLogged(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "a number"}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, textOut, error) {
+		return nil, textOut{"1"}, nil
+	})
+	cfg := gateway.Config{Upstreams: []gateway.Upstream{{Name: "self", Prefix: "self_", HTTP: &gateway.HTTPUpstream{URL: sdkUpstream(t, s)}, Tools: []gateway.Tool{readTool("pid")}}},
+		Auth: gateway.Auth{Development: &gateway.Development{Scopes: devScopes}}, Lock: filepath.Join(t.TempDir(), "gateway.lock")}
+	accept(t, cfg, nil)
+	var (
+		returned = make(chan struct{})
+		mu       sync.Mutex
+		after    []bool
+	)
+	// The line is held long enough for a Start that did not wait for it
+	// to return meanwhile; one that waits returns after it.
+	g, err := gateway.New(cfg, &gateway.Options{Logger: slog.New(startLog{returned: returned, hold: 300 * time.Millisecond, mu: &mu, after: &after})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(returned)
+	t.Cleanup(func() { g.Close() })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(after) != 1 || after[0] {
+		t.Errorf("import lines by the time Start returned (true: written after it): %v; want one, written before", after)
+	}
+}

@@ -386,11 +386,13 @@ func (u *upstream) session(ctx context.Context) (wasUp bool, err error) {
 		return false, fmt.Errorf("importing: %w", err)
 	}
 	u.g.publish(u, cur)
-	u.markTried()
 	st := u.statusNow()
 	u.logger.Info("upstream imported", slog.String("protocol", sess.ClientSession().InitializeResult().ProtocolVersion),
 		slog.Any("tools", st.Tools), slog.Any("resources", st.Resources), slog.Any("prompts", st.Prompts),
 		slog.Any("absent", st.Absent), slog.Any("held", heldNames(st.Held)))
+	// Tried once the import is logged: Start returns (and the gateway
+	// says it serves) after the line that says what it imported.
+	u.markTried()
 	for {
 		select {
 		case <-ctx.Done():

@@ -283,8 +283,8 @@ func receive[T any](t *testing.T, ch <-chan T) T {
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(5 * time.Second):
-		t.Fatal("no answer within 5s")
+	case <-time.After(20 * time.Second):
+		t.Fatal("no answer within 20s")
 		panic("unreachable")
 	}
 }

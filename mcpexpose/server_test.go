@@ -477,12 +477,14 @@ func assertRPCError(t *testing.T, err error, code int64, msg string) {
 	}
 }
 
+// waitFor polls cond for up to 20 s: a bound for a loaded machine, not
+// a duration the test waits.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
+			t.Fatal("condition not met within 20s")
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

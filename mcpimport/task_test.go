@@ -282,7 +282,9 @@ func TestRemoteTaskEnds(t *testing.T) {
 
 func TestRemoteTaskTimesOut(t *testing.T) {
 	j := newJobs(t)
-	plans := jobPlans(t, taskSession(t, j, "2026-07-28"), &mcpimport.TaskOptions{Timeout: 300 * time.Millisecond})
+	// The timeout bounds the whole call: long enough for a loaded machine
+	// to create the task first, which is then cancelled.
+	plans := jobPlans(t, taskSession(t, j, "2026-07-28"), &mcpimport.TaskOptions{Timeout: time.Second})
 	_, err := call(t, plans, "run_job", `{"mode":"forever"}`)
 	if got := execution.ReasonOf(err); got != mcpimport.ReasonTimeout {
 		t.Fatalf("reason = %q (%v), want %q", got, err, mcpimport.ReasonTimeout)

@@ -155,7 +155,7 @@ func TestToolsAskOnATerminal(t *testing.T) {
 func TestSpinner(t *testing.T) {
 	var buf mcptest.Buffer
 	stop := startSpinner(&buf, "calling x", time.Millisecond, time.Millisecond)
-	time.Sleep(30 * time.Millisecond)
+	waitText(t, &buf, " calling x") // drawn once: stop then erases it
 	stop()
 	stop() // twice is harmless
 	got := buf.String()

@@ -66,7 +66,9 @@ func TestGatewayFollowsTheUpstream(t *testing.T) {
 	defer sess.Close()
 	logs := &mcptest.Buffer{}
 	swaps := new(expvar.Int)
-	gw := &gateway{session: sess, logger: slog.New(slog.NewTextHandler(logs, nil)), principal: policy.NewPrincipal("dev", []string{"directory:read"}),
+	// At debug level: a re-import that leaves the catalog as it was says
+	// so there, and the test waits for that line.
+	gw := &gateway{session: sess, logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), principal: policy.NewPrincipal("dev", []string{"directory:read"}),
 		swaps: swaps, backoff: backoff{base: 10 * time.Millisecond, max: 200 * time.Millisecond}}
 	if err := gw.load(ctx); err != nil {
 		t.Fatal(err)
@@ -193,12 +195,23 @@ func TestGatewayFollowsTheUpstream(t *testing.T) {
 	up.add("users.list_users", "List.", listSchema)
 	waitList("restore", "directory.get_user", "directory.list_users")
 	works("restore", "directory.list_users", `{}`)
+	// The list changes before the swap is counted: count from the
+	// restore's swap (add, describe, widen, schema restored, remove,
+	// restore), not from a moment before it.
+	waitSwaps("restore", 6)
 
-	// An unbound tool upstream: never exposed, and no swap at all.
+	// An unbound tool upstream: never exposed, and no swap at all. The
+	// re-import it causes says so in the log: wait for that line, then
+	// count.
 	n := swaps.Value()
+	renewals := func() int { return strings.Count(logs.String(), "what the gateway imports did not") }
+	renewed := renewals()
 	up.add("users.delete_user", "Delete.", userSchema)
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "what the gateway imports did not") && time.Now().Before(deadline) {
+	for renewals() == renewed {
+		if time.Now().After(deadline) {
+			t.Fatalf("unbound: the re-import after an unbound tool was added never finished:\n%s", logs)
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if swaps.Value() != n {
