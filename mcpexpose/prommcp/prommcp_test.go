@@ -417,10 +417,23 @@ func TestSeriesMove(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			before := f.scrape(t)
 			st.do(t)
-			after := f.scrape(t)
-			got := map[string]float64{}
+			// What a step waits for (a task's state, an answer) can be seen
+			// before the series that counts it moves (the task store's
+			// wrapper counts after the store has written): so the scrape is
+			// read until the series move as wanted, or 20 s have passed.
+			var after, got map[string]float64
+			for deadline := time.Now().Add(20 * time.Second); ; {
+				after = f.scrape(t)
+				got = map[string]float64{}
+				for k := range st.want {
+					got[k] = after[k] - before[k]
+				}
+				if cmp.Equal(st.want, got) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 			for k := range st.want {
-				got[k] = after[k] - before[k]
 				if _, ok := after[k]; !ok {
 					t.Errorf("series %s is not in the scrape", k)
 				}
