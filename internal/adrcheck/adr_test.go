@@ -289,10 +289,11 @@ func inForce(byNum map[int]*record, r *record) *record {
 const indexIntro = `# Architecture decision records
 
 Decisions someone might question, one record each, numbered in order
-(ADR 63 says how they are kept). A decision that changes gets a new record
-that supersedes the old one; the old one stays as it was accepted, marked,
-with a link. Read the record in force: the last in its "Superseded by"
-chain, with the records that amend it.
+([ADR 63](0063-decisions-superseded-never-revised.md) says how they are
+kept). A decision that changes gets a new record that supersedes the old
+one; the old one stays as it was accepted, marked, with a link. Read the
+record in force: the last in its "Superseded by" chain, with the records
+that amend it.
 
 This index is made from the records' headings and statuses: run
 ` + "`go test ./internal/adrcheck -update`" + ` after adding a record or changing a
