@@ -382,6 +382,9 @@ func staleCitations(root string, recs []*record, skip ...string) []error {
 	}
 	var problems []error
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed while walking: another test's scratch files
+		}
 		if err != nil {
 			return err
 		}
@@ -392,7 +395,10 @@ func staleCitations(root string, recs []*record, skip ...string) []error {
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			name := d.Name()
-			if rel != "." && (strings.HasPrefix(name, ".") || name == "node_modules" || rel == "adr" || slices.Contains(skip, rel)) {
+			// Like the go command, leave out directories whose names begin
+			// with "." or "_" (other tests' scratch, such as readmetest's
+			// snippets), and npm's packages.
+			if rel != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "node_modules" || rel == "adr" || slices.Contains(skip, rel)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -401,6 +407,9 @@ func staleCitations(root string, recs []*record, skip ...string) []error {
 			return nil
 		}
 		text, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}

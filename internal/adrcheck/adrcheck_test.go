@@ -276,6 +276,7 @@ func TestStaleCitations(t *testing.T) {
 		"CHANGELOG.md":      "- released under ADR 1.\n",
 		"skipped/x.go":      "// ADR 1\n",
 		"node_modules/x.md": "ADR 1\n",
+		"_snippet1/x.go":    "// ADR 1\n",
 		"pkg/data.json":     `{"adr": "ADR 1"}`,
 	}
 	for name, text := range files {
