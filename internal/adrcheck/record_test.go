@@ -1,9 +1,7 @@
 package adrcheck
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +9,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The relations a Status sentence can begin with. Each names the records
@@ -285,157 +286,131 @@ func inForce(byNum map[int]*record, r *record) *record {
 	return r
 }
 
-// indexIntro opens adr/README.md; the table follows it.
-const indexIntro = `# Architecture decision records
-
-Decisions someone might question, one record each, numbered in order
-([ADR 63](0063-decisions-superseded-never-revised.md) says how they are
-kept). A decision that changes gets a new record that supersedes the old
-one; the old one stays as it was accepted, marked, with a link. Read the
-record in force: the last in its "Superseded by" chain, with the records
-that amend it.
-
-This index is made from the records' headings and statuses: run
-` + "`go test ./internal/adrcheck -update`" + ` after adding a record or changing a
-status, and the test fails while it is out of date.
-
-`
-
-// index renders adr/README.md from the records.
-func index(recs []*record) string {
-	byNum := map[int]*record{}
-	for _, r := range recs {
-		byNum[r.num] = r
+func TestRecords(t *testing.T) {
+	recs, problems := records(filepath.Join(root, "adr"))
+	if len(recs) == 0 {
+		t.Fatal("no records read from adr/")
 	}
-	ref := func(n int) string {
-		if r := byNum[n]; r != nil {
-			return fmt.Sprintf("[%d](%s)", n, r.file)
-		}
-		return strconv.Itoa(n)
+	problems = append(problems, check(recs)...)
+	for _, p := range problems {
+		t.Error(p)
 	}
-	var b strings.Builder
-	b.WriteString(indexIntro)
-	b.WriteString("| ADR | Title | Status | Superseded by | Amended by |\n")
-	b.WriteString("|----:|-------|--------|---------------|------------|\n")
-	for _, r := range recs {
-		status, by := "Accepted", ""
-		var amended []string
-		for _, rel := range r.rels {
-			switch rel.kind {
-			case supersededBy:
-				status, by = "Superseded", ref(rel.to)
-			case amendedBy:
-				amended = append(amended, ref(rel.to))
+}
+
+func TestCheckFindsMistakes(t *testing.T) {
+	const (
+		one = "0001-first.md"
+		two = "0002-second.md"
+	)
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string // each in the problems; none: no problem at all
+	}{
+		{
+			name: "a superseded record and its successor, and an amendment",
+			files: map[string]string{
+				one:               "Superseded by [ADR 2](0002-second.md), which holds it. Amended by [ADR 3](0003-third.md) (a part).",
+				two:               "Accepted. Supersedes [ADR 1](0001-first.md).",
+				"0003-third.md":   "Accepted. Amends [ADR 1](0001-first.md) (a part). [ADR 2](0002-second.md) holds the rest now.",
+				"0004-fourth.md":  "Accepted. Extends [ADR 2](0002-second.md) (`a.B`. Not a sentence end). Names ADR 3 too, linked: [ADR 3](0003-third.md).",
+				"0005-fifth-a.md": "Accepted",
+			},
+		},
+		{
+			name:  "superseded without a link",
+			files: map[string]string{one: "Superseded by ADR 2.", two: "Accepted."},
+			want:  []string{"names ADR 2 without linking it: write [ADR 2](0002-second.md)", "names exactly one successor"},
+		},
+		{
+			name:  "a link to no record",
+			files: map[string]string{one: "Superseded by [ADR 3](0003-third.md)."},
+			want:  []string{"links ADR 3, which does not exist"},
+		},
+		{
+			name:  "a link to another record's file",
+			files: map[string]string{one: "Superseded by [ADR 2](0002-other.md).", two: "Accepted. Supersedes [ADR 1](0001-first.md)."},
+			want:  []string{"links ADR 2 as 0002-other.md: the file is 0002-second.md"},
+		},
+		{
+			name:  "two records with one number",
+			files: map[string]string{two: "Accepted.", "0002-again.md": "Accepted."},
+			want:  []string{"number 2 is taken by 0002-again.md and 0002-second.md"},
+		},
+		{
+			name:  "a heading with another number",
+			files: map[string]string{one: "# 7. First\n\nDate: 2026-12-06\n\n## Status\n\nAccepted.\n"},
+			want:  []string{"the heading says 7, the file name 1"},
+		},
+		{
+			name:  "superseded, and the successor does not say so",
+			files: map[string]string{one: "Superseded by [ADR 2](0002-second.md).", two: "Accepted."},
+			want:  []string{"adr/0001-first.md says Superseded by ADR 2, but adr/0002-second.md does not say Supersedes [ADR 1](0001-first.md)"},
+		},
+		{
+			name:  "a successor, and the superseded record does not say so",
+			files: map[string]string{one: "Accepted.", two: "Accepted. Supersedes [ADR 1](0001-first.md)."},
+			want:  []string{"adr/0002-second.md says Supersedes ADR 1, but adr/0001-first.md does not say Superseded by [ADR 2](0002-second.md)"},
+		},
+		{
+			name:  "an amendment the amended record does not name",
+			files: map[string]string{one: "Accepted.", two: "Accepted. Amends [ADR 1](0001-first.md) (its rule)."},
+			want:  []string{"does not say Amended by [ADR 2](0002-second.md)"},
+		},
+		{
+			name:  "a Status that is neither accepted nor superseded",
+			files: map[string]string{one: "Proposed."},
+			want:  []string{`its Status must begin with "Accepted" or "Superseded by [ADR N](file)", not "Proposed."`},
+		},
+		{
+			name:  "superseded after accepted",
+			files: map[string]string{one: "Accepted. Superseded by [ADR 2](0002-second.md).", two: "Accepted. Supersedes [ADR 1](0001-first.md)."},
+			want:  []string{`"Superseded by" must begin its Status`},
+		},
+		{
+			name:  "a record superseded by an older one",
+			files: map[string]string{one: "Accepted. Supersedes [ADR 2](0002-second.md).", two: "Superseded by [ADR 1](0001-first.md)."},
+			want:  []string{"only records older than itself"},
+		},
+		{
+			name:  "no Status",
+			files: map[string]string{one: "# 1. First\n\nDate: 2026-12-06\n\n## Context\n\nWhy.\n"},
+			want:  []string{`no "## Status" section`},
+		},
+		{
+			name:  "no date",
+			files: map[string]string{one: "# 1. First\n\n## Status\n\nAccepted.\n"},
+			want:  []string{`no "Date: YYYY-MM-DD" line`},
+		},
+		{
+			name:  "a file that is not a record",
+			files: map[string]string{one: "Accepted.", "notes.md": "# Notes\n\nNot a record.\n"},
+			want:  []string{"adr/notes.md: not a record's name"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got := problemsOf(t, fixture(t, tt.files))
+			if len(tt.want) == 0 && got != "" {
+				t.Errorf("problems found in valid records:\n%s", got)
 			}
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", ref(r.num), strings.ReplaceAll(r.title, "|", `\|`), status, by, strings.Join(amended, ", "))
-	}
-	return b.String()
-}
-
-// Citations of records in code and docs: "ADR 35", "ADR 0035", "ADRs 31
-// and 32", "adr/0035-...".
-var (
-	citeOne  = regexp.MustCompile(`\bADR 0*(\d+)\b`)
-	citeMany = regexp.MustCompile(`\bADRs (\d+(?:[–-]\d+)?(?:(?:, |,? and )\d+(?:[–-]\d+)?)*)`)
-	citeFile = regexp.MustCompile(`\badr/(\d{4})-`)
-	citeNum  = regexp.MustCompile(`\d+`)
-)
-
-// cited returns the record numbers a line cites.
-func cited(line string) []int {
-	var nums []int
-	for _, re := range []*regexp.Regexp{citeOne, citeFile} {
-		for _, m := range re.FindAllStringSubmatch(line, -1) {
-			n, _ := strconv.Atoi(m[1])
-			nums = append(nums, n)
-		}
-	}
-	for _, m := range citeMany.FindAllStringSubmatch(line, -1) {
-		for _, s := range citeNum.FindAllString(m[1], -1) {
-			n, _ := strconv.Atoi(s)
-			nums = append(nums, n)
-		}
-	}
-	return nums
-}
-
-// citable says whether a file's citations are checked: the text files
-// code, docs, scripts and configuration live in.
-func citable(name string) bool {
-	switch filepath.Ext(name) {
-	case ".go", ".md", ".txt", ".txtar", ".html", ".js", ".mjs", ".sh", ".yml", ".yaml", ".cfg":
-		return true
-	}
-	return name == "Makefile"
-}
-
-// staleCitations walks the module at root and reports every line that
-// cites a superseded record without the record in force. adr/ is the
-// records' own history, CHANGELOG.md the releases' (a released entry
-// cites what was in force then), and skip lists other paths, relative to
-// root, left out.
-func staleCitations(root string, recs []*record, skip ...string) []error {
-	byNum := map[int]*record{}
-	for _, r := range recs {
-		byNum[r.num] = r
-	}
-	var problems []error
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // removed while walking: another test's scratch files
-		}
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			name := d.Name()
-			// Like the go command, leave out directories whose names begin
-			// with "." or "_" (other tests' scratch, such as readmetest's
-			// snippets), and npm's packages.
-			if rel != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "node_modules" || rel == "adr" || slices.Contains(skip, rel)) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if rel == "CHANGELOG.md" || !citable(d.Name()) || slices.Contains(skip, rel) {
-			return nil
-		}
-		text, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		for i, line := range strings.Split(string(text), "\n") {
-			nums := cited(line)
-			reported := map[int]bool{}
-			for _, n := range nums {
-				r := byNum[n]
-				if r == nil || !r.superseded || reported[n] {
-					continue
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("the problems do not say %q; they are:\n%s", w, got)
 				}
-				reported[n] = true
-				now := inForce(byNum, r)
-				if slices.Contains(nums, now.num) {
-					continue // "ADR 35, superseded by ADR 68": history, told as such
-				}
-				problems = append(problems, fmt.Errorf("%s:%d: cites ADR %d, which ADR %d superseded: cite ADR %d (adr/%s)", rel, i+1, n, now.num, now.num, now.file))
 			}
-		}
-		return nil
-	})
-	if err != nil {
-		problems = append(problems, err)
+		})
 	}
-	return problems
 }
 
-// joined reports problems one a line, or nil.
-func joined(problems []error) error { return errors.Join(problems...) }
+func TestSentences(t *testing.T) {
+	got := sentences("Accepted. Amends [ADR 1](0001-a.md) (its `x.Y`. part; see docs. too). Amended by [ADR 3](0003-c.md): more.")
+	want := []string{
+		"Accepted.",
+		"Amends [ADR 1](0001-a.md) (its `x.Y`. part; see docs. too).",
+		"Amended by [ADR 3](0003-c.md): more.",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sentences (-want +got):\n%s", diff)
+	}
+}
