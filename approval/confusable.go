@@ -4,11 +4,11 @@ import "strings"
 
 // The look-alikes [SamePerson] folds into Latin letters: what TR39's
 // confusables call a skeleton, over a list kept here rather than the whole
-// Unicode table (ADR 0017, revision of 2026-12-01). The list covers the
-// scripts whose letters are drawn like Latin ones in common fonts, and
-// over-reaches on purpose where a letter is only close: a false match
-// costs a third approver, a missed one lets a person approve their own
-// request. Each entry is tested (TestLookalikes).
+// Unicode table (ADR 0066). The list covers the scripts whose letters are
+// drawn like Latin ones in common fonts, and over-reaches on purpose where
+// a letter is only close: a false match costs a third approver, a missed
+// one lets a person approve their own request. Each entry is tested
+// (TestLookalikes).
 //
 // Entries are looked up in NFD, so precomposed letters arrive split ("ё"
 // as "е" and a diaeresis, dropped later), and again in NFKD, where

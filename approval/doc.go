@@ -26,5 +26,5 @@
 // records reconciliations, on a store's file or PostgreSQL database.
 // docs/approvals.md describes the lifecycle and the operator's view; ADR
 // 0010 records why effects have three states and why claims are never
-// released, ADR 0012 how one lifecycle runs on both databases.
+// released, ADR 0064 how one lifecycle runs on both databases.
 package approval

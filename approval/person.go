@@ -9,7 +9,7 @@ import (
 
 // SamePerson reports whether principal ids a and b may name the same
 // person, for the rule that a requester cannot decide their own approval.
-// It is the one comparison that rule uses (ADR 0017): the stores refuse
+// It is the one comparison that rule uses (ADR 0066): the stores refuse
 // such a decision with [ErrSelfApproval], and the inbox warns a requester
 // looking at their own request.
 //
@@ -28,7 +28,7 @@ import (
 //     Greek "ο"), capital "I", "1" and "|" drawn like "l", "0" like "O",
 //     and "rn", "vv", "cl" like "m", "w", "d" (a confusables skeleton in
 //     the manner of Unicode TR39, over the letters listed in
-//     confusable.go; ADR 0017's 2026-12-01 revision says why a list).
+//     confusable.go; ADR 0066 says why a list).
 //
 // Surrounding whitespace is ignored too, for approvals recorded before
 // [CheckIdentity] refused it. Issuers are not compared: the same id from

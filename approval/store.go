@@ -37,8 +37,10 @@ type Store interface {
 	List(ctx context.Context, f Filter) ([]Approval, error)
 	// Approve decides a pending approval for its intent. The approver must
 	// be identified, hold the store's approver scope (ErrNotAuthorized) and
-	// not be the requester (ErrSelfApproval): ids are compared ignoring
-	// case, and the same id from any issuer is the same person (ADR 0017).
+	// not be the requester (ErrSelfApproval): ids are compared as
+	// [SamePerson] compares them (case, width, accents, look-alike
+	// letters), and the same id from any issuer is the same person (ADR
+	// 0066).
 	// An id or issuer that CheckIdentity refuses is ErrInvalid. A decided
 	// approval is ErrNotPending; an expired one ErrExpired.
 	Approve(ctx context.Context, id string, approver policy.Principal, note string) (Approval, error)

@@ -22,7 +22,7 @@ trap cleanup EXIT
 go build -o "$work/server" ./server
 
 # The suite runs twice: against the handler with its fast path (the
-# default) and without it (-fast-path=false); both must pass (ADR 35).
+# default) and without it (-fast-path=false); both must pass (ADR 68).
 status=0
 for fast in true false; do
 "$work/server" -addr 127.0.0.1:0 -fast-path="$fast" >"$work/url" 2>"$work/server.log" &

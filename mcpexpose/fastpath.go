@@ -17,7 +17,7 @@ import (
 // The fast path answers the commonest 2026-07-28 requests — a single
 // tools/call or tools/list POSTed without a session — without the SDK's
 // per-request session, goroutines and decoders, with the bytes the SDK
-// path would send (ADR 35). It takes a request only when every rule the
+// path would send (ADR 68). It takes a request only when every rule the
 // SDK would check is known to pass; any request it is not sure of
 // (another method, a notification, a batch, a progress token, a task, an
 // unusual header, id or _meta, an escape in a string it reads) goes to the
@@ -142,10 +142,10 @@ func (h *Handler) writeFast(w http.ResponseWriter, fc *wire.Call, res mcp.Result
 // event by event. The body is the SDK's, byte for byte; its framing saves
 // the connection a write (the chunked body's end) and lets the client see
 // the stream's end with its last event, and reuse the connection at once
-// (ADR 35, revision of 2026-12-02). net/http gives a body shorter than
-// its chunking buffer its length itself, without allocating, when the
-// handler returns without flushing (as http.ResponseWriter documents); a
-// longer one is given it here.
+// (ADR 68). net/http gives a body shorter than its chunking buffer its
+// length itself, without allocating, when the handler returns without
+// flushing (as http.ResponseWriter documents); a longer one is given it
+// here.
 func writeStream(w http.ResponseWriter, out []byte) {
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")

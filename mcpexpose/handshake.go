@@ -23,7 +23,7 @@ import (
 // its response, so the answer needs nothing of the session the SDK keeps
 // to itself. The SDK keeps the session's lifecycle: initialize, the GET
 // stream, notifications, DELETE, server-to-client requests, and every call
-// that asks, reports progress or logs (SDK-SESSION-POST.md, ADR 35).
+// that asks, reports progress or logs (SDK-SESSION-POST.md, ADR 68).
 //
 // What the SDK would do for such a POST besides answering, the edge does:
 //

@@ -82,7 +82,7 @@ type HandlerOptions struct {
 	// tools/list POST that passes every check the SDK makes is answered
 	// by the handler itself, with the same bytes (a whole event stream
 	// sent with its length, where the SDK chunks it) and about a third of
-	// the CPU (docs/PERFORMANCE.md, ADR 35); everything else always goes to
+	// the CPU (docs/PERFORMANCE.md, ADR 68); everything else always goes to
 	// the SDK. Turn it off to rule it out when chasing a wire problem.
 	DisableFastPath bool
 }

@@ -77,7 +77,7 @@ type TaskOptions struct {
 	// itself act at once). Default: one second.
 	Heartbeat time.Duration
 	// HeartbeatLapse is how long without a heartbeat before any instance
-	// declares the running instance dead and the task failed (ADR 0024).
+	// declares the running instance dead and the task failed (ADR 0067).
 	// Default: fifteen times Heartbeat.
 	HeartbeatLapse time.Duration
 	// RenewDeadline is how long the running instance goes on when the

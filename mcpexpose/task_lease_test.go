@@ -210,8 +210,8 @@ func signalled(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// TestTaskRunnerCutOffIsCancelledBeforeItIsDeclaredFailed is ADR 0024 as
-// revised: two instances share one task store; instance A, running a
+// TestTaskRunnerCutOffIsCancelledBeforeItIsDeclaredFailed is ADR 0067's
+// lease: two instances share one task store; instance A, running a
 // task, is cut off from the store. A cancels the handler itself once its
 // heartbeats have gone unrecorded for RenewDeadline, before B, polling the
 // task all along, can declare it failed (only after HeartbeatLapse, longer

@@ -393,7 +393,7 @@ func TestTaskSharedThroughRedis(t *testing.T) {
 	waitUntil(t, "the cancelled handler's cleanup", func() bool { return w.cleanups.Load() == 1 })
 }
 
-// TestTaskFailsWhenItsInstanceStopsHeartbeating is ADR 0024: an instance
+// TestTaskFailsWhenItsInstanceStopsHeartbeating is ADR 0067: an instance
 // that sees no heartbeat for HeartbeatLapse marks the task failed; the
 // running instance, if it was only cut off, learns it at its next beat and
 // cancels the handler.

@@ -253,7 +253,7 @@ func (tr *taskRunner) poke(id string) {
 }
 
 // checkLapse declares a running task failed when the instance running it
-// has not heartbeat for HeartbeatLapse (ADR 0024): it died, or lost the
+// has not heartbeat for HeartbeatLapse (ADR 0067): it died, or lost the
 // store. A heartbeat that arrives meanwhile wins.
 func (tr *taskRunner) checkLapse(ctx context.Context, rec *tasks.Task) (*tasks.Task, error) {
 	if rec.Status.Terminal() || tr.opts.Now().Sub(rec.Heartbeat) <= tr.opts.HeartbeatLapse {

@@ -95,7 +95,7 @@ func (tr *taskRunner) run(ctx context.Context, cancel context.CancelCauseFunc, k
 
 // taskRun is the running instance's side of one task, used by its run's
 // goroutine only: the heartbeats, at most one in flight, and the lease
-// they renew (ADR 0024, revised 2026-12-01). Every heartbeat the store
+// they renew (ADR 0067). Every heartbeat the store
 // records renews the lease; when none has for RenewDeadline the instance
 // cancels the invocation itself, whether or not the store answers at all.
 // Other instances declare the task failed only after HeartbeatLapse, which

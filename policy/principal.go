@@ -50,7 +50,7 @@ func (p Principal) IsAnonymous() bool { return p.id == "" }
 // (a session, a task, a sealed request state, a rate-limit bucket).
 // Approvals add one rule on top: self-approval also refuses an approver
 // whose id only looks like the requester's, whatever the issuers (ADR
-// 0058, ADR 0017).
+// 0058, ADR 0066).
 //
 // The key is the issuer's length in decimal, a colon, the issuer, then the
 // id: unambiguous whatever the issuer and the id contain. An anonymous

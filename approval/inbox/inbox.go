@@ -10,7 +10,7 @@
 //
 // Approvers sign in with OpenID Connect (the authorization code flow with
 // PKCE) against the issuer of the MCP server, and must hold the approver
-// scope; the store's rules apply unchanged (no self-approval, ADR 0017).
+// scope; the store's rules apply unchanged (no self-approval, ADR 0066).
 // For local trial, [Options.DevApprover] makes every visitor act as one
 // approver, and every page says so.
 //

@@ -30,7 +30,8 @@
 //
 // Whoever runs it is trusted host staff: with -as it acts as that principal
 // holding the approver scope. The store still refuses a decision by the
-// requester (the same id ignoring case, from any issuer or none; ADR 0017)
+// requester (the same id ignoring case, accents and look-alike letters,
+// from any issuer or none; ADR 0066)
 // and records every decision with its actor. -as, -issuer and IDs with
 // control characters or surrounding spaces are refused, and every value
 // printed that came from a requester, a remote tool or the database is

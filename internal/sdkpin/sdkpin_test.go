@@ -1,7 +1,7 @@
 // Package sdkpin ties what agnara-go recorded of the MCP Go SDK's behaviour
 // to the SDK version it was recorded with (ADR 36). The fast path is proven
 // equal to the SDK by differential tests, a fuzz target, golden wire files
-// and a recorded conformance run (ADR 35); each of those says what one
+// and a recorded conformance run (ADR 68); each of those says what one
 // version of the SDK does. testdata/pin.txt names that version, once. When
 // go.mod builds another, TestRecordingsMatchTheSDK fails and prints the
 // steps of CONTRIBUTING.md's "Upgrading the MCP SDK" with the versions

@@ -2,7 +2,7 @@
 // of a server behind a load balancer sees the same tasks: a task created
 // through one is polled, answered and cancelled through any other, while
 // its handler keeps running on the instance that started it (which looks
-// in the store at every heartbeat; see mcpexpose.TaskOptions and ADR 0024).
+// in the store at every heartbeat; see mcpexpose.TaskOptions and ADR 0067).
 //
 // Each task is one string key (Options.Prefix + id) holding the JSON
 // record, expiring with the task (PXAT); updates are optimistic
