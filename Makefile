@@ -65,19 +65,20 @@ alerts-check:
 
 # The API holds still (DESIGN 9b, ADR 70): the exported API of every
 # package another module can import, against the last release's
-# (api/v<agnara.Version>.zip), compared by golang.org/x/exp/apidiff, pinned
-# in internal/apicheck's own module (so it never reaches a service's
-# go.sum; it needs Go 1.26, which the go command fetches). An incompatible
-# change fails unless api/next.txt records it below words of a CHANGELOG
+# (api/v<agnara.Version>.zip), compared by golang.org/x/exp/apidiff. api/
+# is a module of its own: x/exp never reaches a service's go.sum, and the
+# baseline is not in the module's zip that every importer downloads (it
+# needs Go 1.26, which the go command fetches). An incompatible change
+# fails unless api/next.txt records it below words of a CHANGELOG
 # "Breaking" bullet. The checker's own tests run first.
 api-check:
-	cd internal/apicheck && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) run . -dir "$(CURDIR)"
+	cd api && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) run . -dir "$(CURDIR)"
 
 # At a release, once agnara.Version names it: the release's API becomes the
 # baseline (api/v<version>.zip, the previous one removed) and api/next.txt
 # is emptied, its records now in the release's CHANGELOG section.
 api-release:
-	cd internal/apicheck && $(GO) run . -dir "$(CURDIR)" -write
+	cd api && $(GO) run . -dir "$(CURDIR)" -write
 
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -94,7 +95,7 @@ lint:
 	$(GO) test -count=1 ./internal/lintgate/
 	$(GO) run $(STATICCHECK) ./...
 	cd bench && $(GO) run $(STATICCHECK) ./...
-	cd internal/apicheck && $(GO) run $(STATICCHECK) ./...
+	cd api && $(GO) run $(STATICCHECK) ./...
 
 unit:
 	$(GO) test -race -count=1 ./...

@@ -8,7 +8,7 @@ import (
 )
 
 // A record is one accepted incompatible change in api/next.txt: the line
-// apicheck prints for it, below the CHANGELOG.md words that tell users.
+// the check prints for it, below the CHANGELOG.md words that tell users.
 type record struct {
 	line      int    // in api/next.txt, from 1
 	change    string // as apidiff words it, e.g. "./policy.Principal.ID: removed"

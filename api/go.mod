@@ -1,4 +1,4 @@
-module github.com/agnara-go/agnara/internal/apicheck
+module github.com/agnara-go/agnara/api
 
 go 1.26.0
 

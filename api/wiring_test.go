@@ -10,7 +10,7 @@ import (
 )
 
 // root is the agnara-go checkout this module sits in.
-const root = "../.."
+const root = ".."
 
 // TestMakeRunsTheCheck: `make check` and `make test` both run the check
 // on the checkout, so that neither passes with the API changed and not
@@ -40,8 +40,8 @@ func TestMakeRunsTheCheck(t *testing.T) {
 			t.Errorf("the Makefile has no %q target", target)
 			continue
 		}
-		if !strings.HasPrefix(m[1], "cd internal/apicheck && ") || !strings.HasSuffix(m[1], want) {
-			t.Errorf("`make %s` runs %q, want `cd internal/apicheck && ... %s`", target, strings.TrimSpace(m[1]), strings.TrimSpace(want))
+		if !strings.HasPrefix(m[1], "cd api && ") || !strings.HasSuffix(m[1], want) {
+			t.Errorf("`make %s` runs %q, want `cd api && ... %s`", target, strings.TrimSpace(m[1]), strings.TrimSpace(want))
 		}
 	}
 }
