@@ -2,9 +2,9 @@
 
 GO ?= go
 
-.PHONY: screenshots test check deps engines vet lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go bench-scaling soak soak-short fuzz run alerts-check
+.PHONY: screenshots test check deps engines vet api-check api-release lint vulncheck unit fuzz-short fmt-check conformance bench bench-check bench-go bench-scaling soak soak-short fuzz run alerts-check
 
-test: deps engines fmt-check vet lint vulncheck unit fuzz-short conformance bench-check soak-short alerts-check
+test: deps engines fmt-check vet api-check lint vulncheck unit fuzz-short conformance bench-check soak-short alerts-check
 
 # A test whose peer is missing (the npm packages of `make deps`, Node.js,
 # Chromium, git, an engine of `make engines`) skips under a plain
@@ -15,10 +15,10 @@ test: deps engines fmt-check vet lint vulncheck unit fuzz-short conformance benc
 test check: export AGNARA_REQUIRE_PEERS = 1
 
 # The quick loop for contributors (about 4.5 minutes on 2 cores): gofmt,
-# vet, the linters of this module and every test once, without the race
-# detector, fuzzing, the vulnerability check, the benchmark module or the
-# conformance suite.
-check: deps engines fmt-check vet
+# vet, the API check, the linters of this module and every test once,
+# without the race detector, fuzzing, the vulnerability check, the
+# benchmark module or the conformance suite.
+check: deps engines fmt-check vet api-check
 	$(GO) test -count=1 ./internal/lintgate/
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -count=1 ./...
@@ -63,6 +63,23 @@ engines:
 alerts-check:
 	promtool check rules docs/prometheus/alerts.yml
 
+# The API holds still (DESIGN 9b, ADR 70): the exported API of every
+# package another module can import, against the last release's
+# (api/v<agnara.Version>.zip), compared by golang.org/x/exp/apidiff. api/
+# is a module of its own: x/exp never reaches a service's go.sum, and the
+# baseline is not in the module's zip that every importer downloads (it
+# needs Go 1.26, which the go command fetches). An incompatible change
+# fails unless api/next.txt records it below words of a CHANGELOG
+# "Breaking" bullet. The checker's own tests run first.
+api-check:
+	cd api && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) run . -dir "$(CURDIR)"
+
+# At a release, once agnara.Version names it: the release's API becomes the
+# baseline (api/v<version>.zip, the previous one removed) and api/next.txt
+# is emptied, its records now in the release's CHANGELOG section.
+api-release:
+	cd api && $(GO) run . -dir "$(CURDIR)" -write
+
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
@@ -78,6 +95,7 @@ lint:
 	$(GO) test -count=1 ./internal/lintgate/
 	$(GO) run $(STATICCHECK) ./...
 	cd bench && $(GO) run $(STATICCHECK) ./...
+	cd api && $(GO) run $(STATICCHECK) ./...
 
 unit:
 	$(GO) test -race -count=1 ./...
