@@ -148,13 +148,33 @@ func getRequest(front, session string) string {
 // dropped opens it again (200, not 409 "stream ID conflicts with ongoing
 // stream").
 func TestQuietStreamsFindDeadClients(t *testing.T) {
-	// HAProxy, having seen the client's FIN, forwards the first comment
-	// after it, which the client's host answers with a reset; the second
-	// write fails, and HAProxy closes its connection to the instance,
-	// which cancels the request. So a dead client is found within two
-	// intervals, and grace is for HAProxy and a loaded machine.
-	const every, grace = time.Second, 500 * time.Millisecond
-	const within = 2*every + grace
+	for _, tc := range []struct {
+		name  string
+		abort bool // the shipped config's option abortonclose kept
+	}{
+		// The shipped config: HAProxy closes its connection to the
+		// instance as soon as the client closes, which cancels the request;
+		// the floor (two intervals) holds with room to spare.
+		{name: "shipped config", abort: true},
+		// A config without option abortonclose: HAProxy, having seen the
+		// client's FIN, forwards the first comment after it, which the
+		// client's host answers with a reset; the second write fails, and
+		// HAProxy closes its connection to the instance. So a dead client
+		// is found by the keep-alive within two intervals, plus HAProxy's
+		// few milliseconds (grace is for those and a loaded machine).
+		{name: "without abortonclose, found by the keep-alive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { quietStreamsFindDeadClients(t, tc.abort) })
+	}
+}
+
+func quietStreamsFindDeadClients(t *testing.T, abort bool) {
+	const every = time.Second
+	var grace time.Duration
+	if !abort {
+		grace = 500 * time.Millisecond
+	}
+	within := 2*every + grace
 	var locals []*localInstance
 	var servers []string
 	c := &cluster{}
@@ -165,7 +185,14 @@ func TestQuietStreamsFindDeadClients(t *testing.T) {
 		servers = append(servers, in.addr)
 	}
 	frontPort, statsPort := enginetest.FreePort(t), enginetest.FreePort(t)
-	c.haproxy = enginetest.HAProxy(t, proxyConfig(t, frontPort, statsPort, servers), frontPort, statsPort)
+	cfg := proxyConfig(t, frontPort, statsPort, servers)
+	if !abort {
+		if n := strings.Count(cfg, "\toption abortonclose\n"); n != 1 {
+			t.Fatalf("haproxy.cfg holds option abortonclose %d times, want once", n)
+		}
+		cfg = strings.Replace(cfg, "\toption abortonclose\n", "", 1)
+	}
+	c.haproxy = enginetest.HAProxy(t, cfg, frontPort, statsPort)
 	front := fmt.Sprintf("127.0.0.1:%d", frontPort)
 	c.proxy = "http://" + front + "/mcp"
 	c.stats = fmt.Sprintf("http://127.0.0.1:%d/stats;csv", statsPort)
