@@ -26,13 +26,17 @@
 //
 // # Schemas
 //
-// Input schemas are generated from the input struct with
-// github.com/invopop/jsonschema: fields in declaration order, required unless
-// tagged omitempty (or omitzero), every object closed with
+// Input schemas are generated from the input struct by reflection, with
+// the tags read as github.com/invopop/jsonschema read them (agnara-go used
+// it until ADR 71, with the same schemas): fields in declaration order,
+// required unless tagged omitempty (or omitzero), every object closed with
 // "additionalProperties": false, nested and embedded structs inlined (no $ref
 // or $defs), no $schema or $id. Struct tags such as
 // jsonschema:"minLength=1,enum=a,enum=b,format=email" and
-// jsonschema_description:"..." add constraints and descriptions. A default
+// jsonschema_description:"..." add constraints and descriptions; a type
+// with a JSONSchema() method describes itself with what the method
+// returns, encoded as JSON (a *jsonschema.Schema of
+// github.com/google/jsonschema-go or of invopop/jsonschema). A default
 // (jsonschema:"default=...") is a compile error: defaults are never
 // published. Types whose JSON cannot be described without $ref (recursive
 // types), or cannot be represented at all (channels, functions, complex

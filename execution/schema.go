@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/internal/schemacheck"
-	"github.com/invopop/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agnara-go/agnara/internal/portableschema"
@@ -23,7 +22,6 @@ var (
 	timeType       = reflect.TypeFor[time.Time]()
 	urlType        = reflect.TypeFor[url.URL]()
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
-	customSchema   = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
 	jsonMarshaler  = reflect.TypeFor[json.Marshaler]()
 	jsonUnmarsh    = reflect.TypeFor[json.Unmarshaler]()
 	textMarshaler  = reflect.TypeFor[encoding.TextMarshaler]()
@@ -34,20 +32,33 @@ func implements(t, iface reflect.Type) bool {
 	return t.Implements(iface) || reflect.PointerTo(t).Implements(iface)
 }
 
-// textMapper describes as strings the types that encoding/json reads or
-// writes as JSON strings through encoding.TextUnmarshaler (arguments) or
-// encoding.TextMarshaler (results), and nothing more specific.
-func textMapper(output bool) func(reflect.Type) *jsonschema.Schema {
-	return func(t reflect.Type) *jsonschema.Schema {
-		if isText(t, output) {
-			return &jsonschema.Schema{Type: "string"}
+// invopopHook names the method of t that invopop/jsonschema, which derived
+// agnara-go's schemas until ADR 71, called to change the schema of a type
+// that does not describe itself (JSONSchemaExtend), or the properties of
+// a struct (JSONSchemaProperty, GetFieldDocString), or "".
+func invopopHook(t reflect.Type) string {
+	pt := reflect.PointerTo(t)
+	for _, name := range []string{"JSONSchemaExtend", "JSONSchemaProperty"} {
+		if _, ok := pt.MethodByName(name); ok {
+			return name
 		}
-		return nil
 	}
+	str := reflect.TypeFor[string]()
+	if m, ok := pt.MethodByName("GetFieldDocString"); ok && m.Type.NumIn() == 2 && m.Type.In(1) == str && m.Type.NumOut() == 1 && m.Type.Out(0) == str {
+		return "GetFieldDocString"
+	}
+	return ""
+}
+
+// refuseHook refuses a type with a method invopop/jsonschema called
+// (JSONSchemaAlias, or one invopopHook names): ignored now, it would
+// change the published schema without a word.
+func (g *schemaGen) refuseHook(loc string, t reflect.Type, method string) {
+	g.refuse(loc, "%s has a %s method, which agnara-go does not call (it no longer derives schemas with invopop/jsonschema, ADR 71): describe the type with a JSONSchema() method, or its fields with jsonschema tags", t, method)
 }
 
 func isText(t reflect.Type, output bool) bool {
-	if t == timeType || implements(t, customSchema) {
+	if t == timeType || describesItself(t) {
 		return false
 	}
 	if output {
@@ -65,13 +76,16 @@ type field struct {
 	omit   bool         // omitempty or omitzero
 	named  bool         // the json tag names the member
 	tag    string       // the jsonschema tag
+	desc   string       // the jsonschema_description tag
+	extras string       // the jsonschema_extras tag
 	mcp    *string      // the mcp tag, nil when absent
 }
 
-// structFields lists t's JSON members the way encoding/json and the schema
-// reflector agree on them: tagged names, promoted fields of embedded structs,
-// no unexported fields, nothing tagged jsonschema:"-". It reports what the
-// two would disagree on.
+// structFields lists t's JSON members the way encoding/json sees them and
+// the schema describes them (typeSchema): tagged names, promoted fields of
+// embedded structs, no unexported fields, nothing tagged jsonschema:"-".
+// It reports what the schema could not describe as encoding/json reads
+// it.
 func structFields(t reflect.Type) ([]field, []string) {
 	return jsonFields(t, true)
 }
@@ -142,6 +156,8 @@ func jsonFields(t reflect.Type, schema bool) ([]field, []string) {
 				omit:   slices.Contains(optList, "omitempty") || slices.Contains(optList, "omitzero"),
 				named:  named,
 				tag:    f.Tag.Get("jsonschema"),
+				desc:   f.Tag.Get("jsonschema_description"),
+				extras: f.Tag.Get("jsonschema_extras"),
 				mcp:    mcpTag,
 			})
 		}
@@ -159,7 +175,7 @@ type schemaGen struct {
 	problems []string
 	headers  map[string]string // header parameter names, lowercased -> Go path
 	// structural is set by a problem in the type's shape, which the
-	// reflector must not see (it would panic or recurse forever on some).
+	// generator (typeSchema) must not see (it would recurse forever on some).
 	// Other problems (tags, names) leave the schema derivable, so that its
 	// own problems are reported in the same round.
 	structural bool
@@ -180,14 +196,18 @@ func (g *schemaGen) refuse(loc, format string, args ...any) {
 }
 
 // check rejects Go types whose JSON form cannot be described by a
-// self-contained schema in the portable set, before the reflector sees them
-// (it would panic or recurse forever on some).
+// self-contained schema in the portable set, before the generator sees them
+// (it would recurse forever on some).
 func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if _, ok := reflect.PointerTo(t).MethodByName("JSONSchemaAlias"); ok {
+		g.refuseHook(loc, t, "JSONSchemaAlias")
+		return
+	}
 	switch {
-	case t == timeType, t == rawMessageType, implements(t, customSchema):
+	case t == timeType, t == rawMessageType, describesItself(t):
 		return
 	case t == urlType:
 		g.refuse(loc, "url.URL does not encode as a string; use a string field with jsonschema:\"format=uri\"")
@@ -199,6 +219,10 @@ func (g *schemaGen) check(t reflect.Type, loc string, stack []reflect.Type) {
 		return
 	case !g.output && implements(t, textMarshaler):
 		g.refuse(loc, "%s implements encoding.TextMarshaler but not encoding.TextUnmarshaler, so it cannot be decoded from its text form", t)
+		return
+	}
+	if hook := invopopHook(t); hook != "" {
+		g.refuseHook(loc, t, hook)
 		return
 	}
 	switch t.Kind() {
@@ -331,18 +355,9 @@ func deriveSchema(key schemaKey) (_ derived, err error) {
 			err = g.underived(label, fmt.Errorf("%v", r))
 		}
 	}()
-	r := &jsonschema.Reflector{Anonymous: true, DoNotReference: true, ExpandedStruct: true, Mapper: textMapper(output)}
-	raw, err := json.Marshal(r.ReflectFromType(t))
+	tree, err := typeSchema(t, output)
 	if err != nil {
 		return derived{}, g.underived(label, err)
-	}
-	tree, err := parseOrdered(raw)
-	if err != nil {
-		return derived{}, g.underived(label, err)
-	}
-	if o, ok := tree.(*object); ok {
-		o.del("$schema")
-		o.del("$id")
 	}
 	tree = g.node(tree, t, label)
 	if !output {
@@ -495,7 +510,7 @@ func (g *schemaGen) node(n any, t reflect.Type, loc string) any {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t != nil && (t == timeType || implements(t, customSchema) || isText(t, g.output)) {
+	if t != nil && (t == timeType || describesItself(t) || isText(t, g.output)) {
 		t = nil // leaves: nothing to pair with Go fields below
 	}
 	if t != nil && o.vals["type"] == "integer" {

@@ -11,8 +11,9 @@ import (
 	"unicode/utf8"
 )
 
-// The jsonschema struct tag keys the schema generator (invopop/jsonschema)
-// reads, by the JSON type of the field they apply to. The generator skips
+// The jsonschema struct tag keys the schema generator (typeSchema, which
+// reads them as invopop/jsonschema did) reads, by the JSON type of the
+// field they apply to. The generator skips
 // anything else without a word, and drops values it cannot parse: a typo or
 // a bad value would publish a looser schema than the one written. These
 // lists make such a tag a compile error instead.
@@ -34,7 +35,7 @@ func jsonKind(t reflect.Type, output bool) string {
 		t = t.Elem()
 	}
 	switch {
-	case implements(t, customSchema):
+	case describesItself(t):
 		return ""
 	case t == timeType, isText(t, output):
 		return "string"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/internal/tasktest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,9 +21,9 @@ import (
 // still working afterwards. The same requests with the header right are
 // answered.
 func TestTaskMcpNameMustBeTheTaskID(t *testing.T) {
-	w := newTaskWorld(t)
-	url := w.instance(t, mcpexpose.TaskOptions{})
-	id := startTask(t, url, "alice", "work", map[string]any{"label": "m"})
+	w := tasktest.NewWorld(t)
+	url := w.Instance(t, mcpexpose.TaskOptions{})
+	id := tasktest.StartTask(t, url, "alice", "work", map[string]any{"label": "m"})
 	send := func(method, header string, set bool) (*http.Response, map[string]any) {
 		t.Helper()
 		params := map[string]any{"taskId": id, "_meta": mcptest.Meta(map[string]any{"extensions": map[string]any{mcpexpose.TasksExtension: map[string]any{}}})}
@@ -60,7 +61,7 @@ func TestTaskMcpNameMustBeTheTaskID(t *testing.T) {
 			})
 		}
 	}
-	if res, e := getTask(t, url, "alice", id); e != nil || res["status"] != "working" {
+	if res, e := tasktest.GetTask(t, url, "alice", id); e != nil || res["status"] != "working" {
 		t.Fatalf("after the refused requests the task is %v %v, want working", res, e)
 	}
 	if resp, msg := send("tasks/get", id, true); resp.StatusCode != http.StatusOK || msg["result"] == nil {
@@ -69,7 +70,7 @@ func TestTaskMcpNameMustBeTheTaskID(t *testing.T) {
 	if resp, msg := send("tasks/cancel", id, true); resp.StatusCode != http.StatusOK || msg["result"] == nil {
 		t.Fatalf("tasks/cancel with Mcp-Name the task id: HTTP %d %v", resp.StatusCode, msg)
 	}
-	waitStatus(t, url, "alice", id, "cancelled")
+	tasktest.WaitStatus(t, url, "alice", id, "cancelled")
 }
 
 // TestOriginIsSchemeHostAndPort sends a tools/call with an Origin header

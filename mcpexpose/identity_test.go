@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/internal/tasktest"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
@@ -181,25 +182,25 @@ func TestRequestStateIsBoundToIssuerAndSubject(t *testing.T) {
 // task is agreed to for its owner only, by issuer and subject: the same
 // subject from another issuer is left out, as for an unknown task.
 func TestTaskNotificationsOfTheSameSubjectFromAnotherIssuer(t *testing.T) {
-	w := newTaskWorld(t)
-	h, err := mcpexpose.NewHandler(w.snap, &mcpexpose.HandlerOptions{Tokens: twoIssuers})
+	w := tasktest.NewWorld(t)
+	h, err := mcpexpose.NewHandler(w.Snap, &mcpexpose.HandlerOptions{Tokens: twoIssuers})
 	if err != nil {
 		t.Fatal(err)
 	}
 	url := httptestServer(t, h)
-	id := startTask(t, url, "alice@a", "ask", map[string]any{})
-	other, e := listenTasks(t, url, "alice@b", true, []string{id})
+	id := tasktest.StartTask(t, url, "alice@a", "ask", map[string]any{})
+	other, e := tasktest.Listen(t, url, "alice@b", true, []string{id})
 	if e != nil {
 		t.Fatal(e)
 	}
-	if got := other.agreed(); len(got) != 0 {
+	if got := other.Agreed(); len(got) != 0 {
 		t.Errorf("the other issuer's alice was agreed %v, want none", got)
 	}
-	owner, e := listenTasks(t, url, "alice@a", true, []string{id})
+	owner, e := tasktest.Listen(t, url, "alice@a", true, []string{id})
 	if e != nil {
 		t.Fatal(e)
 	}
-	if got := owner.agreed(); len(got) != 1 || got[0] != id {
+	if got := owner.Agreed(); len(got) != 1 || got[0] != id {
 		t.Errorf("the owner was agreed %v, want [%s]", got, id)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/internal/tasktest"
 	"github.com/agnara-go/agnara/policy"
 )
 
@@ -121,7 +122,7 @@ func TestRateLimitCountsALogicalCallOnce(t *testing.T) {
 	for _, tc := range roundsCases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newRoundsWorld(t, agnara.RateLimit{Rate: 0.001, Burst: 1})
-			url := serveTasks(t, w.snap, mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second}, discard{})
+			url := tasktest.Serve(t, w.snap, mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second}, discard{})
 			got := tc.run(t, w, url, nil)
 			if !strings.Contains(got, "Ann") || strings.Contains(got, "rate") {
 				t.Fatalf("the answered call = %s, want it done", got)
@@ -132,7 +133,7 @@ func TestRateLimitCountsALogicalCallOnce(t *testing.T) {
 			// The burst is spent: the next call is refused in its first round.
 			var again string
 			if tc.name == "task" {
-				res, _ := call(t, url, "alice", true, "later", map[string]any{})
+				res, _ := tasktest.Call(t, url, "alice", true, "later", map[string]any{})
 				again = toolText(res)
 			} else {
 				again = tc.run(t, w, url, nil)
@@ -171,7 +172,7 @@ func TestRateLimitTaskMethodsAndCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: people, Server: &mcpexpose.ServerOptions{
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: tasktest.People, Server: &mcpexpose.ServerOptions{
 		RateLimit: agnara.RateLimit{Rate: 0.001, Burst: 2},
 		Tasks:     &mcpexpose.TaskOptions{Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second},
 	}})
@@ -180,7 +181,7 @@ func TestRateLimitTaskMethodsAndCompletion(t *testing.T) {
 	}
 	url := httptestServer(t, h)
 
-	created, e := call(t, url, "alice", true, "work", map[string]any{})
+	created, e := tasktest.Call(t, url, "alice", true, "work", map[string]any{})
 	if e != nil || created["resultType"] != "task" {
 		t.Fatalf("tools/call = %v %v", created, e)
 	}
@@ -194,13 +195,13 @@ func TestRateLimitTaskMethodsAndCompletion(t *testing.T) {
 		return e["code"] == float64(-32603) && strings.Contains(string(data), `"reason":"rate_limited"`) && strings.Contains(string(data), `"retry_after_ms"`)
 	}
 	complete := func(who string) map[string]any {
-		_, e := rpc(t, url, who, true, "completion/complete", map[string]any{
+		_, e := tasktest.RPC(t, url, who, true, "completion/complete", map[string]any{
 			"ref": map[string]any{"type": "ref/prompt", "name": "topic"}, "argument": map[string]any{"name": "topic", "value": "g"},
 		})
 		return e
 	}
 	task := func(who, method, id string) map[string]any {
-		_, e := rpc(t, url, who, true, method, map[string]any{"taskId": id, "inputResponses": map[string]any{}})
+		_, e := tasktest.RPC(t, url, who, true, method, map[string]any{"taskId": id, "inputResponses": map[string]any{}})
 		return e
 	}
 	for _, step := range []struct {
@@ -238,7 +239,7 @@ func TestRateLimitTaskMethodsAndCompletion(t *testing.T) {
 		}
 	}
 	// None of them spent the tool's calls.
-	if res, e := call(t, url, "alice", true, "work", map[string]any{}); e != nil || res["resultType"] != "task" {
+	if res, e := tasktest.Call(t, url, "alice", true, "work", map[string]any{}); e != nil || res["resultType"] != "task" {
 		t.Errorf("the second tools/call = %v %v, want a task: the other requests spent the calls' bucket", res, e)
 	}
 }

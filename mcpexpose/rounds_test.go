@@ -10,6 +10,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/internal/tasktest"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,7 +27,7 @@ type roundsWorld struct {
 	gated atomic.Int32 // the gate's evaluations
 }
 
-var askName = execution.NewForm[NameAnswer]("Your name?")
+var askName = execution.NewForm[tasktest.NameAnswer]("Your name?")
 
 func newRoundsWorld(t *testing.T, limit agnara.RateLimit) *roundsWorld {
 	t.Helper()
@@ -122,17 +123,17 @@ var roundsCases = []roundsCase{
 		return promptText(t, connect(t, url, "alice", "2025-11-25", answering(between)), "greet")
 	}},
 	{"task", func(t *testing.T, _ *roundsWorld, url string, between func()) string {
-		id := startTask(t, url, "alice", "later", map[string]any{})
-		waitStatus(t, url, "alice", id, "input_required")
+		id := tasktest.StartTask(t, url, "alice", "later", map[string]any{})
+		tasktest.WaitStatus(t, url, "alice", id, "input_required")
 		if between != nil {
 			between()
 		}
-		if _, e := rpc(t, url, "alice", true, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+		if _, e := tasktest.RPC(t, url, "alice", true, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
 			"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ann"}},
 		}}); e != nil {
 			t.Fatalf("tasks/update: %v", e)
 		}
-		done := waitStatus(t, url, "alice", id, "completed")
+		done := tasktest.WaitStatus(t, url, "alice", id, "completed")
 		b, _ := json.Marshal(done["result"].(map[string]any)["content"])
 		return string(b)
 	}},
@@ -167,7 +168,7 @@ func TestPoliciesDecideAgainOnAResumedRound(t *testing.T) {
 	for _, tc := range roundsCases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newRoundsWorld(t, agnara.RateLimit{})
-			url := serveTasks(t, w.snap, mcpexpose.TaskOptions{}, discard{})
+			url := tasktest.Serve(t, w.snap, mcpexpose.TaskOptions{}, discard{})
 			got := tc.run(t, w, url, func() { w.open.Store(false) })
 			// A tool's forbidden result, or a prompt's -32602 error: both
 			// carry the policy's denial.

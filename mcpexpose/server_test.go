@@ -19,7 +19,6 @@ import (
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/agnara-go/agnara/policy"
-	"github.com/go-chi/chi/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -417,34 +416,6 @@ func TestHTTPHygiene(t *testing.T) {
 			if tt.wantStatus != 200 {
 				if f.calls.Load() != calls {
 					t.Error("the handler ran for a refused request")
-				}
-			}
-		})
-	}
-}
-
-func TestMountsOnChiAndNetHTTP(t *testing.T) {
-	f := newFixture(t)
-	h, err := mcpexpose.NewHandler(f.snap, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := chi.NewRouter()
-	r.Mount("/api/v1/mcp", h)
-	mux := http.NewServeMux()
-	mux.Handle("/tools/mcp/", http.StripPrefix("/tools", h))
-	for _, tc := range []struct {
-		name    string
-		handler http.Handler
-		path    string
-	}{{"chi", r, "/api/v1/mcp"}, {"net/http", mux, "/tools/mcp/"}} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := httptestServer(t, tc.handler)
-			for _, era := range eras[:2] {
-				cs := connect(t, srv+tc.path, "", era.version, nil)
-				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fx.echo", Arguments: map[string]any{"text": "chi"}})
-				if err != nil || res.IsError {
-					t.Fatalf("%s: %+v %v", era.name, res, err)
 				}
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/mcpexpose/internal/tasktest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -55,23 +56,23 @@ func taskLimited(t *testing.T, res, rpcErr map[string]any, limit string) {
 // failure (reason task_limit), before anything runs or is consumed, log it
 // at most once a minute, and give the slot back when a task ends.
 func TestTaskCapRefusesPastTheLimits(t *testing.T) {
-	w := newTaskWorld(t)
+	w := tasktest.NewWorld(t)
 	var logs mcptest.Buffer
-	url := serveTasks(t, w.snap, mcpexpose.TaskOptions{MaxTasks: 3, MaxTasksPerPrincipal: 2, Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second}, &logs)
+	url := tasktest.Serve(t, w.Snap, mcpexpose.TaskOptions{MaxTasks: 3, MaxTasksPerPrincipal: 2, Heartbeat: 10 * time.Millisecond, HeartbeatLapse: 10 * time.Second}, &logs)
 
 	// A confirmation asked before the cap fills; its answer comes after.
-	asked, e := call(t, url, "alice", true, "confirmed", map[string]any{})
+	asked, e := tasktest.Call(t, url, "alice", true, "confirmed", map[string]any{})
 	state, _ := asked["requestState"].(string)
 	if e != nil || state == "" {
 		t.Fatalf("confirmed = %v %v, want the confirmation asked", asked, e)
 	}
 
-	first := startTask(t, url, "alice", "work", map[string]any{"label": "1"})
-	startTask(t, url, "alice", "work", map[string]any{"label": "2"})
-	res, e := call(t, url, "alice", true, "work", map[string]any{"label": "3"})
+	first := tasktest.StartTask(t, url, "alice", "work", map[string]any{"label": "1"})
+	tasktest.StartTask(t, url, "alice", "work", map[string]any{"label": "2"})
+	res, e := tasktest.Call(t, url, "alice", true, "work", map[string]any{"label": "3"})
 	taskLimited(t, res, e, "MaxTasksPerPrincipal")
-	startTask(t, url, "bob", "work", map[string]any{"label": "b1"})
-	res, e = call(t, url, "bob", true, "work", map[string]any{"label": "b2"})
+	tasktest.StartTask(t, url, "bob", "work", map[string]any{"label": "b1"})
+	res, e = tasktest.Call(t, url, "bob", true, "work", map[string]any{"label": "b2"})
 	taskLimited(t, res, e, "MaxTasks")
 
 	// The answered confirmation past the cap is refused before its state
@@ -79,25 +80,25 @@ func TestTaskCapRefusesPastTheLimits(t *testing.T) {
 	// free.
 	retry := map[string]any{"name": "confirmed", "arguments": map[string]any{}, "requestState": state,
 		"inputResponses": map[string]any{execution.ConfirmKey: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}
-	res, e = rpc(t, url, "alice", true, "tools/call", retry)
+	res, e = tasktest.RPC(t, url, "alice", true, "tools/call", retry)
 	taskLimited(t, res, e, "MaxTasks")
 
 	if n := strings.Count(logs.String(), "task refused: limit reached"); n != 1 {
 		t.Errorf("%d refusal records, want 1 a minute:\n%s", n, logs.String())
 	}
-	if got := w.cleanups.Load(); got != 0 {
+	if got := w.Cleanups.Load(); got != 0 {
 		t.Errorf("%d invocations cleaned up: a refused call ran", got)
 	}
 
 	// Cancelling one of alice's tasks frees its slot once its handler has
 	// returned: the retry with the same state is then admitted.
-	if _, e := rpc(t, url, "alice", true, "tasks/cancel", map[string]any{"taskId": first}); e != nil {
+	if _, e := tasktest.RPC(t, url, "alice", true, "tasks/cancel", map[string]any{"taskId": first}); e != nil {
 		t.Fatal(e)
 	}
-	waitStatus(t, url, "alice", first, "cancelled")
+	tasktest.WaitStatus(t, url, "alice", first, "cancelled")
 	var admitted map[string]any
-	waitUntil(t, "the cancelled task's slot", func() bool {
-		admitted, _ = rpc(t, url, "alice", true, "tools/call", retry)
+	tasktest.WaitUntil(t, "the cancelled task's slot", func() bool {
+		admitted, _ = tasktest.RPC(t, url, "alice", true, "tools/call", retry)
 		return admitted["isError"] != true
 	})
 	if admitted["resultType"] != "task" && toolText(admitted) != `{"result":"ok"}` {
@@ -105,10 +106,10 @@ func TestTaskCapRefusesPastTheLimits(t *testing.T) {
 	}
 
 	// Tasks that complete free their slots too.
-	close(w.release)
-	waitUntil(t, "every slot to be free", func() bool {
+	close(w.Release)
+	tasktest.WaitUntil(t, "every slot to be free", func() bool {
 		for _, who := range []string{"alice", "alice", "bob"} {
-			res, _ := call(t, url, who, true, "work", map[string]any{"label": "again"})
+			res, _ := tasktest.Call(t, url, who, true, "work", map[string]any{"label": "again"})
 			if res["isError"] == true {
 				return false
 			}
@@ -169,11 +170,11 @@ func TestTaskCapBoundsMemory(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return ms.HeapAlloc, ms.StackInuse, runtime.NumGoroutine()
 	}
-	call(t, url, "t", false, "hold", map[string]any{}) // warm up: one refused -32021, connections open
+	tasktest.Call(t, url, "t", false, "hold", map[string]any{}) // warm up: one refused -32021, connections open
 	heap0, stack0, g0 := measure()
 	created, refused := 0, 0
 	for range flood {
-		res, e := call(t, url, "t", true, "hold", map[string]any{})
+		res, e := tasktest.Call(t, url, "t", true, "hold", map[string]any{})
 		switch {
 		case e == nil && res["resultType"] == "task":
 			created++
@@ -183,7 +184,7 @@ func TestTaskCapBoundsMemory(t *testing.T) {
 			t.Fatalf("call = %v %v", res, e)
 		}
 	}
-	waitUntil(t, "every task's handler to run", func() bool { return running.Load() == capacity })
+	tasktest.WaitUntil(t, "every task's handler to run", func() bool { return running.Load() == capacity })
 	heap1, stack1, g1 := measure()
 	if created != capacity || refused != flood-capacity {
 		t.Fatalf("%d created, %d refused of %d, want %d created", created, refused, flood, capacity)
@@ -200,7 +201,7 @@ func TestTaskCapBoundsMemory(t *testing.T) {
 		t.Errorf("%d bytes of heap a running task, want the 12 KiB or so it takes: is it keeping its request alive?", perTask)
 	}
 	close(release)
-	waitUntil(t, "the tasks to end and their goroutines with them", func() bool {
+	tasktest.WaitUntil(t, "the tasks to end and their goroutines with them", func() bool {
 		_, _, g := measure()
 		return running.Load() == 0 && g <= g0+10
 	})

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -95,6 +96,23 @@ func TestHelloIsTheReadmeSnippet(t *testing.T) {
 // example as its code, and builds it: so the section's lines are the ones
 // that work today.
 func TestReadmeInstallLinesWork(t *testing.T) {
+	svc, run := helloService(t)
+	run("go build -o " + filepath.Join(t.TempDir(), "hello") + " .")
+	mod, err := os.ReadFile(filepath.Join(svc, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mod), "github.com/agnara-go/agnara v0.0.0-00010101000000-000000000000") {
+		t.Errorf("go.mod after the README's lines does not require agnara-go at the placeholder version the README names:\n%s", mod)
+	}
+}
+
+// helloService makes the module of README.md's "Install" section: a new
+// module beside a link named agnara-go to this checkout, with the hello
+// example as its code, after the section's lines. It returns the
+// module's directory and a function that runs a shell line in it.
+func helloService(t *testing.T) (dir string, run func(line string) string) {
+	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -104,11 +122,11 @@ func TestReadmeInstallLinesWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := installLines(t, string(readme))
-	dir := t.TempDir()
-	if err := os.Symlink(root, filepath.Join(dir, "agnara-go")); err != nil {
+	tmp := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(tmp, "agnara-go")); err != nil {
 		t.Fatal(err)
 	}
-	svc := filepath.Join(dir, "svc")
+	svc := filepath.Join(tmp, "svc")
 	hello, err := os.ReadFile(filepath.Join(root, "examples", "hello", "main.go"))
 	if err != nil {
 		t.Fatal(err)
@@ -119,27 +137,67 @@ func TestReadmeInstallLinesWork(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(svc, "main.go"), hello, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(line string) {
+	run = func(line string) string {
 		t.Helper()
 		cmd := exec.Command("sh", "-c", line)
 		cmd.Dir = svc
 		// A module of its own: not this checkout's go.work or flags.
 		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			t.Fatalf("%q: %v\n%s", line, err, out)
 		}
+		return string(out)
 	}
 	run("go mod init example.com/svc")
 	for _, line := range lines {
 		run(line)
 	}
-	run("go build -o " + filepath.Join(dir, "hello") + " .")
-	mod, err := os.ReadFile(filepath.Join(svc, "go.mod"))
+	return svc, run
+}
+
+// maxHelloModules is how many modules a service built from examples/hello
+// may list in its go.sum: the figure of mcp-go, another Go MCP server
+// library (issue 39, ADR 71).
+const maxHelloModules = 18
+
+// gatewayModules are modules of the gateway product (and its tests):
+// none may reach a service's go.sum.
+var gatewayModules = []string{
+	"github.com/jackc/pgx/v5", "github.com/redis/go-redis/v9", "modernc.org/sqlite",
+	"github.com/chromedp/chromedp", "github.com/prometheus/client_golang", "github.com/go-chi/chi/v5",
+}
+
+// TestHelloServicePaysForWhatItUses: the go.sum of README.md's "Install"
+// module lists at most maxHelloModules modules, and none of
+// gatewayModules. A module carries in its go.sum what the packages it
+// imports import, and what their tests import: a core test that imports
+// a database client puts it there (STYLE.md). The failure says why each
+// module is there (go mod why -m).
+func TestHelloServicePaysForWhatItUses(t *testing.T) {
+	svc, run := helloService(t)
+	sum, err := os.ReadFile(filepath.Join(svc, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(mod), "github.com/agnara-go/agnara v0.0.0-00010101000000-000000000000") {
-		t.Errorf("go.mod after the README's lines does not require agnara-go at the placeholder version the README names:\n%s", mod)
+	var mods []string
+	for _, line := range strings.Split(string(sum), "\n") {
+		if mod, _, ok := strings.Cut(line, " "); ok && !slices.Contains(mods, mod) {
+			mods = append(mods, mod)
+		}
+	}
+	t.Logf("go.sum lists %d modules: %s", len(mods), strings.Join(mods, " "))
+	var why []string
+	for _, mod := range mods {
+		if slices.Contains(gatewayModules, mod) {
+			why = append(why, mod)
+		}
+	}
+	if len(why) > 0 {
+		t.Errorf("go.sum lists modules of the gateway product: %s\n%s", strings.Join(why, " "), run("go mod why -m "+strings.Join(why, " ")))
+	}
+	if len(mods) > maxHelloModules {
+		t.Errorf("go.sum lists %d modules, more than %d; go mod why -m for each:\n%s", len(mods), maxHelloModules, run("go mod why -m "+strings.Join(mods, " ")))
 	}
 }
 
