@@ -67,8 +67,8 @@ type Options struct {
 	// import before serving what it has. Default 30 s.
 	StartTimeout time.Duration
 	// Meter, when set, is told of the gateway's calls and refusals (see
-	// [mcpexpose.Meter]; `agnara gateway` sets package
-	// mcpexpose/prommcp's). Default: none.
+	// [mcpexpose.Meter]; `agnara gateway` sets package prommcp's).
+	// Default: none.
 	Meter mcpexpose.Meter
 	// WrapApprovals, when set, is applied once to the approval store of
 	// writes, the one the gateway opens or Options.Approvals, and the
