@@ -6,8 +6,8 @@ import (
 )
 
 // Observer watches an application's requests and the stages of their
-// invocations, for tracing and metrics (package mcpexpose/otelmcp provides
-// one for OpenTelemetry). It is set once, in [Options.Observer]: the
+// invocations, for tracing and metrics (package otelmcp provides one
+// for OpenTelemetry). It is set once, in [Options.Observer]: the
 // invocation pipeline (package execution) reports stages to it and every
 // exposure serving the application (package mcpexpose) reports requests to
 // it, so a stage's span is a child of its request's.

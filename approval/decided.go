@@ -25,9 +25,9 @@ const decidedQuery = `SELECT
 // how many rejected, whatever became of them since (an approved one may
 // since have been claimed, completed, canceled or have expired): the
 // decisions of every process sharing the store, its inbox's and the
-// command line's included. Both counts only grow. Package
-// mcpexpose/prommcp reads them for agnara_approvals_decided_total, so that
-// every process scraped reports the same decisions (ADR 60).
+// command line's included. Both counts only grow. Package prommcp reads
+// them for agnara_approvals_decided_total, so that every process scraped
+// reports the same decisions (ADR 60).
 //
 // It is one query whose cost grows with the approvals stored (an index
 // scan); call it at a scrape's pace, not per request.

@@ -3,6 +3,8 @@ package mcpexpose
 import (
 	"net/http"
 	"time"
+
+	"github.com/agnara-go/agnara/internal/httpserver"
 )
 
 // HTTPTimeouts are the timeouts of the *http.Server that [NewHTTPServer]
@@ -31,15 +33,15 @@ type HTTPTimeouts struct {
 
 // The defaults of [HTTPTimeouts].
 const (
-	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultReadTimeout       = 30 * time.Second
-	DefaultWriteTimeout      = 10 * time.Minute
-	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultReadHeaderTimeout = httpserver.DefaultReadHeaderTimeout
+	DefaultReadTimeout       = httpserver.DefaultReadTimeout
+	DefaultWriteTimeout      = httpserver.DefaultWriteTimeout
+	DefaultIdleTimeout       = httpserver.DefaultIdleTimeout
 )
 
 // DefaultMaxHeaderBytes is the header size limit of the server
 // [NewHTTPServer] returns.
-const DefaultMaxHeaderBytes = 64 << 10
+const DefaultMaxHeaderBytes = httpserver.DefaultMaxHeaderBytes
 
 // NewHTTPServer returns an *http.Server for h hardened for MCP: bounded
 // header and body reads (slow clients are cut off), a write timeout sized
@@ -52,23 +54,5 @@ func NewHTTPServer(h http.Handler, t *HTTPTimeouts) *http.Server {
 	if t != nil {
 		o = *t
 	}
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: timeout(o.ReadHeader, DefaultReadHeaderTimeout),
-		ReadTimeout:       timeout(o.Read, DefaultReadTimeout),
-		WriteTimeout:      timeout(o.Write, DefaultWriteTimeout),
-		IdleTimeout:       timeout(o.Idle, DefaultIdleTimeout),
-		MaxHeaderBytes:    DefaultMaxHeaderBytes,
-	}
-}
-
-// timeout is v, def when v is zero, or 0 (none) when v is negative.
-func timeout(v, def time.Duration) time.Duration {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
+	return httpserver.New(h, httpserver.Timeouts(o))
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // Meter counts what a server and its HTTP handler decide, for metrics
-// (package mcpexpose/prommcp provides one for Prometheus). It is set in
+// (package prommcp provides one for Prometheus). It is set in
 // [ServerOptions.Meter]. Where the [agnara.Observer] follows requests for
 // traces, a Meter is told the facts a trace does not carry: each call's
 // failure reason, and the refusals made before any call runs.

@@ -90,9 +90,9 @@ type ServerOptions struct {
 	// none, and nothing is computed for it.
 	Audit AuditSink
 	// Meter, when set, is told of every decided tools/call and of the
-	// refusals made before a request runs (see [Meter]; package
-	// mcpexpose/prommcp serves them to Prometheus). Default: none, and
-	// nothing is measured for it.
+	// refusals made before a request runs (see [Meter]; package prommcp
+	// serves them to Prometheus). Default: none, and nothing is measured
+	// for it.
 	Meter Meter
 	// Swappable lets [Handler.Swap] replace the snapshot while clients stay
 	// connected, and advertises tools.listChanged: handshake-era sessions

@@ -134,3 +134,69 @@ func (m *Monitor) current(gen uint64) (execution.Reason, bool) {
 	}
 	return "", true
 }
+
+// ResourceListChanged records a resources/list_changed notification: every
+// catalog of resources and prompts discovered before it is stale. Its
+// signature fits mcp.ClientOptions.ResourceListChangedHandler.
+func (m *Monitor) ResourceListChanged(context.Context, *mcp.ResourceListChangedRequest) {
+	m.featureChanged()
+}
+
+// PromptListChanged records a prompts/list_changed notification, as
+// [Monitor.ResourceListChanged] does a resources/list_changed. Its
+// signature fits mcp.ClientOptions.PromptListChangedHandler.
+func (m *Monitor) PromptListChanged(context.Context, *mcp.PromptListChangedRequest) {
+	m.featureChanged()
+}
+
+func (m *Monitor) featureChanged() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.featureGen++
+	close(m.featureStale)
+	m.featureStale = make(chan struct{})
+}
+
+// featureWatch is the monitor's state as a catalog of resources and
+// prompts sees it.
+func (m *Monitor) featureWatch() watch {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return watch{m.version, m.featureGen, m.featureStale, m.closed}
+}
+
+// currentFeatures is [Monitor.current] for catalogs of resources and
+// prompts.
+func (m *Monitor) currentFeatures(gen uint64) (execution.Reason, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.closed:
+		return ReasonConnectionClosed, false
+	case m.featureGen != gen:
+		return ReasonCatalogStale, false
+	}
+	return "", true
+}
+
+// routeFeatureChanges makes a session Connect makes tell mon of
+// resources/list_changed and prompts/list_changed, before any handler the
+// host set.
+func routeFeatureChanges(co *mcp.ClientOptions, mon *Monitor) {
+	nextResources, nextPrompts := co.ResourceListChangedHandler, co.PromptListChangedHandler
+	co.ResourceListChangedHandler = func(ctx context.Context, req *mcp.ResourceListChangedRequest) {
+		mon.ResourceListChanged(ctx, req)
+		if nextResources != nil {
+			nextResources(ctx, req)
+		}
+	}
+	co.PromptListChangedHandler = func(ctx context.Context, req *mcp.PromptListChangedRequest) {
+		mon.PromptListChanged(ctx, req)
+		if nextPrompts != nil {
+			nextPrompts(ctx, req)
+		}
+	}
+}

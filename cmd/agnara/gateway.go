@@ -13,7 +13,7 @@ import (
 
 	"github.com/agnara-go/agnara/gateway"
 	"github.com/agnara-go/agnara/internal/health"
-	"github.com/agnara-go/agnara/mcpexpose/prommcp"
+	"github.com/agnara-go/agnara/prommcp"
 )
 
 const gatewayUsage = `usage: agnara gateway -config FILE [-check] [-log-level info] [-metrics-addr A]

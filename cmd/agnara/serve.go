@@ -19,7 +19,7 @@ import (
 	"github.com/agnara-go/agnara/approval/inbox"
 	"github.com/agnara-go/agnara/internal/health"
 	"github.com/agnara-go/agnara/internal/hostcheck"
-	"github.com/agnara-go/agnara/mcpexpose/prommcp"
+	"github.com/agnara-go/agnara/prommcp"
 )
 
 // serve runs the approval inbox (package approval/inbox) until SIGINT or

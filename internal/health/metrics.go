@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/internal/hostcheck"
-	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/internal/httpserver"
 )
 
 // DefaultMetricsAddr is where `agnara gateway` serves /metrics unless
@@ -82,7 +82,7 @@ func ServeMetrics(ctx context.Context, f *MetricsFlag, metrics http.Handler, log
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics)
-	srv := mcpexpose.NewHTTPServer(hostcheck.OnLoopbackListener(mux, nil), nil)
+	srv := httpserver.New(hostcheck.OnLoopbackListener(mux, nil), httpserver.Timeouts{})
 	logger.Info("serving metrics", slog.String("url", "http://"+ln.Addr().String()+"/metrics"))
 	go func() {
 		<-ctx.Done()

@@ -5,6 +5,15 @@
 // (records go to the caller's *slog.Logger). Programs (package main:
 // examples/, cmd/, conformance/) and tests are exempt.
 //
+// They hold every Go file of the product to 600 lines (tests, generated
+// files, examples/ and the conformance fixture aside; cmd/ counts): a
+// longer file mixes concepts, and is split by concept into files named
+// after them (ADR 72). And the machinery under an internal/ directory
+// imports no public package of the module unless a list names the pair and
+// why (the record internal/registry carries holds di's and policy's
+// types): what a public package and the machinery both need lives under
+// internal/.
+//
 // They also keep build outputs out of the repository: no tracked file may
 // be an executable (ELF, Mach-O, PE, WebAssembly, or the executable bit on
 // anything but a #! script) or larger than 1 MiB unless the test's allow

@@ -95,13 +95,12 @@ func violations(fset *token.FileSet, path string, src any) ([]string, error) {
 	return out, nil
 }
 
-// TestLibraryCodeDoesNotPanicPrintOrUseTheGlobalLogger walks every Go file
-// of the module that is not a test, not generated, not in a testdata
-// folder and not in a separate module, and fails on each violation.
-func TestLibraryCodeDoesNotPanicPrintOrUseTheGlobalLogger(t *testing.T) {
-	top := root(t)
-	fset := token.NewFileSet()
-	var all []string
+// goFiles calls fn with every Go file of the module that is not a test,
+// not in a testdata folder and not in a separate module (bench/, api/):
+// its path, and its slash-separated path from the module root. It fails
+// the test when it reads fewer than 50, a broken walk.
+func goFiles(t *testing.T, top string, fn func(path, rel string) error) {
+	t.Helper()
 	files := 0
 	err := filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -122,23 +121,38 @@ func TestLibraryCodeDoesNotPanicPrintOrUseTheGlobalLogger(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		vs, err := violations(fset, path, nil)
+		files++
+		rel, err := filepath.Rel(top, path)
 		if err != nil {
 			return err
 		}
-		files++
-		rel, _ := filepath.Rel(top, path)
-		for _, v := range vs {
-			all = append(all, strings.Replace(v, path, rel, 1))
-		}
-		return nil
+		return fn(path, filepath.ToSlash(rel))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if files < 50 {
-		t.Fatalf("read only %d library files under %s: the walk is broken", files, top)
+		t.Fatalf("read only %d Go files under %s: the walk is broken", files, top)
 	}
+}
+
+// TestLibraryCodeDoesNotPanicPrintOrUseTheGlobalLogger walks every Go file
+// of the module that is not a test, not generated, not in a testdata
+// folder and not in a separate module, and fails on each violation.
+func TestLibraryCodeDoesNotPanicPrintOrUseTheGlobalLogger(t *testing.T) {
+	top := root(t)
+	fset := token.NewFileSet()
+	var all []string
+	goFiles(t, top, func(path, rel string) error {
+		vs, err := violations(fset, path, nil)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			all = append(all, strings.Replace(v, path, rel, 1))
+		}
+		return nil
+	})
 	for _, v := range all {
 		t.Error(v)
 	}

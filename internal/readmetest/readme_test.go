@@ -1,6 +1,7 @@
 // Package readmetest checks that the Go snippets of README.md and
 // docs/getting-started.md compile as written, imports included, so that a
-// reader can paste them.
+// reader can paste them; and that docs/architecture.md names files,
+// functions and imports the code has (architecture_test.go).
 package readmetest
 
 import (

@@ -7,10 +7,11 @@
 // these names.
 //
 // It is a separate package so that the core stays free of the Prometheus
-// client. A [Metrics] is an [mcpexpose.Meter]: set it in
-// ServerOptions.Meter, hand it the [mcpexpose.Handler] whose load it
-// reports, wrap the approval and task stores with it, and serve
-// [Metrics.Handler] on an address of its own.
+// client, and it sits beside the packages it observes (mcpexpose, gateway,
+// approval, tasks), importing them; none of them imports it. A [Metrics]
+// is an [mcpexpose.Meter]: set it in ServerOptions.Meter, hand it the
+// [mcpexpose.Handler] whose load it reports, wrap the approval and task
+// stores with it, and serve [Metrics.Handler] on an address of its own.
 //
 //	m, err := prommcp.New(nil)
 //	store = m.Approvals(store)

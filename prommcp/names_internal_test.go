@@ -79,7 +79,7 @@ func TestDashboardAndDocsNameRegisteredMetrics(t *testing.T) {
 		}
 	}
 
-	raw, err := os.ReadFile("../../docs/grafana/agnara.json")
+	raw, err := os.ReadFile("../docs/grafana/agnara.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestDashboardAndDocsNameRegisteredMetrics(t *testing.T) {
 		}
 	}
 
-	raw, err = os.ReadFile("../../docs/prometheus/alerts.yml")
+	raw, err = os.ReadFile("../docs/prometheus/alerts.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestDashboardAndDocsNameRegisteredMetrics(t *testing.T) {
 		t.Error("docs/prometheus/alerts.yml holds no alert")
 	}
 
-	doc, err := os.ReadFile("../../docs/operating.md")
+	doc, err := os.ReadFile("../docs/operating.md")
 	if err != nil {
 		t.Fatal(err)
 	}

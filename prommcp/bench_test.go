@@ -9,7 +9,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/mcpexpose"
-	"github.com/agnara-go/agnara/mcpexpose/prommcp"
+	"github.com/agnara-go/agnara/prommcp"
 )
 
 type EchoInput struct {

@@ -11,10 +11,10 @@ import (
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/approval/inbox"
 	"github.com/agnara-go/agnara/internal/enginetest"
-	"github.com/agnara-go/agnara/mcpexpose/prommcp"
 	"github.com/agnara-go/agnara/mcpexpose/tasks"
 	"github.com/agnara-go/agnara/mcpexpose/tasks/redistasks"
 	"github.com/agnara-go/agnara/policy"
+	"github.com/agnara-go/agnara/prommcp"
 	"github.com/google/go-cmp/cmp"
 )
 

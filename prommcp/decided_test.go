@@ -11,8 +11,8 @@ import (
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/internal/enginetest"
 	"github.com/agnara-go/agnara/mcpexpose"
-	"github.com/agnara-go/agnara/mcpexpose/prommcp"
 	"github.com/agnara-go/agnara/mcpexpose/tasks"
+	"github.com/agnara-go/agnara/prommcp"
 	"github.com/google/go-cmp/cmp"
 )
 

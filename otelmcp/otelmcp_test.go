@@ -7,7 +7,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/di"
 	"github.com/agnara-go/agnara/mcpexpose"
-	"github.com/agnara-go/agnara/mcpexpose/otelmcp"
+	"github.com/agnara-go/agnara/otelmcp"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"

@@ -31,7 +31,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-const scope = "github.com/agnara-go/agnara/mcpexpose/otelmcp"
+const scope = "github.com/agnara-go/agnara/otelmcp"
 
 // Options configures [New]. A nil *Options and every zero field mean the
 // documented default.
