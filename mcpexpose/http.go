@@ -21,8 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
-// DefaultMaxBodyBytes is the default limit on the size of a request body.
-const DefaultMaxBodyBytes = 1 << 20
+// defaultMaxBodyBytes is the default limit on the size of a request body.
+const defaultMaxBodyBytes = 1 << 20
 
 // maxClockSkew bounds how long after its expiry a token a verifier accepted
 // is still let through: verifiers check expiry with their own (smaller)

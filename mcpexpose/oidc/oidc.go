@@ -41,8 +41,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// DefaultLeeway is the clock skew tolerated on exp and nbf.
-const DefaultLeeway = 30 * time.Second
+// defaultLeeway is the clock skew tolerated on exp and nbf when
+// [Options.Leeway] is zero.
+const defaultLeeway = 30 * time.Second
 
 // Options configures a [Verifier]. A nil *Options and every zero field mean
 // the documented default.
@@ -55,7 +56,7 @@ type Options struct {
 	// listed.
 	Algorithms []string
 	// Leeway is the clock skew tolerated on exp and nbf, at most 5
-	// minutes. Zero means DefaultLeeway; a negative value means none.
+	// minutes. Zero means 30 seconds; a negative value means none.
 	Leeway time.Duration
 	// HTTPClient fetches the discovery document and the JWKS. Default:
 	// http.DefaultClient. A JWKS fetch is cut after 30 seconds whatever
@@ -69,8 +70,8 @@ type Options struct {
 	// allows, and for no longer than its request's context, and is then
 	// judged against the fetched set, which replaces the cache. Every token
 	// waiting shares one fetch. A token whose kid the cache has is judged at
-	// once, and a bad signature under it causes no fetch. Zero means
-	// DefaultKeyRefetchInterval; negative values are an error.
+	// once, and a bad signature under it causes no fetch. Zero means 5
+	// seconds; negative values are an error.
 	KeyRefetchInterval time.Duration
 	// Now returns the current time, for token validity (exp and nbf).
 	// Default: time.Now. The key refetch interval is measured on the
@@ -123,7 +124,7 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	}
 	switch {
 	case o.Leeway == 0:
-		o.Leeway = DefaultLeeway
+		o.Leeway = defaultLeeway
 	case o.Leeway < 0:
 		o.Leeway = 0
 	case o.Leeway > 5*time.Minute:
@@ -131,7 +132,7 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	}
 	switch {
 	case o.KeyRefetchInterval == 0:
-		o.KeyRefetchInterval = DefaultKeyRefetchInterval
+		o.KeyRefetchInterval = defaultKeyRefetchInterval
 	case o.KeyRefetchInterval < 0:
 		return nil, fmt.Errorf("oidc: negative key refetch interval %s", o.KeyRefetchInterval)
 	case o.KeyRefetchInterval > 5*time.Minute:
