@@ -296,9 +296,6 @@ func (h *Handler) Metadata() http.Handler { return h.metaHandler }
 // resource's path, such as "/.well-known/oauth-protected-resource/mcp".
 func (h *Handler) MetadataPaths() []string { return slices.Clone(h.metaPaths) }
 
-// MetadataURL returns the URL of the metadata document challenges point at.
-func (h *Handler) MetadataURL() string { return h.metaURL }
-
 // Router is what [Handler.Mount] mounts on: an *http.ServeMux, a chi.Router
 // and most routers have this method.
 type Router interface {

@@ -15,15 +15,12 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose/tasks"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// TasksExtension is the identifier of the MCP tasks extension (SEP-2663),
-// under which servers advertise it and clients declare it.
-const TasksExtension = "io.modelcontextprotocol/tasks"
 
 // TaskSupport says whether a tool runs as a task of the tasks extension
 // ([ToolOptions.Task]).
@@ -219,8 +216,8 @@ var (
 
 // errTasksNotDeclared is -32021 naming the extension.
 func errTasksNotDeclared(what string) error {
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
-	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: what + " needs the client capability extensions[\"" + TasksExtension + "\"]", Data: data}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{mcpversion.TasksExtension: map[string]any{}}}})
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: what + " needs the client capability extensions[\"" + mcpversion.TasksExtension + "\"]", Data: data}
 }
 
 // declaresTasks reports whether a client declared the extension.
@@ -228,7 +225,7 @@ func declaresTasks(caps *mcp.ClientCapabilities) bool {
 	if caps == nil {
 		return false
 	}
-	_, ok := caps.Extensions[TasksExtension]
+	_, ok := caps.Extensions[mcpversion.TasksExtension]
 	return ok
 }
 

@@ -83,8 +83,7 @@ type Options struct {
 // Verifier verifies access tokens for one resource. It is safe for
 // concurrent use.
 type Verifier struct {
-	issuer    string
-	resource  string
+	resource  string // the canonical resource URI, reported in ExtraResource
 	keys      *keySet
 	verifier  *gooidc.IDTokenVerifier
 	clientIDs []string
@@ -159,7 +158,6 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	}
 	keys := newKeySet(ctx, meta.JWKSURI, o.HTTPClient, o.Algorithms, o.KeyRefetchInterval)
 	v := &Verifier{
-		issuer:    issuer,
 		resource:  resource,
 		keys:      keys,
 		clientIDs: o.ClientIDClaims,
@@ -175,12 +173,6 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	}
 	return v, nil
 }
-
-// Issuer returns the issuer tokens must come from.
-func (v *Verifier) Issuer() string { return v.issuer }
-
-// Resource returns the canonical resource URI tokens must be issued for.
-func (v *Verifier) Resource() string { return v.resource }
 
 // claims are the access-token claims read besides the standard ones.
 type claims struct {

@@ -7,3 +7,6 @@ const (
 	SecretSize     = secretSize
 	MaxKeyFileKeys = maxKeyFileKeys
 )
+
+// FormatKeyFile is the key file text of keys, as WriteKeyFile writes it.
+func FormatKeyFile(keys []FileKey) []byte { return formatKeyFile(keys) }

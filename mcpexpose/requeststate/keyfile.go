@@ -36,6 +36,10 @@ type FileKey struct {
 // returns its keys, the current one first. It fails, naming the line, on
 // any malformed line, a duplicate id, a secret that is not 32 bytes of
 // base64url, a retired current key, no key at all, or more than 64 keys.
+//
+// [LoadKeyRing] reads a key file from disk. A service that keeps its key
+// file elsewhere, in a secret manager for instance, parses the bytes it
+// fetched with ParseKeyFile and builds its ring with [KeyRingOf].
 func ParseKeyFile(r io.Reader) ([]FileKey, error) {
 	var keys []FileKey
 	seen := map[string]bool{}
@@ -108,9 +112,9 @@ func parseKeyLine(line string, current bool) (FileKey, error) {
 	return k, nil
 }
 
-// FormatKeyFile returns the key file text for keys, the current one first,
+// formatKeyFile returns the key file text for keys, the current one first,
 // with a header comment.
-func FormatKeyFile(keys []FileKey) []byte {
+func formatKeyFile(keys []FileKey) []byte {
 	var b bytes.Buffer
 	b.WriteString("# agnara request-state keys (format 1): keep this file secret (mode 0600).\n")
 	b.WriteString("# One key a line: ID SECRET [retired=TIME | staged]. The first key seals; every key opens.\n")
@@ -150,7 +154,7 @@ func ReadKeyFile(path string) ([]FileKey, error) {
 // so that a server reading the file never sees half of it. It refuses keys
 // that ParseKeyFile would refuse.
 func WriteKeyFile(path string, keys []FileKey) error {
-	text := FormatKeyFile(keys)
+	text := formatKeyFile(keys)
 	if _, err := ParseKeyFile(bytes.NewReader(text)); err != nil {
 		return err
 	}
