@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/internal/taskclient"
-	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,12 +42,12 @@ type TaskRun struct {
 }
 
 // CallTask calls the tool name with args (as [Client.CallTool]), declaring
-// the MCP tasks extension (mcpexpose.TasksExtension) on the call, so that a
-// tool exposed with mcpexpose.TaskOptional or TaskRequired answers with a
-// task. It then follows the task as a client would, polling tasks/get at
-// the server's pollIntervalMs, answering its questions with tasks/update as
-// [Options] say (Answer, recorded in [Client.Questions]; Roots; Sample),
-// until the task ends, and returns what it saw.
+// the MCP tasks extension (io.modelcontextprotocol/tasks) on the call, so
+// that a tool exposed with mcpexpose.TaskOptional or TaskRequired answers
+// with a task. It then follows the task as a client would, polling
+// tasks/get at the server's pollIntervalMs, answering its questions with
+// tasks/update as [Options] say (Answer, recorded in [Client.Questions];
+// Roots; Sample), until the task ends, and returns what it saw.
 //
 // A task that completed gives the outcome of its result, isError failures
 // included. A task that failed returns its JSON-RPC error (wrapping a
@@ -136,7 +136,7 @@ func (c *Client) answerTask(ctx context.Context, _ string, q mcp.InputRequest) (
 // for a direct call.
 func taskCapabilities(o Options) map[string]any {
 	caps := map[string]any{
-		"extensions": map[string]any{mcpexpose.TasksExtension: map[string]any{}},
+		"extensions": map[string]any{mcpversion.TasksExtension: map[string]any{}},
 		"roots":      map[string]any{"listChanged": true},
 	}
 	if o.Answer != nil {

@@ -39,17 +39,17 @@ type Limiter interface {
 	Allow(ctx context.Context, key string, limit agnara.RateLimit) (retryAfter time.Duration, ok bool, err error)
 }
 
-// DefaultLimiterKeys is the number of keys a [LocalLimiter] keeps when
+// defaultLimiterKeys is the number of keys a [LocalLimiter] keeps when
 // [LocalLimiterOptions.MaxKeys] is zero.
-const DefaultLimiterKeys = 65536
+const defaultLimiterKeys = 65536
 
 // LocalLimiterOptions configures a [LocalLimiter]. A nil
 // *LocalLimiterOptions and every zero field mean the documented default.
 type LocalLimiterOptions struct {
 	// MaxKeys bounds how many callers' buckets are kept. When a new key
 	// would exceed it, the least recently used bucket is dropped; its
-	// caller's next call starts from a full bucket. Default:
-	// DefaultLimiterKeys (a bucket takes about 200 bytes).
+	// caller's next call starts from a full bucket. Default: 65536 (a
+	// bucket takes about 200 bytes).
 	MaxKeys int
 }
 
@@ -79,7 +79,7 @@ var _ Limiter = (*LocalLimiter)(nil)
 // NewLocalLimiter returns an empty limiter. It fails when an option is out
 // of range.
 func NewLocalLimiter(opts *LocalLimiterOptions) (*LocalLimiter, error) {
-	l := &LocalLimiter{max: DefaultLimiterKeys, buckets: make(map[string]*list.Element)}
+	l := &LocalLimiter{max: defaultLimiterKeys, buckets: make(map[string]*list.Element)}
 	if opts != nil {
 		switch {
 		case opts.MaxKeys < 0:

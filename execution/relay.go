@@ -19,17 +19,17 @@ import (
 // state) is kept with [Context.SetRoundState], which the adapter carries,
 // sealed, to the next round of the same call.
 
-// MaxRoundState bounds the state one round keeps for the next
+// maxRoundState bounds the state one round keeps for the next
 // ([Context.SetRoundState]): small enough that, with the questions and
 // answers, it fits in the sealed state an MCP round carries.
-const MaxRoundState = 16 << 10
+const maxRoundState = 16 << 10
 
 // maxRelayedFields bounds the fields of a relayed form.
 const maxRelayedFields = 64
 
 // ErrRoundStateTooLarge is returned by [Context.SetRoundState] for state
-// over [MaxRoundState].
-var ErrRoundStateTooLarge = errors.New("execution: round state over MaxRoundState")
+// over 16 KiB.
+var ErrRoundStateTooLarge = errors.New("execution: round state over 16 KiB")
 
 // SetRoundState keeps state for the next round of this call. When the
 // invocation ends asking ([ErrInputRequired]), the adapter carries state
@@ -38,9 +38,10 @@ var ErrRoundStateTooLarge = errors.New("execution: round state over MaxRoundStat
 // earlier revisions), where [Context.RoundState] returns it. An invocation
 // that ends otherwise drops it. The caller never sees it and cannot change
 // it: adapters seal it, and a resumed round is bound to the same caller,
-// tool and arguments. State is copied; the latest call wins.
+// tool and arguments. State is copied; the latest call wins. State over 16
+// KiB is refused with [ErrRoundStateTooLarge].
 func (c *Context) SetRoundState(state []byte) error {
-	if len(state) > MaxRoundState {
+	if len(state) > maxRoundState {
 		return ErrRoundStateTooLarge
 	}
 	c.inter.mu.Lock()

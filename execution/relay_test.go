@@ -115,7 +115,7 @@ func TestRelayRefusesQuestionsOutsideTheRules(t *testing.T) {
 	}
 }
 
-// TestRoundStateIsBounded: state over MaxRoundState is refused.
+// TestRoundStateIsBounded: state over 16 KiB (MaxRoundState) is refused.
 func TestRoundStateIsBounded(t *testing.T) {
 	app := agnara.New("app", nil)
 	c := app.Capability(func(ec *execution.Context) (bool, error) {

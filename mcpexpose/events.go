@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DefaultReplayBytes is the default of [Limits.ReplayBytes].
-const DefaultReplayBytes = 4 << 20
+// defaultReplayBytes is the default of [Limits.ReplayBytes].
+const defaultReplayBytes = 4 << 20
 
 // What the event store counts for its bookkeeping, besides the capacity of
 // each message: an estimate of a stream's map entry, struct and list element,

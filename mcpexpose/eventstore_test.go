@@ -329,7 +329,7 @@ func TestReplayBytesOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.events.max != DefaultReplayBytes {
-		t.Errorf("default budget %d, want %d", h.events.max, DefaultReplayBytes)
+	if h.events.max != defaultReplayBytes {
+		t.Errorf("default budget %d, want %d", h.events.max, defaultReplayBytes)
 	}
 }

@@ -8,3 +8,7 @@ func Watched(l *Live) int {
 	defer l.s.watch.mu.Unlock()
 	return len(l.s.watch.by)
 }
+
+// DefaultMaxBodyBytes is the default of [Limits.MaxBodyBytes], for the
+// black-box tests of the body limit.
+const DefaultMaxBodyBytes = defaultMaxBodyBytes

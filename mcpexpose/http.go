@@ -21,8 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
-// DefaultMaxBodyBytes is the default limit on the size of a request body.
-const DefaultMaxBodyBytes = 1 << 20
+// defaultMaxBodyBytes is the default limit on the size of a request body.
+const defaultMaxBodyBytes = 1 << 20
 
 // maxClockSkew bounds how long after its expiry a token a verifier accepted
 // is still let through: verifiers check expiry with their own (smaller)
@@ -295,9 +295,6 @@ func (h *Handler) Metadata() http.Handler { return h.metaHandler }
 // "/.well-known/oauth-protected-resource" and its form suffixed with the
 // resource's path, such as "/.well-known/oauth-protected-resource/mcp".
 func (h *Handler) MetadataPaths() []string { return slices.Clone(h.metaPaths) }
-
-// MetadataURL returns the URL of the metadata document challenges point at.
-func (h *Handler) MetadataURL() string { return h.metaURL }
 
 // Router is what [Handler.Mount] mounts on: an *http.ServeMux, a chi.Router
 // and most routers have this method.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/internal/tasktest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,7 +27,7 @@ func TestTaskMcpNameMustBeTheTaskID(t *testing.T) {
 	id := tasktest.StartTask(t, url, "alice", "work", map[string]any{"label": "m"})
 	send := func(method, header string, set bool) (*http.Response, map[string]any) {
 		t.Helper()
-		params := map[string]any{"taskId": id, "_meta": mcptest.Meta(map[string]any{"extensions": map[string]any{mcpexpose.TasksExtension: map[string]any{}}})}
+		params := map[string]any{"taskId": id, "_meta": mcptest.Meta(map[string]any{"extensions": map[string]any{mcpversion.TasksExtension: map[string]any{}}})}
 		if method == "tasks/update" {
 			params["inputResponses"] = map[string]any{}
 		}

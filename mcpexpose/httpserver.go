@@ -12,36 +12,24 @@ import (
 // default; a negative field turns that timeout off.
 type HTTPTimeouts struct {
 	// ReadHeader bounds reading a request's headers, against clients that
-	// open connections and send headers a byte at a time. Default
-	// DefaultReadHeaderTimeout.
+	// open connections and send headers a byte at a time. Default: 10
+	// seconds.
 	ReadHeader time.Duration
 	// Read bounds reading a whole request, body included, against clients
-	// that send a body a byte at a time. Default DefaultReadTimeout, ample
-	// for a DefaultMaxBodyBytes body on a slow link.
+	// that send a body a byte at a time. Default: 30 seconds, ample for a
+	// 1 MiB body (the default [Limits.MaxBodyBytes]) on a slow link.
 	Read time.Duration
 	// Write bounds writing a response, from the end of the request's
 	// headers: it is the longest a response may stream, so it must exceed
 	// the longest tool call (ServerOptions.Timeout) and is the longest a
 	// handshake-era GET event stream lasts before the client reconnects
 	// (resuming with Last-Event-ID). It also frees a connection whose
-	// client stopped reading. Default DefaultWriteTimeout.
+	// client stopped reading. Default: 10 minutes.
 	Write time.Duration
 	// Idle bounds how long a kept-alive connection waits for its next
-	// request. Default DefaultIdleTimeout.
+	// request. Default: 2 minutes.
 	Idle time.Duration
 }
-
-// The defaults of [HTTPTimeouts].
-const (
-	DefaultReadHeaderTimeout = httpserver.DefaultReadHeaderTimeout
-	DefaultReadTimeout       = httpserver.DefaultReadTimeout
-	DefaultWriteTimeout      = httpserver.DefaultWriteTimeout
-	DefaultIdleTimeout       = httpserver.DefaultIdleTimeout
-)
-
-// DefaultMaxHeaderBytes is the header size limit of the server
-// [NewHTTPServer] returns.
-const DefaultMaxHeaderBytes = httpserver.DefaultMaxHeaderBytes
 
 // NewHTTPServer returns an *http.Server for h hardened for MCP: bounded
 // header and body reads (slow clients are cut off), a write timeout sized

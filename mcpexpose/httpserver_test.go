@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/httpserver"
 	"github.com/agnara-go/agnara/mcpexpose"
 )
 
@@ -69,9 +70,9 @@ func TestNewHTTPServerTimeouts(t *testing.T) {
 		in   *mcpexpose.HTTPTimeouts
 		want [4]time.Duration // read header, read, write, idle
 	}{
-		{"defaults", nil, [4]time.Duration{mcpexpose.DefaultReadHeaderTimeout, mcpexpose.DefaultReadTimeout, mcpexpose.DefaultWriteTimeout, mcpexpose.DefaultIdleTimeout}},
+		{"defaults", nil, [4]time.Duration{httpserver.DefaultReadHeaderTimeout, httpserver.DefaultReadTimeout, httpserver.DefaultWriteTimeout, httpserver.DefaultIdleTimeout}},
 		{"set", &mcpexpose.HTTPTimeouts{ReadHeader: time.Second, Read: 2 * time.Second, Write: time.Hour, Idle: 3 * time.Second}, [4]time.Duration{time.Second, 2 * time.Second, time.Hour, 3 * time.Second}},
-		{"off", &mcpexpose.HTTPTimeouts{Write: -1}, [4]time.Duration{mcpexpose.DefaultReadHeaderTimeout, mcpexpose.DefaultReadTimeout, 0, mcpexpose.DefaultIdleTimeout}},
+		{"off", &mcpexpose.HTTPTimeouts{Write: -1}, [4]time.Duration{httpserver.DefaultReadHeaderTimeout, httpserver.DefaultReadTimeout, 0, httpserver.DefaultIdleTimeout}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := mcpexpose.NewHTTPServer(http.NotFoundHandler(), tc.in)
@@ -79,7 +80,7 @@ func TestNewHTTPServerTimeouts(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("timeouts %v, want %v", got, tc.want)
 			}
-			if srv.MaxHeaderBytes != mcpexpose.DefaultMaxHeaderBytes {
+			if srv.MaxHeaderBytes != httpserver.DefaultMaxHeaderBytes {
 				t.Errorf("MaxHeaderBytes %d", srv.MaxHeaderBytes)
 			}
 		})

@@ -10,25 +10,25 @@ import (
 // documented default.
 type Limits struct {
 	// MaxBodyBytes limits request bodies; larger ones get 413. Default:
-	// DefaultMaxBodyBytes.
+	// 1 MiB.
 	MaxBodyBytes int64
 	// SessionTimeout closes a handshake-era session that has had no
 	// request for this long (an open GET stream does not keep it alive).
-	// Its slot under MaxSessions is freed then. Default:
-	// DefaultSessionTimeout. (2026-07-28 requests have no sessions.)
+	// Its slot under MaxSessions is freed then. Default: 30
+	// minutes. (2026-07-28 requests have no sessions.)
 	SessionTimeout time.Duration
 	// MaxSessions caps the live handshake-era sessions of the handler: an
 	// initialize past it gets 503 with Retry-After and a JSON-RPC error
 	// naming the limit, until a session ends (DELETE, SessionTimeout, or
 	// the expiry of the token that opened it). Default:
-	// DefaultMaxSessions; negative: no limit.
+	// 1000; negative: no limit.
 	MaxSessions int
 	// MaxSessionsPerPrincipal caps the live handshake-era sessions of one
 	// principal (as the identity mapper maps it), refused the same way.
 	// With Tokens, callers without a token (AllowAnonymous) all count as
 	// one principal; without Tokens, every caller is that one principal
 	// and only MaxSessions applies. Default:
-	// DefaultMaxSessionsPerPrincipal; negative: no limit.
+	// 32; negative: no limit.
 	MaxSessionsPerPrincipal int
 	// MaxStreams caps the 2026-07-28 subscriptions/listen streams open on
 	// the handler at once: a listen POST past it gets 503 with Retry-After
@@ -37,19 +37,19 @@ type Limits struct {
 	// StreamLifetime, the expiry of its token). Streams are counted apart
 	// from sessions, which a listen does not have; a handshake-era session
 	// hears of changes on its GET stream and may not listen (-32601).
-	// Default: DefaultMaxStreams; negative: no limit.
+	// Default: 1000; negative: no limit.
 	MaxStreams int
 	// MaxStreamsPerPrincipal caps the open listen streams of one principal,
 	// who is counted as for MaxSessionsPerPrincipal (without Tokens only
 	// MaxStreams applies), refused the same way. Default:
-	// DefaultMaxStreamsPerPrincipal; negative: no limit.
+	// 32; negative: no limit.
 	MaxStreamsPerPrincipal int
 	// StreamLifetime bounds how long one subscriptions/listen stream stays
 	// open; a stream opened with a token ends at the token's expiry when
 	// that comes first. The stream then ends cleanly, with the listen's
 	// result, and the client listens again (a 2026-07-28 server may end a
 	// listen at any time; the Go SDK client v1.8.0 does not listen again by
-	// itself, see docs/operating.md). Default: DefaultStreamLifetime;
+	// itself, see docs/operating.md). Default: 30 minutes;
 	// negative: no limit but the token's.
 	StreamLifetime time.Duration
 	// StreamKeepAlive is how long a long-lived event stream — a
@@ -72,7 +72,7 @@ type Limits struct {
 	// The least recently written streams are forgotten first, and one
 	// stream keeps at most a quarter of it (its oldest messages go first,
 	// its latest stays); resuming from a forgotten message gets 400.
-	// Default: DefaultReplayBytes. (2026-07-28 streams are not resumable.)
+	// Default: 4 MiB. (2026-07-28 streams are not resumable.)
 	ReplayBytes int64
 	// PollAfter, when positive, is how long a 2025-11-25 tools/call holds
 	// its POST's event stream: a call still running then has its stream
@@ -91,15 +91,15 @@ type Limits struct {
 	// stream stays open until its result.
 	PollAfter time.Duration
 	// PollRetry is the reconnection delay a polled stream asks for
-	// (PollAfter). Default: DefaultPollRetry.
+	// (PollAfter). Default: 1 second.
 	PollRetry time.Duration
 }
 
-// DefaultPollRetry is the default of [Limits.PollRetry].
-const DefaultPollRetry = time.Second
+// defaultPollRetry is the default of [Limits.PollRetry].
+const defaultPollRetry = time.Second
 
-// DefaultSessionTimeout is how long an idle handshake-era session is kept.
-const DefaultSessionTimeout = 30 * time.Minute
+// defaultSessionTimeout is how long an idle handshake-era session is kept.
+const defaultSessionTimeout = 30 * time.Minute
 
 // withDefaults returns l (nil for none) with every zero field set to its
 // default, or says which field is out of range.
@@ -127,24 +127,24 @@ func (l *Limits) withDefaults() (Limits, error) {
 			*v = d
 		}
 	}
-	set(&o.MaxSessions, DefaultMaxSessions)
-	set(&o.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal)
-	set(&o.MaxStreams, DefaultMaxStreams)
-	set(&o.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal)
+	set(&o.MaxSessions, defaultMaxSessions)
+	set(&o.MaxSessionsPerPrincipal, defaultMaxSessionsPerPrincipal)
+	set(&o.MaxStreams, defaultMaxStreams)
+	set(&o.MaxStreamsPerPrincipal, defaultMaxStreamsPerPrincipal)
 	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+		o.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	if o.SessionTimeout == 0 {
-		o.SessionTimeout = DefaultSessionTimeout
+		o.SessionTimeout = defaultSessionTimeout
 	}
 	if o.StreamLifetime == 0 {
-		o.StreamLifetime = DefaultStreamLifetime
+		o.StreamLifetime = defaultStreamLifetime
 	}
 	if o.ReplayBytes == 0 {
-		o.ReplayBytes = DefaultReplayBytes
+		o.ReplayBytes = defaultReplayBytes
 	}
 	if o.PollRetry == 0 {
-		o.PollRetry = DefaultPollRetry
+		o.PollRetry = defaultPollRetry
 	}
 	if o.StreamKeepAlive == 0 {
 		o.StreamKeepAlive = defaultStreamKeepAlive

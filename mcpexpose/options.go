@@ -75,8 +75,9 @@ type ServerOptions struct {
 	// StateReplay makes each requestState single-use. Default: in memory,
 	// per process; instances sharing StateKeys must share it too.
 	StateReplay requeststate.ReplayStore
-	// StateTTL bounds how long a client may take to answer. Default:
-	// requeststate.DefaultTTL.
+	// StateTTL bounds how long a client may take to answer. Default: 5
+	// minutes (that of requeststate.Options.TTL); at most
+	// requeststate.MaxTTL.
 	StateTTL time.Duration
 	// Audience identifies this server in sealed state, so that state minted
 	// for another server is refused. Default: the resource URL when the

@@ -187,7 +187,7 @@ func TestPollLimits(t *testing.T) {
 		}
 	}
 	got, err := (&Limits{PollAfter: time.Second}).withDefaults()
-	if err != nil || got.PollRetry != DefaultPollRetry || got.PollAfter != time.Second {
+	if err != nil || got.PollRetry != defaultPollRetry || got.PollAfter != time.Second {
 		t.Errorf("defaults: %+v, %v", got, err)
 	}
 }

@@ -199,7 +199,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 		featureCapabilities(caps, snap, s.opts.Swappable)
 		if hasTaskTools(snap) {
 			s.tasks = newTaskRunner(s, s.opts.Tasks)
-			caps.AddExtension(TasksExtension, map[string]any{})
+			caps.AddExtension(mcpversion.TasksExtension, map[string]any{})
 		}
 		sopts.SubscribeHandler, sopts.UnsubscribeHandler = subscribeHandler, unsubscribeHandler
 	}

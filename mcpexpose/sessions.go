@@ -20,8 +20,8 @@ import (
 // go-sdk v1.8.0) and more in RSS (issue 16 saw some 13 KiB), so the
 // default cap holds the sessions of a handler to some 5–15 MiB.
 const (
-	DefaultMaxSessions             = 1000
-	DefaultMaxSessionsPerPrincipal = 32
+	defaultMaxSessions             = 1000
+	defaultMaxSessionsPerPrincipal = 32
 )
 
 // sessionRetryAfter is the Retry-After of a refused initialize: how soon a

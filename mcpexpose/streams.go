@@ -23,9 +23,9 @@ import (
 // keepalive.go), so the default cap holds a handler's streams to some
 // 30 MiB of heap.
 const (
-	DefaultMaxStreams             = 1000
-	DefaultMaxStreamsPerPrincipal = 32
-	DefaultStreamLifetime         = 30 * time.Minute
+	defaultMaxStreams             = 1000
+	defaultMaxStreamsPerPrincipal = 32
+	defaultStreamLifetime         = 30 * time.Minute
 )
 
 // methodListen opens a 2026-07-28 subscription stream (SEP-2575).

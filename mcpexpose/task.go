@@ -15,15 +15,12 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose/tasks"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// TasksExtension is the identifier of the MCP tasks extension (SEP-2663),
-// under which servers advertise it and clients declare it.
-const TasksExtension = "io.modelcontextprotocol/tasks"
 
 // TaskSupport says whether a tool runs as a task of the tasks extension
 // ([ToolOptions.Task]).
@@ -66,15 +63,16 @@ type TaskOptions struct {
 	Store tasks.Store
 	// TTL is how long a task is kept from its creation, finished or not:
 	// after it, the task is forgotten (tasks/get answers as for an unknown
-	// task) and a handler still running is cancelled. Default: one hour.
+	// task) and a handler still running is cancelled. Default: 1 hour; at
+	// most 7 days.
 	TTL time.Duration
 	// PollInterval is the polling interval suggested to clients.
-	// Default: one second.
+	// Default: 1 second.
 	PollInterval time.Duration
 	// Heartbeat is how often the instance running a task records that it
 	// is alive and looks in the store for a cancellation or answers sent
 	// through another instance (requests through the running instance
-	// itself act at once). Default: one second.
+	// itself act at once). Default: 1 second.
 	Heartbeat time.Duration
 	// HeartbeatLapse is how long without a heartbeat before any instance
 	// declares the running instance dead and the task failed (ADR 0067).
@@ -94,33 +92,34 @@ type TaskOptions struct {
 	// failure "unavailable", reason "task_limit" ([ReasonTaskLimit]),
 	// naming the limit, before anything runs, and the refusal is logged at
 	// most once a minute. A task's slot is freed when its handler has
-	// returned and the task has ended. Default: DefaultMaxTasks;
-	// negative: no limit.
+	// returned and the task has ended. Default: 1000; negative: no
+	// limit.
 	MaxTasks int
 	// MaxTasksPerPrincipal caps the tasks of one principal (issuer and id)
 	// running on this server at once, refused the same way; anonymous
-	// callers all count as one principal. Default:
-	// DefaultMaxTasksPerPrincipal; negative: no limit.
+	// callers all count as one principal. Default: 32;
+	// negative: no limit.
 	MaxTasksPerPrincipal int
 	// Now is the clock of task timestamps and heartbeats. Default:
 	// time.Now.
 	Now func() time.Time
 }
 
-// Task defaults and limits.
+// Task defaults and limits, stated in the doc comments of the
+// [TaskOptions] fields they apply to (TestDocumentedDefaults).
 const (
-	DefaultTaskTTL          = time.Hour
-	DefaultTaskPollInterval = time.Second
-	DefaultTaskHeartbeat    = time.Second
-	// MaxTaskTTL bounds TaskOptions.TTL.
-	MaxTaskTTL = 7 * 24 * time.Hour
-	// DefaultMaxTasks and DefaultMaxTasksPerPrincipal are the defaults of
+	defaultTaskTTL          = time.Hour
+	defaultTaskPollInterval = time.Second
+	defaultTaskHeartbeat    = time.Second
+	// maxTaskTTL bounds [TaskOptions.TTL].
+	maxTaskTTL = 7 * 24 * time.Hour
+	// defaultMaxTasks and defaultMaxTasksPerPrincipal are the defaults of
 	// TaskOptions.MaxTasks and MaxTasksPerPrincipal. A running task whose
 	// handler waits costs about 12 KiB of live heap and two goroutines
 	// with some 13 KiB of stack (TestTaskCapBoundsMemory, go-sdk v1.8.0),
 	// so a full default cap holds some 25 MiB, and one principal 0.8 MiB.
-	DefaultMaxTasks             = 1000
-	DefaultMaxTasksPerPrincipal = 32
+	defaultMaxTasks             = 1000
+	defaultMaxTasksPerPrincipal = 32
 )
 
 // ReasonTaskLimit is the [execution.Reason] of the "unavailable" failure
@@ -147,8 +146,8 @@ func (o *TaskOptions) check() error {
 		return nil
 	}
 	switch {
-	case o.TTL < 0 || o.TTL > MaxTaskTTL:
-		return fmt.Errorf("mcpexpose: Tasks.TTL %v must be positive and at most %v", o.TTL, MaxTaskTTL)
+	case o.TTL < 0 || o.TTL > maxTaskTTL:
+		return fmt.Errorf("mcpexpose: Tasks.TTL %v must be positive and at most %v", o.TTL, maxTaskTTL)
 	case o.PollInterval < 0, o.Heartbeat < 0, o.HeartbeatLapse < 0, o.RenewDeadline < 0:
 		return errors.New("mcpexpose: negative Tasks duration")
 	}
@@ -175,13 +174,13 @@ func (opts *TaskOptions) withDefaults() TaskOptions {
 		o = *opts
 	}
 	if o.TTL == 0 {
-		o.TTL = DefaultTaskTTL
+		o.TTL = defaultTaskTTL
 	}
 	if o.PollInterval == 0 {
-		o.PollInterval = DefaultTaskPollInterval
+		o.PollInterval = defaultTaskPollInterval
 	}
 	if o.Heartbeat == 0 {
-		o.Heartbeat = DefaultTaskHeartbeat
+		o.Heartbeat = defaultTaskHeartbeat
 	}
 	if o.HeartbeatLapse == 0 {
 		o.HeartbeatLapse = 15 * o.Heartbeat
@@ -190,10 +189,10 @@ func (opts *TaskOptions) withDefaults() TaskOptions {
 		o.RenewDeadline = o.HeartbeatLapse * 2 / 3
 	}
 	if o.MaxTasks == 0 {
-		o.MaxTasks = DefaultMaxTasks
+		o.MaxTasks = defaultMaxTasks
 	}
 	if o.MaxTasksPerPrincipal == 0 {
-		o.MaxTasksPerPrincipal = DefaultMaxTasksPerPrincipal
+		o.MaxTasksPerPrincipal = defaultMaxTasksPerPrincipal
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -217,8 +216,8 @@ var (
 
 // errTasksNotDeclared is -32021 naming the extension.
 func errTasksNotDeclared(what string) error {
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
-	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: what + " needs the client capability extensions[\"" + TasksExtension + "\"]", Data: data}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{mcpversion.TasksExtension: map[string]any{}}}})
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: what + " needs the client capability extensions[\"" + mcpversion.TasksExtension + "\"]", Data: data}
 }
 
 // declaresTasks reports whether a client declared the extension.
@@ -226,7 +225,7 @@ func declaresTasks(caps *mcp.ClientCapabilities) bool {
 	if caps == nil {
 		return false
 	}
-	_, ok := caps.Extensions[TasksExtension]
+	_, ok := caps.Extensions[mcpversion.TasksExtension]
 	return ok
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/internal/tasktest"
-	"github.com/agnara-go/agnara/mcpexpose/tasks"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
@@ -188,23 +187,4 @@ func TestTaskExpiresWithItsTTL(t *testing.T) {
 	}
 	// The handler still running is cancelled, and its cleanup runs.
 	tasktest.WaitUntil(t, "the expired task's cleanup", func() bool { return w.Cleanups.Load() == 1 })
-}
-
-func TestMemoryStoreForgetsExpiredTasks(t *testing.T) {
-	c := &clock{now: time.Now()}
-	m := tasks.NewMemory(&tasks.MemoryOptions{Now: c.Now})
-	ctx := t.Context()
-	if err := m.Create(ctx, &tasks.Task{ID: "x", ExpiresAt: c.Now().Add(time.Second)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Create(ctx, &tasks.Task{ID: "x", ExpiresAt: c.Now().Add(time.Second)}); err != tasks.ErrExists {
-		t.Fatalf("second Create = %v, want ErrExists", err)
-	}
-	c.Advance(time.Second)
-	if _, err := m.Get(ctx, "x"); err != tasks.ErrNotFound {
-		t.Fatalf("Get after expiry = %v", err)
-	}
-	if m.Len() != 0 {
-		t.Errorf("Len = %d after expiry", m.Len())
-	}
 }

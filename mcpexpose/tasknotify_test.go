@@ -7,6 +7,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/internal/tasktest"
 )
@@ -27,7 +28,7 @@ func TestTaskNotificationsToTheOwnerOnly(t *testing.T) {
 func TestTaskListenRefusals(t *testing.T) {
 	w := tasktest.NewWorld(t)
 	url := w.Instance(t, mcpexpose.TaskOptions{})
-	if _, e := tasktest.Listen(t, url, "alice", false, []string{"x"}); e == nil || e["code"] != float64(-32021) || !strings.Contains(tasktest.MustJSON(t, e), mcpexpose.TasksExtension) {
+	if _, e := tasktest.Listen(t, url, "alice", false, []string{"x"}); e == nil || e["code"] != float64(-32021) || !strings.Contains(tasktest.MustJSON(t, e), mcpversion.TasksExtension) {
 		t.Errorf("without the extension: %v, want -32021 naming it", e)
 	}
 	many := make([]string, 65)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,10 +52,6 @@ const (
 // gives up on a task.
 const taskCancelTimeout = 2 * time.Second
 
-// tasksExtension is the extension's identifier, as declared in per-request
-// client capabilities.
-const tasksExtension = "io.modelcontextprotocol/tasks"
-
 // taskIDBytes bounds a remote task id.
 const taskIDBytes = 256
 
@@ -82,7 +79,7 @@ func (o *TaskOptions) resolve(remote string, limits Limits) (TaskOptions, *Error
 // declaration it finds instead of injecting its own.
 func taskDeclaration() mcp.Meta {
 	return mcp.Meta{mcp.MetaKeyClientCapabilities: map[string]any{
-		"extensions":  map[string]any{tasksExtension: map[string]any{}},
+		"extensions":  map[string]any{mcpversion.TasksExtension: map[string]any{}},
 		"elicitation": map[string]any{"form": map[string]any{}},
 		"sampling":    map[string]any{},
 	}}
@@ -115,7 +112,7 @@ var declarations = func() (d [8]map[string]any) {
 	for i := range d {
 		caps := map[string]any{}
 		if i&1 != 0 {
-			caps["extensions"] = map[string]any{tasksExtension: map[string]any{}}
+			caps["extensions"] = map[string]any{mcpversion.TasksExtension: map[string]any{}}
 		}
 		if i&2 != 0 {
 			caps["elicitation"] = map[string]any{"form": map[string]any{}}

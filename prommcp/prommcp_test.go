@@ -19,6 +19,7 @@ import (
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/tasks"
 	"github.com/agnara-go/agnara/policy"
@@ -192,7 +193,7 @@ func (f *fixture) post(t *testing.T, method, name string, params map[string]any)
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "metrics-test", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{mcpexpose.TasksExtension: map[string]any{}}},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{mcpversion.TasksExtension: map[string]any{}}},
 	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	if err != nil {

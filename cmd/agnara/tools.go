@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/internal/taskclient"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -306,7 +307,7 @@ func (t *toolsCLI) connect(ctx context.Context, f *toolsFlags, endpoint, version
 	if f.task {
 		// Declared on every request, so that a TaskOptional tool answers
 		// with a task.
-		copts.Capabilities = &mcp.ClientCapabilities{Extensions: map[string]any{taskclient.Extension: map[string]any{}}}
+		copts.Capabilities = &mcp.ClientCapabilities{Extensions: map[string]any{mcpversion.TasksExtension: map[string]any{}}}
 		hc = taskclient.Wrap(hc)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agnara", Version: "cli"}, copts)

@@ -17,7 +17,7 @@ import (
 const taskVersion = "2026-07-28"
 
 // taskTimeout is -timeout's default with -task: a task's default lifetime
-// on an agnara server (mcpexpose.DefaultTaskTTL).
+// on an agnara server (mcpexpose.TaskOptions.TTL's default, 1 hour).
 const taskTimeout = time.Hour
 
 // errTimeout is the cause of a context that -timeout ended.

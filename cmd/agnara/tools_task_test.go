@@ -13,6 +13,7 @@ import (
 	framework "github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose"
 )
 
@@ -264,7 +265,7 @@ func TestTasksGetCancel(t *testing.T) {
 	j := startJobs(t)
 	start := func() string {
 		t.Helper()
-		params := map[string]any{"name": "report", "arguments": map[string]any{"month": "2026-11"}, "_meta": mcptest.Meta(map[string]any{"extensions": map[string]any{mcpexpose.TasksExtension: map[string]any{}}})}
+		params := map[string]any{"name": "report", "arguments": map[string]any{"month": "2026-11"}, "_meta": mcptest.Meta(map[string]any{"extensions": map[string]any{mcpversion.TasksExtension: map[string]any{}}})}
 		_, body, msg := mcptest.Do(t, mcptest.Request(t, j.url, "tools/call", params, ""))
 		res, _ := msg["result"].(map[string]any)
 		id, _ := res["taskId"].(string)

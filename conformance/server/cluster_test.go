@@ -15,6 +15,11 @@ import (
 	"github.com/agnara-go/agnara/mcpexpose/requeststate/redisreplay"
 )
 
+// clockSkew is redisreplay's default Options.ClockSkew, which the servers
+// here leave zero: a state sealed sooner after an epoch began is refused.
+// redisreplay's TestDefaultClockSkewOfTheClusterTests holds the two equal.
+const clockSkew = time.Second
+
 // instance serves the fixture handler with st, as one replica would.
 func instance(t testing.TB, st sharedState) string {
 	t.Helper()
@@ -216,7 +221,7 @@ func TestReplicasShareRequestState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Until(epoch.Add(redisreplay.DefaultClockSkew)))
+		time.Sleep(time.Until(epoch.Add(clockSkew)))
 		state, retry := roundTrip(t, a, b)
 		if !completed(retry) {
 			t.Fatalf("a confirmation asked after the restart = %v, want the fixture's state-ok text", retry)

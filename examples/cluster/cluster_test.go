@@ -24,6 +24,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// clockSkew is redisreplay's default Options.ClockSkew, which the servers
+// here leave zero: a state sealed sooner after an epoch began is refused.
+// redisreplay's TestDefaultClockSkewOfTheClusterTests holds the two equal.
+const clockSkew = time.Second
+
 // The JSON-RPC errors a retry can get instead of its result.
 const (
 	codeInvalidParams = -32602 // a requestState used, expired, forged, or sealed under an unknown key
@@ -463,5 +468,5 @@ func waitEpochPastSkew(t *testing.T, url string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Until(epoch.Add(redisreplay.DefaultClockSkew)))
+	time.Sleep(time.Until(epoch.Add(clockSkew)))
 }

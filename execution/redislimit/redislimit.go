@@ -36,15 +36,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultPrefix is the key prefix when [Options.Prefix] is empty.
-const DefaultPrefix = "agnara:ratelimit:"
+// defaultPrefix is the key prefix when [Options.Prefix] is empty.
+const defaultPrefix = "agnara:ratelimit:"
 
 // Options configures a [Limiter]. A nil *Options and every zero field mean
 // the documented default.
 type Options struct {
 	// Prefix namespaces the limiter's keys, so that several applications
-	// can share one Redis database. Default: DefaultPrefix. Instances that
-	// count together must use the same prefix.
+	// can share one Redis database. Default: "agnara:ratelimit:". Instances
+	// that count together must use the same prefix.
 	Prefix string
 	// Timeout bounds each Allow, in addition to the caller's context.
 	// Default: 500 milliseconds. A Redis that does not answer in time
@@ -92,7 +92,7 @@ func New(client redis.UniversalClient, opts *Options) (*Limiter, error) {
 	if client == nil {
 		return nil, errors.New("redislimit: New needs a Redis client")
 	}
-	l := &Limiter{client: client, prefix: DefaultPrefix, timeout: 500 * time.Millisecond}
+	l := &Limiter{client: client, prefix: defaultPrefix, timeout: 500 * time.Millisecond}
 	if opts != nil {
 		if opts.Prefix != "" {
 			l.prefix = opts.Prefix

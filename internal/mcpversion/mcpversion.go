@@ -1,6 +1,7 @@
-// Package mcpversion owns the MCP protocol revisions agnara speaks, so that
-// the serving half (mcpexpose) and the importing half (mcpimport) cannot
-// disagree about them, and a version literal is written once.
+// Package mcpversion owns the MCP protocol revisions agnara speaks, and the
+// identifier of the tasks extension, so that the serving half (mcpexpose),
+// the importing half (mcpimport) and the command-line client cannot
+// disagree about them, and each literal is written once.
 //
 // The two halves speak different sets: agnara serves the revisions its
 // tests run real clients at (Supported), and imports from every revision
@@ -28,6 +29,11 @@ const (
 	Handshake20250326 = "2025-03-26"
 	Handshake20241105 = "2024-11-05"
 )
+
+// TasksExtension is the identifier of the MCP tasks extension (SEP-2663),
+// under which servers advertise it and clients declare it, in the
+// extensions of their capabilities (a 2026-07-28 request's, per request).
+const TasksExtension = "io.modelcontextprotocol/tasks"
 
 // supported are the served revisions, newest first.
 var supported = [...]string{Modern, Handshake20251125, Handshake20250618}

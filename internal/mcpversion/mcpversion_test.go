@@ -1,7 +1,15 @@
 package mcpversion_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agnara-go/agnara/internal/mcpversion"
@@ -56,5 +64,58 @@ func TestImported(t *testing.T) {
 		if got, want := mcpversion.IsImported(v), slices.Contains(mcpversion.Imported(), v); got != want {
 			t.Errorf("IsImported(%q) = %v, want %v (Imported)", v, got, want)
 		}
+	}
+}
+
+// TestTasksExtensionHasOneOwner: the tasks extension's identifier is the
+// one SEP-2663 names, and no other non-test Go file of the module writes
+// it: the server, the importer, agnaratest and the command-line client all
+// declare it through TasksExtension.
+func TestTasksExtensionHasOneOwner(t *testing.T) {
+	if mcpversion.TasksExtension != "io.modelcontextprotocol/tasks" {
+		t.Errorf("TasksExtension = %q, want SEP-2663's io.modelcontextprotocol/tasks", mcpversion.TasksExtension)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir // another module
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || filepath.Dir(path) == owner {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if v, err := strconv.Unquote(lit.Value); err == nil && v == mcpversion.TasksExtension {
+					t.Errorf("%s writes %q: use mcpversion.TasksExtension", fset.Position(lit.Pos()), v)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

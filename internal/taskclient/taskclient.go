@@ -32,10 +32,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Extension is the identifier of the tasks extension, declared in a
-// client's capabilities (mcp.ClientCapabilities.Extensions).
-const Extension = "io.modelcontextprotocol/tasks"
-
 // The statuses of a task.
 const (
 	Working       = "working"
@@ -82,7 +78,8 @@ type ref struct {
 }
 
 // Register lets c send tasks/get, tasks/update and tasks/cancel. A client
-// that follows tasks also declares [Extension] in its capabilities
+// that follows tasks also declares the tasks extension
+// (mcpversion.TasksExtension) in its capabilities
 // (ClientOptions.Capabilities), so that a TaskOptional tool answers it with
 // a task.
 func Register(c *mcp.Client) error {
@@ -121,7 +118,8 @@ type Options struct {
 	// Capabilities, when set, are the client capabilities declared on
 	// each tasks/* request (_meta), as the caller declared them on the
 	// tools/call: the server answers tasks/* only to a request that
-	// declares [Extension]. Default: the client's own.
+	// declares the tasks extension (mcpversion.TasksExtension). Default:
+	// the client's own.
 	Capabilities map[string]any
 }
 
@@ -273,13 +271,15 @@ func cancel(ctx context.Context, cs *mcp.ClientSession, id string, o Options) er
 }
 
 // Get returns the task id as tasks/get shows it, for a client that
-// declares [Extension] in its own capabilities.
+// declares the tasks extension (mcpversion.TasksExtension) in its own
+// capabilities.
 func Get(ctx context.Context, cs *mcp.ClientSession, id string) (*Task, error) {
 	return send(ctx, cs, "tasks/get", &ref{TaskID: id})
 }
 
 // Cancel asks the server to cancel the task id (tasks/cancel), for a
-// client that declares [Extension] in its own capabilities.
+// client that declares the tasks extension (mcpversion.TasksExtension) in
+// its own capabilities.
 func Cancel(ctx context.Context, cs *mcp.ClientSession, id string) error {
 	_, err := send(ctx, cs, "tasks/cancel", &ref{TaskID: id})
 	return err

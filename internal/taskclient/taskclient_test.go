@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agnara-go/agnara/internal/mcpversion"
 )
 
 func TestResultOf(t *testing.T) {
@@ -109,7 +111,7 @@ func TestCallCancelsATaskItCannotFollow(t *testing.T) {
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(hs.Close)
 
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{Extensions: map[string]any{Extension: map[string]any{}}}})
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{Extensions: map[string]any{mcpversion.TasksExtension: map[string]any{}}}})
 	if err := Register(client); err != nil {
 		t.Fatal(err)
 	}

@@ -16,3 +16,6 @@ func SetKeyFetchTimeout(v *Verifier, d time.Duration) { v.keys.fetchTimeout = d 
 // SetKeyJoined makes v's key set call joined as a token starts waiting for
 // a fetch in flight. Call it before v verifies a token.
 func SetKeyJoined(v *Verifier, joined func()) { v.keys.joined = joined }
+
+// DefaultKeyRefetchInterval is the default of [Options.KeyRefetchInterval].
+const DefaultKeyRefetchInterval = defaultKeyRefetchInterval

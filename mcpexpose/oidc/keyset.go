@@ -13,9 +13,9 @@ import (
 	"github.com/go-jose/go-jose/v4"
 )
 
-// DefaultKeyRefetchInterval is the least time between two fetches of an
-// issuer's key set.
-const DefaultKeyRefetchInterval = 5 * time.Second
+// defaultKeyRefetchInterval is the least time between two fetches of an
+// issuer's key set when [Options.KeyRefetchInterval] is zero.
+const defaultKeyRefetchInterval = 5 * time.Second
 
 // maxKeySetSize bounds the JWKS document read from the issuer.
 const maxKeySetSize = 1 << 20

@@ -41,8 +41,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// DefaultLeeway is the clock skew tolerated on exp and nbf.
-const DefaultLeeway = 30 * time.Second
+// defaultLeeway is the clock skew tolerated on exp and nbf when
+// [Options.Leeway] is zero.
+const defaultLeeway = 30 * time.Second
 
 // Options configures a [Verifier]. A nil *Options and every zero field mean
 // the documented default.
@@ -55,7 +56,7 @@ type Options struct {
 	// listed.
 	Algorithms []string
 	// Leeway is the clock skew tolerated on exp and nbf, at most 5
-	// minutes. Zero means DefaultLeeway; a negative value means none.
+	// minutes. Zero means 30 seconds; a negative value means none.
 	Leeway time.Duration
 	// HTTPClient fetches the discovery document and the JWKS. Default:
 	// http.DefaultClient. A JWKS fetch is cut after 30 seconds whatever
@@ -69,8 +70,8 @@ type Options struct {
 	// allows, and for no longer than its request's context, and is then
 	// judged against the fetched set, which replaces the cache. Every token
 	// waiting shares one fetch. A token whose kid the cache has is judged at
-	// once, and a bad signature under it causes no fetch. Zero means
-	// DefaultKeyRefetchInterval; negative values are an error.
+	// once, and a bad signature under it causes no fetch. Zero means 5
+	// seconds; negative values are an error.
 	KeyRefetchInterval time.Duration
 	// Now returns the current time, for token validity (exp and nbf).
 	// Default: time.Now. The key refetch interval is measured on the
@@ -82,8 +83,7 @@ type Options struct {
 // Verifier verifies access tokens for one resource. It is safe for
 // concurrent use.
 type Verifier struct {
-	issuer    string
-	resource  string
+	resource  string // the canonical resource URI, reported in ExtraResource
 	keys      *keySet
 	verifier  *gooidc.IDTokenVerifier
 	clientIDs []string
@@ -123,7 +123,7 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	}
 	switch {
 	case o.Leeway == 0:
-		o.Leeway = DefaultLeeway
+		o.Leeway = defaultLeeway
 	case o.Leeway < 0:
 		o.Leeway = 0
 	case o.Leeway > 5*time.Minute:
@@ -131,7 +131,7 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	}
 	switch {
 	case o.KeyRefetchInterval == 0:
-		o.KeyRefetchInterval = DefaultKeyRefetchInterval
+		o.KeyRefetchInterval = defaultKeyRefetchInterval
 	case o.KeyRefetchInterval < 0:
 		return nil, fmt.Errorf("oidc: negative key refetch interval %s", o.KeyRefetchInterval)
 	case o.KeyRefetchInterval > 5*time.Minute:
@@ -158,7 +158,6 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	}
 	keys := newKeySet(ctx, meta.JWKSURI, o.HTTPClient, o.Algorithms, o.KeyRefetchInterval)
 	v := &Verifier{
-		issuer:    issuer,
 		resource:  resource,
 		keys:      keys,
 		clientIDs: o.ClientIDClaims,
@@ -174,12 +173,6 @@ func NewVerifier(ctx context.Context, issuer, resource string, opts *Options) (*
 	}
 	return v, nil
 }
-
-// Issuer returns the issuer tokens must come from.
-func (v *Verifier) Issuer() string { return v.issuer }
-
-// Resource returns the canonical resource URI tokens must be issued for.
-func (v *Verifier) Resource() string { return v.resource }
 
 // claims are the access-token claims read besides the standard ones.
 type claims struct {

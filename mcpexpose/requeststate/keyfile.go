@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// MaxKeyFileKeys is the largest number of keys a key file may hold.
-const MaxKeyFileKeys = 64
+// maxKeyFileKeys is the largest number of keys a key file may hold.
+const maxKeyFileKeys = 64
 
 // maxKeyFileSize bounds what ReadKeyFile reads.
 const maxKeyFileSize = 64 << 10
@@ -35,8 +35,11 @@ type FileKey struct {
 // ParseKeyFile parses a key file's contents (see the format above) and
 // returns its keys, the current one first. It fails, naming the line, on
 // any malformed line, a duplicate id, a secret that is not 32 bytes of
-// base64url, a retired current key, no key at all, or more than
-// MaxKeyFileKeys keys.
+// base64url, a retired current key, no key at all, or more than 64 keys.
+//
+// [LoadKeyRing] reads a key file from disk. A service that keeps its key
+// file elsewhere, in a secret manager for instance, parses the bytes it
+// fetched with ParseKeyFile and builds its ring with [KeyRingOf].
 func ParseKeyFile(r io.Reader) ([]FileKey, error) {
 	var keys []FileKey
 	seen := map[string]bool{}
@@ -60,8 +63,8 @@ func ParseKeyFile(r io.Reader) ([]FileKey, error) {
 			return nil, fmt.Errorf("requeststate: key file line %d: key id %q appears more than once", n, k.ID)
 		}
 		seen[k.ID] = true
-		if keys = append(keys, k); len(keys) > MaxKeyFileKeys {
-			return nil, fmt.Errorf("requeststate: key file has more than %d keys; drop retired ones with 'agnara keys rotate'", MaxKeyFileKeys)
+		if keys = append(keys, k); len(keys) > maxKeyFileKeys {
+			return nil, fmt.Errorf("requeststate: key file has more than %d keys; drop retired ones with 'agnara keys rotate'", maxKeyFileKeys)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -83,8 +86,8 @@ func parseKeyLine(line string, current bool) (FileKey, error) {
 		return FileKey{}, errors.New(strings.TrimPrefix(err.Error(), "requeststate: "))
 	}
 	secret, err := base64.RawURLEncoding.Strict().DecodeString(fields[1])
-	if err != nil || len(secret) != SecretSize {
-		return FileKey{}, fmt.Errorf("key %q: the secret must be %d bytes in unpadded base64url (%d characters)", k.ID, SecretSize, base64.RawURLEncoding.EncodedLen(SecretSize))
+	if err != nil || len(secret) != secretSize {
+		return FileKey{}, fmt.Errorf("key %q: the secret must be %d bytes in unpadded base64url (%d characters)", k.ID, secretSize, base64.RawURLEncoding.EncodedLen(secretSize))
 	}
 	k.Secret = secret
 	if len(fields) == 3 && fields[2] == "staged" {
@@ -109,9 +112,9 @@ func parseKeyLine(line string, current bool) (FileKey, error) {
 	return k, nil
 }
 
-// FormatKeyFile returns the key file text for keys, the current one first,
+// formatKeyFile returns the key file text for keys, the current one first,
 // with a header comment.
-func FormatKeyFile(keys []FileKey) []byte {
+func formatKeyFile(keys []FileKey) []byte {
 	var b bytes.Buffer
 	b.WriteString("# agnara request-state keys (format 1): keep this file secret (mode 0600).\n")
 	b.WriteString("# One key a line: ID SECRET [retired=TIME | staged]. The first key seals; every key opens.\n")
@@ -151,7 +154,7 @@ func ReadKeyFile(path string) ([]FileKey, error) {
 // so that a server reading the file never sees half of it. It refuses keys
 // that ParseKeyFile would refuse.
 func WriteKeyFile(path string, keys []FileKey) error {
-	text := FormatKeyFile(keys)
+	text := formatKeyFile(keys)
 	if _, err := ParseKeyFile(bytes.NewReader(text)); err != nil {
 		return err
 	}
@@ -223,7 +226,8 @@ func NewKeyFile(now time.Time) ([]FileKey, error) {
 // sealed with it, none seals with it yet. Distribute the staged file to
 // every instance, then [RotateKeyFile] makes the staged key current; no
 // instance then meets a state sealed under a key it lacks. It refuses a
-// file that already has a staged key. keys is not modified.
+// file that already has a staged key, and one that staging would take past
+// 64 keys. keys is not modified.
 func StageKeyFile(keys []FileKey, now time.Time) ([]FileKey, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("requeststate: no key to stage beside")
@@ -240,8 +244,8 @@ func StageKeyFile(keys []FileKey, now time.Time) ([]FileKey, error) {
 		return nil, err
 	}
 	out := append([]FileKey{keys[0], {Key: fresh, Staged: true}}, keys[1:]...)
-	if len(out) > MaxKeyFileKeys {
-		return nil, fmt.Errorf("requeststate: staging would make more than %d keys; rotate to drop retired ones first", MaxKeyFileKeys)
+	if len(out) > maxKeyFileKeys {
+		return nil, fmt.Errorf("requeststate: staging would make more than %d keys; rotate to drop retired ones first", maxKeyFileKeys)
 	}
 	return out, nil
 }
@@ -252,7 +256,8 @@ func StageKeyFile(keys []FileKey, now time.Time) ([]FileKey, error) {
 // every key that was retired keep or longer before now is dropped. Keep
 // should be at least the longest state TTL of the servers using the file
 // (MaxTTL is always enough): a state sealed just before the rotation must
-// still open until it expires. keys is not modified.
+// still open until it expires. It refuses to keep more than 64 keys. keys
+// is not modified.
 func RotateKeyFile(keys []FileKey, now time.Time, keep time.Duration) ([]FileKey, error) {
 	if keep < 0 {
 		return nil, fmt.Errorf("requeststate: negative keep %v", keep)
@@ -286,8 +291,8 @@ func RotateKeyFile(keys []FileKey, now time.Time, keep time.Duration) ([]FileKey
 		}
 		out = append(out, k)
 	}
-	if len(out) > MaxKeyFileKeys {
-		return nil, fmt.Errorf("requeststate: rotating would keep more than %d keys; rotate less often or keep them for less time", MaxKeyFileKeys)
+	if len(out) > maxKeyFileKeys {
+		return nil, fmt.Errorf("requeststate: rotating would keep more than %d keys; rotate less often or keep them for less time", maxKeyFileKeys)
 	}
 	return out, nil
 }

@@ -96,7 +96,7 @@ func TestDefaultStoreUsesSealerClock(t *testing.T) {
 	if m.size() != 1 {
 		t.Fatalf("store size = %d, want 1", m.size())
 	}
-	now = now.Add(DefaultTTL)
+	now = now.Add(defaultTTL)
 	state2, _ := s.Seal(Binding{}, nil)
 	if _, err := s.Open(context.Background(), state2, Binding{}); err != nil {
 		t.Fatalf("Open: %v", err)

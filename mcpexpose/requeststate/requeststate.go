@@ -79,8 +79,8 @@
 // The additional data is a length-prefixed encoding of a domain label, the
 // version, the key id and the six Binding fields, in that order, so that no
 // field boundary can move.
-// Open accepts only the canonical encoding: at most [MaxStateLen]
-// characters, from the base64url alphabet only, with zero padding bits.
+// Open accepts only the canonical encoding: at most 65536 characters, from
+// the base64url alphabet only, with zero padding bits.
 package requeststate
 
 import (
@@ -96,20 +96,23 @@ import (
 	"time"
 )
 
+// MaxTTL is the longest accepted [Options.TTL].
+const MaxTTL = time.Hour
+
+// Defaults and bounds, stated in the doc comments of what they apply to
+// (TestDocumentedDefaults).
 const (
-	// DefaultTTL is how long a sealed state stays valid when
+	// defaultTTL is how long a sealed state stays valid when
 	// [Options.TTL] is zero.
-	DefaultTTL = 5 * time.Minute
-	// MaxTTL is the longest accepted [Options.TTL].
-	MaxTTL = time.Hour
-	// MaxStateLen is the longest sealed state, in characters, that
+	defaultTTL = 5 * time.Minute
+	// maxStateLen is the longest sealed state, in characters, that
 	// [Sealer.Open] decodes; longer input is refused before decoding and
 	// [Sealer.Seal] refuses data that would produce a longer state.
-	MaxStateLen = 64 << 10
-	// SecretSize is the length of a [Key.Secret]: an AES-256 key.
-	SecretSize = 32
-	// MaxKeyIDLen is the longest [Key.ID].
-	MaxKeyIDLen = 32
+	maxStateLen = 64 << 10
+	// secretSize is the length of a [Key.Secret]: an AES-256 key.
+	secretSize = 32
+	// maxKeyIDLen is the longest [Key.ID].
+	maxKeyIDLen = 32
 )
 
 const (
@@ -167,7 +170,7 @@ func GenerateKey(id string) (Key, error) {
 	if err := checkKeyID(id); err != nil {
 		return Key{}, err
 	}
-	secret := make([]byte, SecretSize)
+	secret := make([]byte, secretSize)
 	if _, err := rand.Read(secret); err != nil {
 		return Key{}, fmt.Errorf("requeststate: generating key %q: %w", id, err)
 	}
@@ -175,8 +178,8 @@ func GenerateKey(id string) (Key, error) {
 }
 
 func checkKeyID(id string) error {
-	if len(id) == 0 || len(id) > MaxKeyIDLen {
-		return fmt.Errorf("requeststate: key id %q must be 1 to %d characters", id, MaxKeyIDLen)
+	if len(id) == 0 || len(id) > maxKeyIDLen {
+		return fmt.Errorf("requeststate: key id %q must be 1 to %d characters", id, maxKeyIDLen)
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
@@ -205,8 +208,8 @@ func NewKeyRing(current Key, previous ...Key) (*KeyRing, error) {
 		if err := checkKeyID(k.ID); err != nil {
 			return nil, err
 		}
-		if len(k.Secret) != SecretSize {
-			return nil, fmt.Errorf("requeststate: key %q: secret is %d bytes, want %d", k.ID, len(k.Secret), SecretSize)
+		if len(k.Secret) != secretSize {
+			return nil, fmt.Errorf("requeststate: key %q: secret is %d bytes, want %d", k.ID, len(k.Secret), secretSize)
 		}
 		if _, dup := r.aeads[k.ID]; dup {
 			return nil, fmt.Errorf("requeststate: key id %q appears more than once (key %d)", k.ID, i)
@@ -256,8 +259,8 @@ type Binding struct {
 // Options configures a [Sealer]. A nil *Options and every zero field mean
 // the documented default.
 type Options struct {
-	// TTL is how long a sealed state stays valid: DefaultTTL when zero;
-	// otherwise it must be positive and at most MaxTTL.
+	// TTL is how long a sealed state stays valid: 5 minutes when zero;
+	// otherwise it must be positive and at most [MaxTTL].
 	TTL time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -292,7 +295,7 @@ func NewSealer(ring *KeyRing, opts *Options) (*Sealer, error) {
 	}
 	switch {
 	case o.TTL == 0:
-		o.TTL = DefaultTTL
+		o.TTL = defaultTTL
 	case o.TTL < 0 || o.TTL > MaxTTL:
 		return nil, fmt.Errorf("requeststate: TTL %v must be positive and at most %v", o.TTL, MaxTTL)
 	}
@@ -308,15 +311,15 @@ func NewSealer(ring *KeyRing, opts *Options) (*Sealer, error) {
 // Seal returns a sealed state carrying data, bound to b, stamped with the
 // time now and expiring TTL from now. Every call draws a fresh random nonce and a fresh random 128-bit
 // single-use id, so sealing the same data twice gives two unrelated states.
-// Seal fails when the state would be longer than MaxStateLen or when the
-// system's random source fails.
+// Seal fails when the state would be longer than 65536 characters or when
+// the system's random source fails.
 func (s *Sealer) Seal(b Binding, data []byte) (string, error) {
 	keyID := s.ring.current
 	aead := s.ring.aeads[keyID]
 	header := 2 + len(keyID)
 	rawLen := header + nonceSize + timesSize + idSize + len(data) + tagSize
-	if len(data) > MaxStateLen || base64.RawURLEncoding.EncodedLen(rawLen) > MaxStateLen {
-		return "", fmt.Errorf("requeststate: %d bytes of data would exceed the %d-character state limit", len(data), MaxStateLen)
+	if len(data) > maxStateLen || base64.RawURLEncoding.EncodedLen(rawLen) > maxStateLen {
+		return "", fmt.Errorf("requeststate: %d bytes of data would exceed the %d-character state limit", len(data), maxStateLen)
 	}
 
 	raw := make([]byte, header+nonceSize, rawLen)
@@ -356,7 +359,7 @@ func (s *Sealer) Open(ctx context.Context, state string, b Binding) ([]byte, err
 	// Decode: bounded length, base64url alphabet only (the decoder would
 	// otherwise skip newlines), zero padding bits (Strict): one state,
 	// one encoding.
-	if len(state) < base64.RawURLEncoding.EncodedLen(minRaw) || len(state) > MaxStateLen {
+	if len(state) < base64.RawURLEncoding.EncodedLen(minRaw) || len(state) > maxStateLen {
 		return nil, ErrInvalid
 	}
 	for i := 0; i < len(state); i++ {
@@ -376,7 +379,7 @@ func (s *Sealer) Open(ctx context.Context, state string, b Binding) ([]byte, err
 	}
 	idLen := int(raw[1])
 	header := 2 + idLen
-	if idLen == 0 || idLen > MaxKeyIDLen || len(raw) < header+nonceSize+timesSize+idSize+tagSize {
+	if idLen == 0 || idLen > maxKeyIDLen || len(raw) < header+nonceSize+timesSize+idSize+tagSize {
 		return nil, ErrInvalid
 	}
 	keyID := string(raw[2:header])

@@ -52,7 +52,7 @@ func (m *Memory) Create(_ context.Context, t *Task) error {
 	if old, ok := m.tasks[t.ID]; ok && now.Before(old.ExpiresAt) {
 		return ErrExists
 	}
-	m.tasks[t.ID] = t.Clone()
+	m.tasks[t.ID] = t.clone()
 	return nil
 }
 
@@ -77,7 +77,7 @@ func (m *Memory) Get(_ context.Context, id string) (*Task, error) {
 	if !ok {
 		return nil, ErrNotFound
 	}
-	return t.Clone(), nil
+	return t.clone(), nil
 }
 
 // Update implements [Store].
@@ -88,18 +88,10 @@ func (m *Memory) Update(_ context.Context, id string, change func(*Task) error) 
 	if !ok {
 		return nil, ErrNotFound
 	}
-	next := t.Clone()
+	next := t.clone()
 	if err := change(next); err != nil {
 		return nil, err
 	}
 	m.tasks[id] = next
-	return next.Clone(), nil
-}
-
-// Len returns the number of tasks held, expired ones not yet forgotten
-// included.
-func (m *Memory) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.tasks)
+	return next.clone(), nil
 }

@@ -70,8 +70,8 @@ type Task struct {
 	Heartbeat time.Time `json:"heartbeat"`
 }
 
-// Clone returns a deep copy of t.
-func (t *Task) Clone() *Task {
+// clone returns a deep copy of t.
+func (t *Task) clone() *Task {
 	c := *t
 	c.Result = cloneRaw(t.Result)
 	c.Error = cloneRaw(t.Error)

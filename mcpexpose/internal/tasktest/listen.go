@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/internal/mcptest"
-	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 )
 
 // Listener is a client's subscriptions/listen stream for task status:
@@ -29,7 +29,7 @@ func Listen(t *testing.T, url, token string, ext bool, ids any) (*Listener, map[
 	t.Helper()
 	caps := map[string]any{}
 	if ext {
-		caps["extensions"] = map[string]any{mcpexpose.TasksExtension: map[string]any{}}
+		caps["extensions"] = map[string]any{mcpversion.TasksExtension: map[string]any{}}
 	}
 	params := map[string]any{"notifications": map[string]any{"taskIds": ids}, "_meta": mcptest.Meta(caps)}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -18,6 +18,7 @@ import (
 	"github.com/agnara-go/agnara/di"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcptest"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -120,7 +121,7 @@ func RPC(t *testing.T, url, token string, ext bool, method string, params map[st
 	t.Helper()
 	caps := map[string]any{"elicitation": map[string]any{}}
 	if ext {
-		caps["extensions"] = map[string]any{mcpexpose.TasksExtension: map[string]any{}}
+		caps["extensions"] = map[string]any{mcpversion.TasksExtension: map[string]any{}}
 	}
 	params["_meta"] = mcptest.Meta(caps)
 	req := mcptest.Request(t, url, method, params, token)

@@ -61,8 +61,8 @@
 // replica starts a new epoch, as a restart does (the replica has another
 // run_id); on a Cluster the master of the one hash slot all the store's keys
 // are in. Both keys of a use must be in that slot, so on a Cluster the
-// prefix carries a hash tag: [DefaultClusterPrefix] by default, and a
-// Prefix without one is refused. Every id is then on one shard: single use
+// prefix carries a hash tag: "agnara:{requeststate}:used:" by default, and
+// a Prefix without one is refused. Every id is then on one shard: single use
 // does not spread over the cluster's shards.
 //
 // # Acknowledged by replicas
@@ -93,16 +93,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultPrefix is the key prefix when [Options.Prefix] is empty.
-const DefaultPrefix = "agnara:requeststate:used:"
+// defaultPrefix is the key prefix when [Options.Prefix] is empty.
+const defaultPrefix = "agnara:requeststate:used:"
 
-// DefaultClusterPrefix is [Options.Prefix] when it is empty and the client
+// defaultClusterPrefix is [Options.Prefix] when it is empty and the client
 // is a Redis Cluster's: its hash tag puts every key of the store in one
 // slot, as the script that checks the epoch and records an id needs.
-const DefaultClusterPrefix = "agnara:{requeststate}:used:"
+const defaultClusterPrefix = "agnara:{requeststate}:used:"
 
-// DefaultClockSkew is [Options.ClockSkew] when it is zero.
-const DefaultClockSkew = time.Second
+// defaultClockSkew is [Options.ClockSkew] when it is zero. Two tests
+// outside this package wait for it past an epoch's start with a 1 s of
+// their own (TestDefaultClockSkewOfTheClusterTests).
+const defaultClockSkew = time.Second
 
 // Options configures a [Store]. A nil *Options and every zero field mean
 // the documented default.
@@ -110,9 +112,10 @@ type Options struct {
 	// Prefix namespaces the store's keys, so that several applications can
 	// share one Redis database: each used id is Prefix followed by the
 	// state's 32-character hex id, and the epoch is Prefix followed by
-	// "epoch". Default: DefaultPrefix, or DefaultClusterPrefix on a Redis
-	// Cluster, where a Prefix must contain a hash tag ("{...}"). Servers
-	// that accept each other's states must use the same prefix.
+	// "epoch". Default: "agnara:requeststate:used:", or
+	// "agnara:{requeststate}:used:" on a Redis Cluster, where a Prefix must
+	// contain a hash tag ("{...}"). Servers that accept each other's
+	// states must use the same prefix.
 	Prefix string
 	// Timeout bounds each Use, in addition to the caller's context.
 	// Default: one second. A Redis that does not answer in time counts as
@@ -123,8 +126,8 @@ type Options struct {
 	// Redis's, so a state sealed less than ClockSkew after an epoch began
 	// is refused too: with a clock further ahead than that, a state sealed
 	// and used before Redis lost its memory could pass for one sealed
-	// after. Default: DefaultClockSkew. A larger value refuses more states
-	// right after a loss, and nothing else.
+	// after. Default: 1 second. A larger value refuses more states right
+	// after a loss, and nothing else.
 	ClockSkew time.Duration
 	// Replicas is how many replicas must acknowledge each used marker
 	// (Redis's WAIT) before its state is accepted; with fewer within
@@ -205,7 +208,7 @@ func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("redisreplay: New needs a Redis client")
 	}
-	s := &Store{client: client, prefix: DefaultPrefix, timeout: time.Second, skew: DefaultClockSkew,
+	s := &Store{client: client, prefix: defaultPrefix, timeout: time.Second, skew: defaultClockSkew,
 		logger: slog.New(slog.DiscardHandler), token: strings.ToLower(rand.Text())}
 	if opts != nil {
 		if opts.Prefix != "" {
@@ -245,7 +248,7 @@ func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 	if c, ok := client.(*redis.ClusterClient); ok {
 		s.cluster = c
 		if opts == nil || opts.Prefix == "" {
-			s.prefix = DefaultClusterPrefix
+			s.prefix = defaultClusterPrefix
 		} else if !hasHashTag(s.prefix) {
 			return nil, fmt.Errorf("redisreplay: Prefix %q has no hash tag ({...}): on a Redis Cluster the epoch and the used ids must share one slot", s.prefix)
 		}

@@ -29,8 +29,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultPrefix namespaces the keys of tasks.
-const DefaultPrefix = "agnara:tasks:"
+// defaultPrefix namespaces the keys of tasks when [Options.Prefix] is
+// empty.
+const defaultPrefix = "agnara:tasks:"
 
 // maxRetries bounds the optimistic retries of one Update.
 const maxRetries = 16
@@ -38,7 +39,7 @@ const maxRetries = 16
 // Options configures a Store. A nil *Options and every zero field mean the
 // documented default.
 type Options struct {
-	// Prefix namespaces the keys. Default: DefaultPrefix.
+	// Prefix namespaces the keys. Default: "agnara:tasks:".
 	Prefix string
 	// Timeout bounds each operation. Default: one second.
 	Timeout time.Duration
@@ -62,7 +63,7 @@ func New(client redis.UniversalClient, opts *Options) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("redistasks: New needs a Redis client")
 	}
-	s := &Store{client: client, prefix: DefaultPrefix, timeout: time.Second}
+	s := &Store{client: client, prefix: defaultPrefix, timeout: time.Second}
 	if opts != nil {
 		if opts.Prefix != "" {
 			s.prefix = opts.Prefix

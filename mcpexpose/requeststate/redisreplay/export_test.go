@@ -1,0 +1,7 @@
+package redisreplay
+
+// The defaults the black-box tests use.
+const (
+	DefaultPrefix    = defaultPrefix
+	DefaultClockSkew = defaultClockSkew
+)
