@@ -59,7 +59,7 @@ func NewContainer(r *Registry) (*Container, error) {
 	r.mu.Unlock()
 
 	for _, p := range order {
-		if p.lifetime == Singleton {
+		if p.life == singleton {
 			c.cells[p] = &cell{p: p}
 		}
 	}
@@ -121,7 +121,7 @@ func (c *Container) checkOnce(p *provider, path []*provider) error {
 		if dp == nil {
 			return site.Errorf(p.site, p.name, "no provider for %s", in)
 		}
-		if p.lifetime == Singleton && dp.lifetime == PerInvocation {
+		if p.life == singleton && dp.life == perInvocation {
 			return site.Errorf(p.site, p.name, "singleton %s depends on per-invocation %s", p.out, in)
 		}
 		if err := c.check(dp, path); err != nil {

@@ -44,7 +44,7 @@ func (c *Container) Recipe(types []reflect.Type) (*Recipe, error) {
 		if err := c.verdict[p]; err != nil {
 			return source{}, err
 		}
-		if p.lifetime == Singleton {
+		if p.life == singleton {
 			return source{cell: c.cells[p]}, nil
 		}
 		if i, ok := index[p]; ok {

@@ -12,21 +12,22 @@ import (
 	"github.com/agnara-go/agnara/internal/site"
 )
 
-// Lifetime says how long a constructed value lives.
-type Lifetime uint8
+// lifetime says how long a constructed value lives. [Provide] and
+// [ProvidePerInvocation] choose it; nothing outside the package names it.
+type lifetime uint8
 
 const (
-	// Singleton values are built once per [Container] and live until it
+	// singleton values are built once per [Container] and live until it
 	// closes.
-	Singleton Lifetime = iota
-	// PerInvocation values are built for one invocation and cleaned up when
+	singleton lifetime = iota
+	// perInvocation values are built for one invocation and cleaned up when
 	// it ends.
-	PerInvocation
+	perInvocation
 )
 
 // String returns "singleton" or "per-invocation".
-func (l Lifetime) String() string {
-	if l == PerInvocation {
+func (l lifetime) String() string {
+	if l == perInvocation {
 		return "per-invocation"
 	}
 	return "singleton"
@@ -76,7 +77,7 @@ type provider struct {
 	takesCtx bool
 	cleanup  bool
 	fails    bool
-	lifetime Lifetime
+	life     lifetime
 	site     site.Site
 	name     string
 }
@@ -84,13 +85,13 @@ type provider struct {
 // Provide registers constructor as the singleton provider of the type it
 // returns. See the package documentation for the accepted shapes.
 func Provide(r *Registry, constructor any) {
-	r.add(site.Caller(1), constructor, Singleton)
+	r.add(site.Caller(1), constructor, singleton)
 }
 
 // ProvidePerInvocation registers constructor as the provider of the type it
 // returns, building a fresh value for every invocation that needs one.
 func ProvidePerInvocation(r *Registry, constructor any) {
-	r.add(site.Caller(1), constructor, PerInvocation)
+	r.add(site.Caller(1), constructor, perInvocation)
 }
 
 // Supply registers value as the singleton of type T. T is usually inferred;
@@ -100,11 +101,11 @@ func ProvidePerInvocation(r *Registry, constructor any) {
 func Supply[T any](r *Registry, value T) {
 	s := site.Caller(1)
 	t := reflect.TypeFor[T]()
-	p := &provider{out: t, value: reflect.ValueOf(&value).Elem(), lifetime: Singleton, site: s, name: "supplied " + t.String()}
+	p := &provider{out: t, value: reflect.ValueOf(&value).Elem(), life: singleton, site: s, name: "supplied " + t.String()}
 	r.register(p)
 }
 
-func (r *Registry) add(s site.Site, constructor any, life Lifetime) {
+func (r *Registry) add(s site.Site, constructor any, life lifetime) {
 	p, err := newProvider(s, constructor, life)
 	if err != nil {
 		r.fail(err)
@@ -134,7 +135,7 @@ func (r *Registry) register(p *provider) {
 	}
 }
 
-func newProvider(s site.Site, constructor any, life Lifetime) (*provider, error) {
+func newProvider(s site.Site, constructor any, life lifetime) (*provider, error) {
 	fn := reflect.ValueOf(constructor)
 	if constructor == nil || fn.Kind() != reflect.Func {
 		return nil, site.Errorf(s, "provider", "want a constructor function, got %T", constructor)
@@ -147,7 +148,7 @@ func newProvider(s site.Site, constructor any, life Lifetime) (*provider, error)
 	if t.IsVariadic() {
 		return nil, site.Errorf(s, name, "a constructor cannot be variadic")
 	}
-	p := &provider{fn: fn, lifetime: life, site: s, name: name}
+	p := &provider{fn: fn, life: life, site: s, name: name}
 
 	// Results: T [, func()] [, error].
 	n := t.NumOut()

@@ -12,7 +12,6 @@ import (
 // Plans is the compiled form of an application: one [Plan] per capability,
 // in registration order. It is immutable and safe for concurrent use.
 type Plans struct {
-	app   *agnara.App
 	list  []*Plan
 	index map[string]*Plan
 }
@@ -48,7 +47,7 @@ func init() { registry.InstallCompiler(compile) }
 func compile(app *agnara.App) (*Plans, []error) {
 	frozen := registry.Freeze[*agnara.Capability](app)
 	errs := mistakes(nil, frozen.Err)
-	ps := &Plans{app: app, index: make(map[string]*Plan, len(frozen.Capabilities))}
+	ps := &Plans{index: make(map[string]*Plan, len(frozen.Capabilities))}
 	limiter, err := NewLocalLimiter(nil)
 	if err != nil {
 		return ps, append(errs, err)
@@ -79,9 +78,6 @@ func mistakes(dst []error, err error) []error {
 	}
 	return append(dst, err)
 }
-
-// App returns the application the plans were compiled from.
-func (ps *Plans) App() *agnara.App { return ps.app }
 
 // Lookup returns the plan of the capability with the given identity
 // ("<app>.<name>").

@@ -334,7 +334,7 @@ func TestCompileIsIdempotent(t *testing.T) {
 	if built != 1 {
 		t.Errorf("singleton built %d times across two compiles, want 1", built)
 	}
-	if len(a.All()) != 1 || a.All()[0].Identity() != "app.get" || a.App() != app {
+	if len(a.All()) != 1 || a.All()[0].Identity() != "app.get" || a.All()[0].Capability().App() != app {
 		t.Errorf("All = %v", a.All())
 	}
 }

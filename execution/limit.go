@@ -129,8 +129,8 @@ func (l *LocalLimiter) Allow(_ context.Context, key string, limit agnara.RateLim
 	return 0, true, nil
 }
 
-// Len returns the number of buckets the limiter holds.
-func (l *LocalLimiter) Len() int {
+// len returns the number of buckets the limiter holds.
+func (l *LocalLimiter) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.buckets)
