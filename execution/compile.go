@@ -133,9 +133,6 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 	p := &Plan{
 		capability:  c,
 		identity:    c.Identity(),
-		name:        c.Name(),
-		title:       opts.Title,
-		description: opts.Description,
 		scopes:      opts.Scopes,
 		policies:    opts.Policies,
 		confirm:     opts.Confirm,

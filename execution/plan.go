@@ -22,9 +22,6 @@ import (
 type Plan struct {
 	capability  *agnara.Capability
 	identity    string
-	name        string
-	title       string
-	description string
 	scopes      []string
 	policies    []policy.Policy
 	confirm     string
@@ -58,15 +55,6 @@ func (p *Plan) Capability() *agnara.Capability { return p.capability }
 // Identity returns the capability's identity, "<app>.<name>".
 func (p *Plan) Identity() string { return p.identity }
 
-// Name returns the capability's name within its application.
-func (p *Plan) Name() string { return p.name }
-
-// Title returns the capability's title, possibly empty.
-func (p *Plan) Title() string { return p.title }
-
-// Description returns the capability's description, possibly empty.
-func (p *Plan) Description() string { return p.description }
-
 // Scopes returns the scopes a caller must all hold, in declaration order.
 func (p *Plan) Scopes() []string { return slices.Clone(p.scopes) }
 
@@ -77,16 +65,8 @@ func (p *Plan) Allows(principal policy.Principal) bool {
 	return p.scopeC.Allows(principal, p.scopes)
 }
 
-// RateLimit returns the capability's own rate limit, or the zero
-// RateLimit for none.
-func (p *Plan) RateLimit() agnara.RateLimit { return p.rateLimit }
-
 // Annotations returns the capability's annotations.
 func (p *Plan) Annotations() agnara.Annotations { return p.annotations }
-
-// Confirm returns the confirmation prompt, or "" when the capability does
-// not require confirmation.
-func (p *Plan) Confirm() string { return p.confirm }
 
 // Asks reports whether an invocation of the plan may ask its caller for
 // input ([InputRequired]): it declares a confirmation
@@ -98,9 +78,6 @@ func (p *Plan) Confirm() string { return p.confirm }
 // reach the caller (mcpexpose answers a handshake-era session's call of one
 // at its own edge).
 func (p *Plan) Asks() bool { return p.confirm != "" || p.sig.ctx == execContext }
-
-// Timeout returns the capability's own time limit, or 0 for none.
-func (p *Plan) Timeout() time.Duration { return p.timeout }
 
 // InputSchema returns the JSON Schema of the arguments: a closed object
 // schema for an input struct (every object closed with

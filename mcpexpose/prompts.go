@@ -67,7 +67,8 @@ func newPrompt(d featureDecl, name string, p *execution.Plan) (*prompt, error) {
 		return nil, err
 	}
 	pr := &prompt{name: name, site: d.site, plan: p, args: args, complete: d.prompt.Complete}
-	pr.def = mcp.Prompt{Name: name, Title: p.Title(), Description: p.Description()}
+	o := p.Capability().Options()
+	pr.def = mcp.Prompt{Name: name, Title: o.Title, Description: o.Description}
 	for _, a := range args {
 		pr.def.Arguments = append(pr.def.Arguments, &mcp.PromptArgument{Name: a.name, Description: a.description, Required: a.required})
 	}

@@ -171,10 +171,11 @@ func (s *Snapshot) callerDependent() bool {
 
 func newTool(d decl, p *execution.Plan) (*tool, error) {
 	t := &tool{name: d.name, site: d.site, plan: p, task: d.task, askFirst: d.askFirst}
+	o := p.Capability().Options()
 	t.def = mcp.Tool{
 		Name:        d.name,
-		Title:       p.Title(),
-		Description: p.Description(),
+		Title:       o.Title,
+		Description: o.Description,
 		InputSchema: json.RawMessage(p.InputSchema()),
 		Annotations: annotations(p.Annotations()),
 	}

@@ -150,8 +150,8 @@ func TestImportedToolsAreOrdinaryCapabilities(t *testing.T) {
 	cs, mon := connect(t, d.server, "2025-11-25")
 	_, plans := imported(t, cs, mon, readBindings(), nil)
 	p, _ := plans.Lookup("gw.search_docs")
-	if p.Title() != "Search documents" || p.Description() != "Search the documents." || !p.Annotations().Has(agnara.ReadOnly) {
-		t.Errorf("plan metadata: %q %q %v", p.Title(), p.Description(), p.Annotations())
+	if o := p.Capability().Options(); o.Title != "Search documents" || o.Description != "Search the documents." || !p.Annotations().Has(agnara.ReadOnly) {
+		t.Errorf("plan metadata: %q %q %v", o.Title, o.Description, p.Annotations())
 	}
 	if string(p.InputSchema()) != `{"additionalProperties":false,"properties":{"mode":{"type":"string"},"n":{"minimum":0,"type":"integer"},"q":{"description":"What to look for","minLength":1,"type":"string"}},"required":["q"],"type":"object"}` {
 		t.Errorf("input schema = %s", p.InputSchema())
@@ -662,11 +662,11 @@ func TestBindingDescriptionIsPublished(t *testing.T) {
 	b.Description = "Local words."
 	bindings["search"] = b
 	cat, plans := imported(t, cs, mon, bindings, nil)
-	if p, _ := plans.Lookup("gw.search_docs"); p.Description() != "Local words." {
-		t.Errorf("published description %q, want the binding's", p.Description())
+	if p, _ := plans.Lookup("gw.search_docs"); p.Capability().Options().Description != "Local words." {
+		t.Errorf("published description %q, want the binding's", p.Capability().Options().Description)
 	}
-	if p, _ := plans.Lookup("gw.echo_text"); p.Description() != "Echo the text back." {
-		t.Errorf("published description %q, want the remote one", p.Description())
+	if p, _ := plans.Lookup("gw.echo_text"); p.Capability().Options().Description != "Echo the text back." {
+		t.Errorf("published description %q, want the remote one", p.Capability().Options().Description)
 	}
 	for _, e := range cat.Snapshot().Entries() {
 		if e.RemoteName == "search" && e.Description != "Search the documents." {
