@@ -37,7 +37,10 @@ func Compile(app *agnara.App) (*Plans, error) {
 	return ps, nil
 }
 
-func init() { registry.InstallCompiler(compile) }
+func init() {
+	registry.InstallCompiler(compile)
+	registry.InstallPlanFacts((*Plan).facts)
+}
 
 // compile compiles every capability of app, and returns the plans of those
 // without a mistake and every mistake found, one error each. Exposures

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -68,7 +69,7 @@ func (p *Plan) Allows(principal policy.Principal) bool {
 // Annotations returns the capability's annotations.
 func (p *Plan) Annotations() agnara.Annotations { return p.annotations }
 
-// Asks reports whether an invocation of the plan may ask its caller for
+// asks reports whether an invocation of the plan may ask its caller for
 // input ([InputRequired]): it declares a confirmation
 // (CapabilityOptions.Confirm), or its function takes *execution.Context,
 // through which a handler asks ([Context.Confirm], [Ask], [Context.Sample],
@@ -77,7 +78,7 @@ func (p *Plan) Annotations() agnara.Annotations { return p.annotations }
 // for it. An adapter may so serve such a plan where no question could
 // reach the caller (mcpexpose answers a handshake-era session's call of one
 // at its own edge).
-func (p *Plan) Asks() bool { return p.confirm != "" || p.sig.ctx == execContext }
+func (p *Plan) asks() bool { return p.confirm != "" || p.sig.ctx == execContext }
 
 // InputSchema returns the JSON Schema of the arguments: a closed object
 // schema for an input struct (every object closed with
@@ -94,19 +95,24 @@ func (p *Plan) InputSchema() json.RawMessage { return slices.Clone(p.inputSchema
 // returns only error, and for []Content.
 func (p *Plan) OutputSchema() json.RawMessage { return slices.Clone(p.outputSchema) }
 
-// OutputEnforced reports whether the output schema was derived from the
-// output type and says nothing the type does not already guarantee, so
-// that every value encoding/json encodes satisfies it: validating a
-// success against it can only pass. It is false for a declared
-// OutputSchema, for types with their own JSON or text encoding, interfaces
-// or embedded structs, and for schemas with constraints from tags
-// (minimum, enum, format, pattern…), whose successes must be validated.
-func (p *Plan) OutputEnforced() bool { return p.outputEnforced }
-
-// ReturnsContent reports whether the capability returns rich content
-// ([]Content or [Result]) rather than a structured value: exposures then
-// publish no envelope, and a Result's structured value, when its plan has
-// an OutputSchema, is published under that schema as it is.
-func (p *Plan) ReturnsContent() bool { return p.sig.content }
+// facts returns what the MCP projection reads of the plan beyond its
+// public accessors (registry.PlanFacts, installed by init in compile.go):
+//
+//   - Asks: Plan.asks;
+//   - OutputEnforced: the output schema was derived from the output type
+//     and says nothing the type does not already guarantee, so that every
+//     value encoding/json encodes satisfies it: validating a success
+//     against it can only pass. It is false for a declared OutputSchema,
+//     for types with their own JSON or text encoding, interfaces or
+//     embedded structs, and for schemas with constraints from tags
+//     (minimum, enum, format, pattern…), whose successes must be
+//     validated;
+//   - ReturnsContent: the capability returns rich content ([]Content or
+//     [Result]) rather than a structured value: exposures then publish no
+//     envelope, and a Result's structured value, when its plan has an
+//     OutputSchema, is published under that schema as it is.
+func (p *Plan) facts() registry.PlanFacts {
+	return registry.PlanFacts{Asks: p.asks(), OutputEnforced: p.outputEnforced, ReturnsContent: p.sig.content}
+}
 
 func (p *Plan) String() string { return p.identity }

@@ -7,7 +7,9 @@
 // Package agnara installs the two accessors once, when it is initialised
 // ([Install]); package execution calls [Freeze] and [Define]. Package
 // execution in turn installs its compiler ([InstallCompiler]), which
-// exposures call ([Compile]) for the plans compiled without a mistake.
+// exposures call ([Compile]) for the plans compiled without a mistake,
+// and what the MCP projection reads of a plan beyond its public face
+// ([InstallPlanFacts], [Facts]).
 // They are not hooks anyone can swap: nothing outside this module can
 // import this package, and each is installed by an init function before
 // any value that uses it exists.
@@ -55,10 +57,29 @@ type Definition struct {
 // this module cannot name it, so it cannot implement agnara.Form.
 type Sealed struct{}
 
+// PlanFacts are what an MCP exposure reads of a compiled plan beyond its
+// public accessors: facts of the projection, not of the capability, which
+// a service or an exposure for another transport has no use for (ADR 73).
+type PlanFacts struct {
+	// Asks: an invocation may ask its caller for input. The plan declares
+	// a confirmation, or its function takes *execution.Context. A
+	// function that takes context.Context, or none, cannot ask: mcpexpose
+	// answers a handshake-era session's call of such a plan at its edge.
+	Asks bool
+	// OutputEnforced: the output schema was derived from the output type
+	// and says nothing the type does not guarantee, so validating a
+	// success against it can only pass.
+	OutputEnforced bool
+	// ReturnsContent: the capability returns rich content ([]Content or
+	// Result), published without the {"result": ...} envelope.
+	ReturnsContent bool
+}
+
 var (
 	freeze  any // func(A) Frozen[C]
 	define  any // func(C) Definition
 	compile any // func(A) (P, []error)
+	facts   any // func(P) PlanFacts
 )
 
 // Install connects the compiler to package agnara. Package agnara calls it
@@ -94,4 +115,17 @@ func InstallCompiler[A, P any](compileApp func(A) (P, []error)) {
 // served. P is *execution.Plans.
 func Compile[P, A any](app A) (P, []error) {
 	return compile.(func(A) (P, []error))(app)
+}
+
+// InstallPlanFacts connects exposures to the facts of a compiled plan.
+// Package execution calls it from its init function, once.
+func InstallPlanFacts[P any](planFacts func(P) PlanFacts) {
+	facts = planFacts
+}
+
+// Facts returns the projection's facts of plan p, fixed when it was
+// compiled. An exposure reads them once per plan, where it builds what it
+// serves, not per request. P is *execution.Plan.
+func Facts[P any](p P) PlanFacts {
+	return facts.(func(P) PlanFacts)(p)
 }
