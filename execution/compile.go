@@ -37,9 +37,14 @@ func Compile(app *agnara.App) (*Plans, error) {
 	return ps, nil
 }
 
+// What only the exposures of this module may read or call passes through
+// internal/registry (ADR 54, ADR 73): the compiler that returns partial
+// plans, a plan's projection facts, and the rate check of requests that
+// invoke no plan.
 func init() {
 	registry.InstallCompiler(compile)
 	registry.InstallPlanFacts((*Plan).facts)
+	registry.InstallRateCheck(checkRate)
 }
 
 // compile compiles every capability of app, and returns the plans of those

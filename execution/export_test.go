@@ -13,3 +13,7 @@ func CheckRelayedForm(schema json.RawMessage) error {
 
 // Len returns the number of buckets l holds.
 func (l *LocalLimiter) Len() int { return l.len() }
+
+// LimiterUnavailable is the failure of a request whose rate limit cannot
+// be checked now.
+func LimiterUnavailable() *Failure { return limiterUnavailable() }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/agnara"
-	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/container"
 	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -43,7 +43,7 @@ type Plan struct {
 	fn     reflect.Value
 	sig    signature
 	nargs  int
-	recipe *di.Recipe // nil when the function has no dependencies
+	recipe *container.Recipe // nil when the function has no dependencies
 
 	logger   *slog.Logger
 	scopeC   policy.Scopes

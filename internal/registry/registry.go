@@ -9,7 +9,10 @@
 // execution in turn installs its compiler ([InstallCompiler]), which
 // exposures call ([Compile]) for the plans compiled without a mistake,
 // and what the MCP projection reads of a plan beyond its public face
-// ([InstallPlanFacts], [Facts]).
+// ([InstallPlanFacts], [Facts]), and the rate check of requests that
+// invoke no plan ([InstallRateCheck], [RateCheck]). Package di installs the way from its
+// Registry to the engine behind it ([InstallDependencies]), which agnara
+// builds its container from ([Dependencies]).
 // They are not hooks anyone can swap: nothing outside this module can
 // import this package, and each is installed by an init function before
 // any value that uses it exists.
@@ -18,7 +21,7 @@ package registry
 import (
 	"log/slog"
 
-	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/container"
 	"github.com/agnara-go/agnara/internal/site"
 	"github.com/agnara-go/agnara/policy"
 )
@@ -30,7 +33,7 @@ type Frozen[C any] struct {
 	// registration order.
 	Capabilities []C
 	// Container is the application's dependency container, built once.
-	Container *di.Container
+	Container *container.Container
 	// Err joins every registration mistake recorded so far, including the
 	// dependency graph's.
 	Err error
@@ -80,6 +83,8 @@ var (
 	define  any // func(C) Definition
 	compile any // func(A) (P, []error)
 	facts   any // func(P) PlanFacts
+	deps    any // func(R) *container.Registry
+	rate    any // execution's checkRate
 )
 
 // Install connects the compiler to package agnara. Package agnara calls it
@@ -128,4 +133,40 @@ func InstallPlanFacts[P any](planFacts func(P) PlanFacts) {
 // serves, not per request. P is *execution.Plan.
 func Facts[P any](p P) PlanFacts {
 	return facts.(func(P) PlanFacts)(p)
+}
+
+// InstallDependencies connects package agnara to the engine behind a
+// di.Registry. Package di calls it from its init function, once; agnara
+// imports di, so it is installed before an application is built.
+func InstallDependencies[R any](engine func(R) *container.Registry) {
+	deps = engine
+}
+
+// Dependencies returns the engine's registry behind r, nil for a nil r. R
+// is *di.Registry.
+func Dependencies[R any](r R) *container.Registry {
+	return deps.(func(R) *container.Registry)(r)
+}
+
+// InstallRateCheck connects exposures to the rate check that
+// execution.Plan.Invoke applies to a call, for requests an exposure limits
+// that invoke no plan. Package execution calls it from its init function,
+// once. F is
+//
+//	func(ctx context.Context, lim execution.Limiter, name string, p policy.Principal, limit agnara.RateLimit) (*execution.Failure, error)
+//
+// It counts one request of p under name against limit with lim, and
+// returns the failure to refuse the request with, or nil to admit it;
+// with the limiter's error, to log, when the limiter could not decide (the
+// failure then refuses the request: the check fails closed).
+func InstallRateCheck[F any](check F) {
+	rate = check
+}
+
+// RateCheck returns the rate check execution installed. F is its type (see
+// [InstallRateCheck]); a wrong F panics. An exposure resolves it once,
+// when it builds its server, and keeps the typed function: a request pays
+// no lookup or type assertion.
+func RateCheck[F any]() F {
+	return rate.(F)
 }

@@ -1,4 +1,4 @@
-package di
+package container
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func (c *Container) Recipe(types []reflect.Type) (*Recipe, error) {
 		if err := c.verdict[p]; err != nil {
 			return source{}, err
 		}
-		if p.life == singleton {
+		if p.lifetime == Singleton {
 			return source{cell: c.cells[p]}, nil
 		}
 		if i, ok := index[p]; ok {
