@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/container"
 	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/internal/site"
 	"github.com/agnara-go/agnara/policy"
@@ -68,7 +69,7 @@ type App struct {
 	frozen bool
 
 	containerOnce sync.Once
-	container     *di.Container
+	container     *container.Container
 	containerErr  error
 }
 
@@ -128,7 +129,7 @@ func init() {
 // registration mistake recorded so far, joined. It is idempotent.
 func freeze(a *App) registry.Frozen[*Capability] {
 	a.containerOnce.Do(func() {
-		a.container, a.containerErr = di.NewContainer(a.opts.Dependencies)
+		a.container, a.containerErr = container.New(registry.Dependencies(a.opts.Dependencies))
 	})
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -152,7 +153,7 @@ func freeze(a *App) registry.Frozen[*Capability] {
 // idempotent.
 func (a *App) Close() error {
 	a.containerOnce.Do(func() {
-		a.container, a.containerErr = di.NewContainer(a.opts.Dependencies)
+		a.container, a.containerErr = container.New(registry.Dependencies(a.opts.Dependencies))
 	})
 	return a.container.Close()
 }

@@ -6,7 +6,7 @@ import (
 	"runtime"
 
 	"github.com/agnara-go/agnara/agnara"
-	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/container"
 	"github.com/agnara-go/agnara/internal/registry"
 )
 
@@ -22,7 +22,7 @@ func here() string {
 }
 
 // freeze is what a compiler receives from an application.
-func freeze(a *agnara.App) ([]*agnara.Capability, *di.Container, error) {
+func freeze(a *agnara.App) ([]*agnara.Capability, *container.Container, error) {
 	f := registry.Freeze[*agnara.Capability](a)
 	return f.Capabilities, f.Container, f.Err
 }

@@ -32,8 +32,9 @@ func baselineName(version string) string {
 }
 
 // check compares the working tree's API with the baseline and api/next.txt
-// (see the package comment). It returns what it found when the API holds,
-// and an error that says what to do otherwise.
+// (see the package comment), and counts the packages a service author
+// imports against the SDK's (surface.go). It returns what it found when
+// the API holds, and an error that says what to do otherwise.
 func check(cfg config) (string, error) {
 	cur, _, err := load(cfg.dir, false)
 	if err != nil {
@@ -64,10 +65,11 @@ func check(cfg config) (string, error) {
 		return "", err
 	}
 	changes := incompatible(apidiff.ModuleChanges(base, cur))
-	if err := compare(version, changes, recs, breaking(logText)); err != nil {
+	s := surfaceOf(cur)
+	if err := errors.Join(compare(version, changes, recs, breaking(logText)), s.check()); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("the API of %d packages holds against v%s (%s); incompatible changes recorded in %s: %d", len(cur.Packages), version, name, nextFile, len(recs)), nil
+	return fmt.Sprintf("the API of %d packages holds against v%s (%s); incompatible changes recorded in %s: %d; the packages a service author imports export %d identifiers (fewer than go-sdk mcp's %d)", len(cur.Packages), version, name, nextFile, len(recs), s.total, sdkSurface), nil
 }
 
 // incompatible returns the report's incompatible changes, sorted.

@@ -4,7 +4,9 @@
 // golang.org/x/exp/apidiff; it fails on an incompatible change that
 // api/next.txt does not record, on a record in api/next.txt that no change
 // matches, and on a record whose CHANGELOG.md line is not under "Breaking"
-// in the Unreleased section.
+// in the Unreleased section. It also counts the exported identifiers of
+// the packages a service author imports, and fails unless they are fewer
+// than the go-sdk mcp package's 392 (surface.go, ADR 73).
 //
 // The checked packages are every package of the module that another module
 // can import: not package main (cmd/, conformance/, the example programs),

@@ -3,9 +3,10 @@ package di_test
 import (
 	"context"
 	"fmt"
-	"reflect"
 
+	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/execution"
 )
 
 type Config struct{ DSN string }
@@ -18,8 +19,10 @@ type Session struct {
 }
 
 // Example registers a supplied value, a singleton and a per-invocation
-// value, resolves a recipe twice and shows the order in which values are
-// built and cleaned up.
+// value, hands the registry to an application, and invokes a capability
+// that needs the per-invocation value twice: the output shows the order in
+// which values are built and cleaned up. The singleton is built on first
+// use and closed with the application.
 func Example() {
 	reg := di.NewRegistry()
 	di.Supply(reg, Config{DSN: "mem://app"})
@@ -35,30 +38,23 @@ func Example() {
 		return &Session{db: db, id: id}, func() { fmt.Println("end session", id) }, nil
 	})
 
-	c, err := di.NewContainer(reg)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	recipe, err := c.Recipe([]reflect.Type{reflect.TypeFor[*Session]()})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for range 2 {
-		dst := make([]reflect.Value, recipe.Len())
-		release, err := recipe.Resolve(context.Background(), dst)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		s := dst[0].Interface().(*Session)
+	app := agnara.New("app", &agnara.Options{Dependencies: reg})
+	lookup := app.Capability(func(ctx context.Context, s *Session) error {
 		fmt.Println("use session", s.id, "on", s.db.dsn)
-		if err := release(); err != nil {
+		return nil
+	}, &agnara.CapabilityOptions{Name: "lookup", Description: "Looks something up in a session."})
+	plans, err := execution.Compile(app)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	plan, _ := plans.Plan(lookup)
+	for range 2 {
+		if _, err := plan.Invoke(context.Background(), &execution.Invocation{}); err != nil {
 			fmt.Println(err)
 		}
 	}
-	if err := c.Close(); err != nil {
+	if err := app.Close(); err != nil {
 		fmt.Println(err)
 	}
 	// Output:

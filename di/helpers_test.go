@@ -4,11 +4,11 @@ import (
 	"context"
 	"reflect"
 	"runtime"
-	"slices"
-	"sync"
 	"testing"
 
 	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/container"
+	"github.com/agnara-go/agnara/internal/registry"
 )
 
 // Types the tests build. Each is a distinct key in a registry.
@@ -27,24 +27,6 @@ type (
 
 type ctxKey struct{}
 
-// events is a concurrency-safe log of what constructors and cleanups did.
-type events struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (e *events) add(s string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.list = append(e.list, s)
-}
-
-func (e *events) snapshot() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Clone(e.list)
-}
-
 // nextLine returns the source line just after the line that calls it, so a
 // test can compute the file:line a registration on that next line must
 // report.
@@ -56,19 +38,25 @@ func nextLine() int {
 	return line + 1
 }
 
+// containerOf builds the container of reg, as an application does when it
+// is first compiled (agnara's freeze).
+func containerOf(reg *di.Registry) (*container.Container, error) {
+	return container.New(registry.Dependencies(reg))
+}
+
 // newContainer builds a container that must have no registration mistakes
 // and closes it when the test ends.
-func newContainer(t *testing.T, reg *di.Registry) *di.Container {
+func newContainer(t *testing.T, reg *di.Registry) *container.Container {
 	t.Helper()
-	c, err := di.NewContainer(reg)
+	c, err := containerOf(reg)
 	if err != nil {
-		t.Fatalf("NewContainer: %v", err)
+		t.Fatalf("container.New: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
-func newRecipe(t *testing.T, c *di.Container, types ...reflect.Type) *di.Recipe {
+func newRecipe(t *testing.T, c *container.Container, types ...reflect.Type) *container.Recipe {
 	t.Helper()
 	r, err := c.Recipe(types)
 	if err != nil {
@@ -82,7 +70,7 @@ func newRecipe(t *testing.T, c *di.Container, types ...reflect.Type) *di.Recipe 
 
 // mustResolve resolves r and fails the test on error. The caller owns the
 // returned release.
-func mustResolve(t *testing.T, r *di.Recipe, ctx context.Context) ([]reflect.Value, func() error) {
+func mustResolve(t *testing.T, r *container.Recipe, ctx context.Context) ([]reflect.Value, func() error) {
 	t.Helper()
 	dst := make([]reflect.Value, r.Len())
 	release, err := r.Resolve(ctx, dst)
@@ -97,7 +85,7 @@ func mustResolve(t *testing.T, r *di.Recipe, ctx context.Context) ([]reflect.Val
 
 // resolveOne resolves a single T from c and returns it; the release runs at
 // test end.
-func resolveOne[T any](t *testing.T, c *di.Container, ctx context.Context) T {
+func resolveOne[T any](t *testing.T, c *container.Container, ctx context.Context) T {
 	t.Helper()
 	r := newRecipe(t, c, reflect.TypeFor[T]())
 	dst, release := mustResolve(t, r, ctx)
@@ -111,7 +99,7 @@ func resolveOne[T any](t *testing.T, c *di.Container, ctx context.Context) T {
 
 // tryResolve resolves r and returns the error; on success it releases at
 // once.
-func tryResolve(t *testing.T, r *di.Recipe, ctx context.Context) error {
+func tryResolve(t *testing.T, r *container.Recipe, ctx context.Context) error {
 	t.Helper()
 	dst := make([]reflect.Value, r.Len())
 	release, err := r.Resolve(ctx, dst)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/container"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -24,17 +25,17 @@ type Out struct {
 // returns the line of the registration call.
 type registration struct {
 	name    string
-	life    di.Lifetime
+	life    container.Lifetime
 	provide func(reg *di.Registry, ctor any) int
 }
 
 var registrations = []registration{
-	{"Provide", di.Singleton, func(reg *di.Registry, ctor any) int {
+	{"Provide", container.Singleton, func(reg *di.Registry, ctor any) int {
 		line := nextLine()
 		di.Provide(reg, ctor)
 		return line
 	}},
-	{"ProvidePerInvocation", di.PerInvocation, func(reg *di.Registry, ctor any) int {
+	{"ProvidePerInvocation", container.PerInvocation, func(reg *di.Registry, ctor any) int {
 		line := nextLine()
 		di.ProvidePerInvocation(reg, ctor)
 		return line
@@ -44,21 +45,6 @@ var registrations = []registration{
 // at is the "file:line: " prefix of a diagnostic for a registration made in
 // file at line.
 func at(file string, line int) string { return fmt.Sprintf("%s:%d: ", file, line) }
-
-func TestLifetimeString(t *testing.T) {
-	tests := []struct {
-		l    di.Lifetime
-		want string
-	}{
-		{di.Singleton, "singleton"},
-		{di.PerInvocation, "per-invocation"},
-	}
-	for _, tt := range tests {
-		if got := tt.l.String(); got != tt.want {
-			t.Errorf("Lifetime(%d).String() = %q, want %q", tt.l, got, tt.want)
-		}
-	}
-}
 
 func TestProvideAcceptedShapes(t *testing.T) {
 	type counts struct{ built, cleaned atomic.Int32 }
@@ -151,9 +137,9 @@ func TestProvideAcceptedShapes(t *testing.T) {
 				di.Supply(r, dep)
 				di.Supply(r, &A{ID: 41})
 				reg.provide(r, tt.ctor(&n))
-				c, err := di.NewContainer(r)
+				c, err := containerOf(r)
 				if err != nil {
-					t.Fatalf("NewContainer: %v", err)
+					t.Fatalf("container.New: %v", err)
 				}
 				defer c.Close()
 
@@ -178,7 +164,7 @@ func TestProvideAcceptedShapes(t *testing.T) {
 					t.Fatalf("release: %v", err)
 				}
 				wantAfterRelease := int32(0)
-				if reg.life == di.PerInvocation {
+				if reg.life == container.PerInvocation {
 					wantAfterRelease = tt.wantCleanups
 				}
 				if got := n.cleaned.Load(); got != wantAfterRelease {
@@ -246,9 +232,9 @@ func TestProvideRejectedShapes(t *testing.T) {
 				r := di.NewRegistry()
 				di.Supply(r, &D{})
 				line := reg.provide(r, tt.ctor)
-				c, err := di.NewContainer(r)
+				c, err := containerOf(r)
 				if err == nil {
-					t.Fatal("NewContainer: no error for a bad constructor")
+					t.Fatal("container.New: no error for a bad constructor")
 				}
 				defer c.Close()
 				msg := err.Error()
@@ -278,13 +264,13 @@ func TestContainerUsableDespiteRegistrationErrors(t *testing.T) {
 	di.ProvidePerInvocation(r, func() (*B, int) { return nil, 0 })
 	di.Provide(r, func() *A { return &A{ID: 3} })
 	di.ProvidePerInvocation(r, func(a *A) *D { return &D{ID: a.ID + 1} })
-	c, err := di.NewContainer(r)
+	c, err := containerOf(r)
 	if err == nil {
-		t.Fatal("NewContainer: no error for two bad registrations")
+		t.Fatal("container.New: no error for two bad registrations")
 	}
 	defer c.Close()
 	if n := len(unwrapAll(err)); n != 2 {
-		t.Errorf("NewContainer reported %d errors, want 2: %v", n, err)
+		t.Errorf("container.New reported %d errors, want 2: %v", n, err)
 	}
 	rec := newRecipe(t, c, reflect.TypeFor[*D](), reflect.TypeFor[*A]())
 	dst, release := mustResolve(t, rec, context.Background())
@@ -335,9 +321,9 @@ func TestDuplicateProviderReportsBothSites(t *testing.T) {
 				r := di.NewRegistry()
 				line1 := first.add(r)
 				line2 := second.add(r)
-				c, err := di.NewContainer(r)
+				c, err := containerOf(r)
 				if err == nil {
-					t.Fatal("NewContainer: no error for two providers of *A")
+					t.Fatal("container.New: no error for two providers of *A")
 				}
 				defer c.Close()
 				msg := err.Error()
@@ -363,24 +349,24 @@ func TestRegisterAfterFrozen(t *testing.T) {
 		t.Run(late.name, func(t *testing.T) {
 			r := di.NewRegistry()
 			di.Supply(r, &D{ID: 1})
-			c1, err := di.NewContainer(r)
+			c1, err := containerOf(r)
 			if err != nil {
-				t.Fatalf("first NewContainer: %v", err)
+				t.Fatalf("first container.New: %v", err)
 			}
 			defer c1.Close()
 
 			line := late.add(r)
 
-			c2, err := di.NewContainer(r)
+			c2, err := containerOf(r)
 			if !errors.Is(err, di.ErrFrozen) {
-				t.Fatalf("second NewContainer error = %v, want ErrFrozen", err)
+				t.Fatalf("second container.New error = %v, want ErrFrozen", err)
 			}
 			defer c2.Close()
 			if !strings.Contains(err.Error(), at("registry_test.go", line)) {
 				t.Errorf("error %q does not point at registry_test.go:%d", err, line)
 			}
 			// The late provider is visible to neither container.
-			for i, c := range []*di.Container{c1, c2} {
+			for i, c := range []*container.Container{c1, c2} {
 				if _, err := c.Recipe([]reflect.Type{reflect.TypeFor[*A]()}); err == nil {
 					t.Errorf("container %d: Recipe(*A) succeeded after *A was registered on a frozen registry", i+1)
 				}
@@ -418,12 +404,12 @@ func TestSupply(t *testing.T) {
 }
 
 func TestNewContainerNilRegistry(t *testing.T) {
-	c, err := di.NewContainer(nil)
+	c, err := containerOf(nil)
 	if err != nil {
-		t.Fatalf("NewContainer(nil) error = %v", err)
+		t.Fatalf("container.New(nil) error = %v", err)
 	}
 	if c == nil {
-		t.Fatal("NewContainer(nil) returned a nil container")
+		t.Fatal("container.New(nil) returned a nil container")
 	}
 	if _, err := c.Recipe([]reflect.Type{reflect.TypeFor[*A]()}); err == nil {
 		t.Error("Recipe(*A) on an empty container succeeded")

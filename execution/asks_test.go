@@ -6,9 +6,10 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/registry"
 )
 
-// A plan asks its caller only when it says so (Plan.Asks): it declares a
+// A plan asks its caller only when it says so (registry.PlanFacts.Asks): it declares a
 // confirmation, or its function takes *execution.Context. A function that
 // takes context.Context cannot ask through the execution context it
 // reaches with FromContext: the question fails the invocation
@@ -62,8 +63,8 @@ func TestOnlyPlansThatSaySoAsk(t *testing.T) {
 		asks bool
 	}{{sneaky, false}, {sampler, false}, {rooter, false}, {declared, true}, {confirmed, true}, {plain, false}} {
 		p, _ := plans.Plan(tc.c)
-		if p.Asks() != tc.asks {
-			t.Errorf("%s: Asks() = %v, want %v", p.Identity(), p.Asks(), tc.asks)
+		if got := registry.Facts(p).Asks; got != tc.asks {
+			t.Errorf("%s: Asks = %v, want %v", p.Identity(), got, tc.asks)
 		}
 	}
 	everything := func(execution.InputKind) bool { return true }

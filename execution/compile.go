@@ -12,7 +12,6 @@ import (
 // Plans is the compiled form of an application: one [Plan] per capability,
 // in registration order. It is immutable and safe for concurrent use.
 type Plans struct {
-	app   *agnara.App
 	list  []*Plan
 	index map[string]*Plan
 }
@@ -38,7 +37,15 @@ func Compile(app *agnara.App) (*Plans, error) {
 	return ps, nil
 }
 
-func init() { registry.InstallCompiler(compile) }
+// What only the exposures of this module may read or call passes through
+// internal/registry (ADR 54, ADR 73): the compiler that returns partial
+// plans, a plan's projection facts, and the rate check of requests that
+// invoke no plan.
+func init() {
+	registry.InstallCompiler(compile)
+	registry.InstallPlanFacts((*Plan).facts)
+	registry.InstallRateCheck(checkRate)
+}
 
 // compile compiles every capability of app, and returns the plans of those
 // without a mistake and every mistake found, one error each. Exposures
@@ -48,7 +55,7 @@ func init() { registry.InstallCompiler(compile) }
 func compile(app *agnara.App) (*Plans, []error) {
 	frozen := registry.Freeze[*agnara.Capability](app)
 	errs := mistakes(nil, frozen.Err)
-	ps := &Plans{app: app, index: make(map[string]*Plan, len(frozen.Capabilities))}
+	ps := &Plans{index: make(map[string]*Plan, len(frozen.Capabilities))}
 	limiter, err := NewLocalLimiter(nil)
 	if err != nil {
 		return ps, append(errs, err)
@@ -79,9 +86,6 @@ func mistakes(dst []error, err error) []error {
 	}
 	return append(dst, err)
 }
-
-// App returns the application the plans were compiled from.
-func (ps *Plans) App() *agnara.App { return ps.app }
 
 // Lookup returns the plan of the capability with the given identity
 // ("<app>.<name>").
@@ -137,9 +141,6 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 	p := &Plan{
 		capability:  c,
 		identity:    c.Identity(),
-		name:        c.Name(),
-		title:       opts.Title,
-		description: opts.Description,
 		scopes:      opts.Scopes,
 		policies:    opts.Policies,
 		confirm:     opts.Confirm,

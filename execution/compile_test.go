@@ -334,7 +334,7 @@ func TestCompileIsIdempotent(t *testing.T) {
 	if built != 1 {
 		t.Errorf("singleton built %d times across two compiles, want 1", built)
 	}
-	if len(a.All()) != 1 || a.All()[0].Identity() != "app.get" || a.App() != app {
+	if len(a.All()) != 1 || a.All()[0].Identity() != "app.get" || a.All()[0].Capability().App() != app {
 		t.Errorf("All = %v", a.All())
 	}
 }
@@ -351,8 +351,9 @@ func TestPlanAccessorsReturnCopies(t *testing.T) {
 	if p.InputSchema()[0] != '{' || p.OutputSchema()[0] != '{' || p.Scopes()[0] != "users:read" {
 		t.Error("mutating what an accessor returned changed the plan")
 	}
-	if p.Identity() != "app.get" || p.Name() != "get" || p.Title() != "Get" || p.Description() != "Get a user." ||
-		p.Annotations() != agnara.ReadOnly || p.Confirm() != "Sure?" || p.Timeout() != 0 || p.Capability() != cap || p.String() != "app.get" {
+	o := p.Capability().Options()
+	if p.Identity() != "app.get" || o.Name != "get" || o.Title != "Get" || o.Description != "Get a user." ||
+		p.Annotations() != agnara.ReadOnly || o.Confirm != "Sure?" || o.Timeout != 0 || p.Capability() != cap || p.String() != "app.get" {
 		t.Errorf("accessors disagree with the registration: %+v", p)
 	}
 }

@@ -2,6 +2,7 @@ package execution_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -82,8 +83,8 @@ func TestArgumentsDigestRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatalf("ArgumentsDigest(%s) = %s, want an error", tt.args, d)
 			}
-			f, ok := execution.AsFailure(err)
-			if !ok || f.Code != execution.InvalidInput {
+			var f *execution.Failure
+			if !errors.As(err, &f) || f.Code != execution.InvalidInput {
 				t.Fatalf("error %v: want an invalid_input failure", err)
 			}
 			if !strings.Contains(err.Error(), tt.want) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -101,8 +102,8 @@ func TestOutputEnforced(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.plan.OutputEnforced(); got != tc.want {
-				t.Fatalf("OutputEnforced() = %v, want %v; schema %s", got, tc.want, tc.plan.OutputSchema())
+			if got := registry.Facts(tc.plan).OutputEnforced; got != tc.want {
+				t.Fatalf("OutputEnforced = %v, want %v; schema %s", got, tc.want, tc.plan.OutputSchema())
 			}
 			if len(tc.values) == 0 {
 				return

@@ -147,31 +147,3 @@ func ExampleFail() {
 	// Output:
 	// not_found - no user with this id map[id:2]
 }
-
-// A request that invokes no capability but must be limited like a call
-// (for MCP, polling a task) is counted with CheckRate, in a bucket of its
-// own per name and caller.
-func ExampleCheckRate() {
-	limiter, err := execution.NewLocalLimiter(nil)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	limit := agnara.RateLimit{Rate: 1, Burst: 2} // two at once, then one a second
-	ada := policy.NewPrincipal("ada", nil)
-	for range 3 {
-		f, err := execution.CheckRate(context.Background(), limiter, "reports tasks/get", ada, limit)
-		switch {
-		case err != nil:
-			fmt.Println("refuse, fail closed:", execution.LimiterUnavailable())
-		case f != nil:
-			fmt.Println("refuse:", f.Code, f.Reason)
-		default:
-			fmt.Println("admit")
-		}
-	}
-	// Output:
-	// admit
-	// admit
-	// refuse: unavailable rate_limited
-}

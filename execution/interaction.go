@@ -261,12 +261,12 @@ func (c *Context) Confirm(key, message string) (bool, error) {
 	return v.Confirm, nil
 }
 
-// mayAsk refuses a question of a plan that does not ask ([Plan.Asks]):
+// mayAsk refuses a question of a plan that does not ask (Plan.asks):
 // its function took context.Context and reached the execution context
 // through FromContext. The invocation ends with internal_failure, its
 // cause logged, on every transport alike.
 func (c *Context) mayAsk() error {
-	if c.plan.Asks() {
+	if c.plan.asks() {
 		return nil
 	}
 	return fmt.Errorf("execution: %s asks its caller, but its function takes context.Context: take *execution.Context to ask", c.plan.identity)

@@ -453,7 +453,8 @@ func noStage(Outcome, error) {}
 // classify turns an error from a policy, the confirmation verifier, a
 // dependency or the handler into what the caller is told.
 func (p *Plan) classify(ec *Context, stage string, err error) (Outcome, error) {
-	if f, ok := AsFailure(err); ok && f.Code != InternalFailure {
+	var f *Failure
+	if errors.As(err, &f) && f.Code != InternalFailure {
 		return f, nil
 	}
 	if ctxErr := ec.ctx.Err(); ctxErr != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/di"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/google/go-cmp/cmp"
 )
@@ -711,8 +712,8 @@ func TestContentResult(t *testing.T) {
 		return []execution.Content{execution.Text{Text: "hello"}, execution.Image{Data: []byte{1}, MIMEType: "image/png"}}, nil
 	}, &agnara.CapabilityOptions{Name: "render"})
 	p := compileOne(t, app, cap)
-	if !p.ReturnsContent() || p.OutputSchema() != nil {
-		t.Errorf("ReturnsContent = %v, OutputSchema = %s", p.ReturnsContent(), p.OutputSchema())
+	if !registry.Facts(p).ReturnsContent || p.OutputSchema() != nil {
+		t.Errorf("ReturnsContent = %v, OutputSchema = %s", registry.Facts(p).ReturnsContent, p.OutputSchema())
 	}
 	s := invokeOK(t, p, nil)
 	if s.Value != nil || len(s.Content) != 2 || s.Content[0] != (execution.Text{Text: "hello"}) {
@@ -868,8 +869,8 @@ func TestResultCapability(t *testing.T) {
 	app := agnara.New("r", nil)
 	c := app.Capability(func(context.Context) (execution.Result, error) { return next, nil }, &agnara.CapabilityOptions{Name: "x", OutputSchema: schema})
 	p := compileOne(t, app, c)
-	if !p.ReturnsContent() || string(p.OutputSchema()) != string(schema) {
-		t.Fatalf("ReturnsContent %v, OutputSchema %s", p.ReturnsContent(), p.OutputSchema())
+	if !registry.Facts(p).ReturnsContent || string(p.OutputSchema()) != string(schema) {
+		t.Fatalf("ReturnsContent %v, OutputSchema %s", registry.Facts(p).ReturnsContent, p.OutputSchema())
 	}
 	for _, tc := range []struct {
 		name string

@@ -129,8 +129,8 @@ func (l *LocalLimiter) Allow(_ context.Context, key string, limit agnara.RateLim
 	return 0, true, nil
 }
 
-// Len returns the number of buckets the limiter holds.
-func (l *LocalLimiter) Len() int {
+// len returns the number of buckets the limiter holds.
+func (l *LocalLimiter) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.buckets)
@@ -169,41 +169,42 @@ func (p *Plan) checkLimit(ctx context.Context, inv *Invocation, principal policy
 	if lim == nil {
 		lim = p.limiter
 	}
-	f, err := CheckRate(ctx, lim, p.identity, principal, limit)
+	f, err := checkRate(ctx, lim, p.identity, principal, limit)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 			return nil, ctxErr
 		}
 		p.logger.LogAttrs(ctx, slog.LevelError, "rate limiter unavailable",
 			slog.String("capability", p.identity), slog.Any("error", err))
-		return LimiterUnavailable(), nil
 	}
 	return f, nil
 }
 
-// CheckRate counts one request of principal under name against limit with
+// checkRate counts one request of principal under name against limit with
 // lim, as [Plan.Invoke] counts a call of a capability (name is then its
-// identity), for requests an adapter must limit that invoke no plan (for
-// MCP, tasks/get or completion/complete). Each name and principal has a
-// bucket of its own; name must not be a capability identity unless the
-// request is meant to spend that capability's calls, and must not be empty.
+// identity); exposures call it, through internal/registry, for requests
+// they must limit that invoke no plan (for MCP, tasks/get or
+// completion/complete). Each name and principal has a bucket of its own;
+// name must not be a capability identity unless the request is meant to
+// spend that capability's calls, and must not be empty.
 //
-// It returns nil when the request is admitted, the [Unavailable] failure
-// with reason [ReasonRateLimited] and its retry hint when it is not, or the
-// limiter's error when it cannot decide: the caller then refuses the request
-// (see [LimiterUnavailable]) and logs the cause. The zero limit admits
+// It returns nil when the request is admitted, and the [Unavailable]
+// failure with reason [ReasonRateLimited] and its retry hint when it is
+// not. When the limiter cannot decide it returns its error together with
+// the failure to refuse the request with (unavailable, no reason: the
+// check fails closed); the caller logs the error. The zero limit admits
 // everything, counting nothing.
-func CheckRate(ctx context.Context, lim Limiter, name string, principal policy.Principal, limit agnara.RateLimit) (*Failure, error) {
+func checkRate(ctx context.Context, lim Limiter, name string, principal policy.Principal, limit agnara.RateLimit) (*Failure, error) {
 	if limit.IsZero() {
 		return nil, nil
 	}
 	if lim == nil || name == "" {
-		return nil, errors.New("execution: CheckRate needs a limiter and a name")
+		return limiterUnavailable(), errors.New("execution: a rate check needs a limiter and a name")
 	}
 	wait, ok, err := lim.Allow(ctx, limitKey(name, principal), limit)
 	switch {
 	case err != nil:
-		return nil, err
+		return limiterUnavailable(), err
 	case !ok:
 		ms := max(wait.Milliseconds(), 1)
 		if wait > time.Duration(ms)*time.Millisecond {
@@ -219,8 +220,8 @@ func CheckRate(ctx context.Context, lim Limiter, name string, principal policy.P
 	return nil, nil
 }
 
-// LimiterUnavailable is the failure of a request refused because its rate
+// limiterUnavailable is the failure of a request refused because its rate
 // limit cannot be checked now (the limiter reported an error).
-func LimiterUnavailable() *Failure {
+func limiterUnavailable() *Failure {
 	return &Failure{Code: Unavailable, Message: "the rate limit cannot be checked now; retry later"}
 }

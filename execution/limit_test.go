@@ -12,6 +12,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/google/go-cmp/cmp"
 )
@@ -206,15 +207,17 @@ func TestCountedRoundIsNotCountedAgain(t *testing.T) {
 	}
 }
 
-// CheckRate limits requests that invoke no plan as Invoke limits calls: a
-// bucket per name and caller, the same refusal and hint, and the limiter's
-// error handed back for the caller to fail closed on.
+// The rate check execution installs for exposures (registry.RateCheck)
+// limits requests that invoke no plan as Invoke limits calls: a bucket per
+// name and caller, the same refusal and hint, and the limiter's error
+// handed back, with the failure that fails closed.
 func TestCheckRate(t *testing.T) {
+	checkRate := registry.RateCheck[func(context.Context, execution.Limiter, string, policy.Principal, agnara.RateLimit) (*execution.Failure, error)]()
 	l, _ := execution.NewLocalLimiter(nil)
 	limit := agnara.RateLimit{Rate: 0.001, Burst: 2}
 	ada, grace := policy.NewPrincipal("ada", nil), policy.NewPrincipal("grace", nil)
 	check := func(name string, who policy.Principal) string {
-		f, err := execution.CheckRate(bg, l, name, who, limit)
+		f, err := checkRate(bg, l, name, who, limit)
 		switch {
 		case err != nil:
 			return "error: " + err.Error()
@@ -239,17 +242,18 @@ func TestCheckRate(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CheckRate (-want +got):\n%s", diff)
 	}
-	if f, err := execution.CheckRate(bg, nil, "", ada, agnara.RateLimit{}); f != nil || err != nil {
+	if f, err := checkRate(bg, nil, "", ada, agnara.RateLimit{}); f != nil || err != nil {
 		t.Errorf("the zero limit: %v %v, want everything admitted", f, err)
 	}
-	if _, err := execution.CheckRate(bg, &brokenLimiter{}, "app tasks/get", ada, limit); err == nil || !strings.Contains(err.Error(), "store down") {
+	f, err := checkRate(bg, &brokenLimiter{}, "app tasks/get", ada, limit)
+	if err == nil || !strings.Contains(err.Error(), "store down") {
 		t.Errorf("a broken limiter: %v, want its error", err)
 	}
-	if _, err := execution.CheckRate(bg, nil, "app tasks/get", ada, limit); err == nil {
-		t.Error("no limiter: want an error")
+	if f == nil || f.Code != execution.Unavailable || f.Reason != "" {
+		t.Errorf("a broken limiter's failure = %+v, want a plain unavailable failure", f)
 	}
-	if f := execution.LimiterUnavailable(); f.Code != execution.Unavailable || f.Reason != "" {
-		t.Errorf("LimiterUnavailable = %+v, want a plain unavailable failure", f)
+	if f, err := checkRate(bg, nil, "app tasks/get", ada, limit); err == nil || f == nil || f.Code != execution.Unavailable {
+		t.Errorf("no limiter: %v %v, want an error and the unavailable failure", f, err)
 	}
 }
 

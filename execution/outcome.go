@@ -223,15 +223,6 @@ func (f *Failure) Error() string {
 	return f.Code.String() + ": " + f.Message
 }
 
-// AsFailure returns the canonical failure err is or wraps, if any.
-func AsFailure(err error) (*Failure, bool) {
-	var f *Failure
-	if errors.As(err, &f) {
-		return f, true
-	}
-	return nil, false
-}
-
 // FailureReason returns f's Reason or, when it has none, its Code's wire
 // name ("not_found", "internal_failure"): the Code then says all there is.
 // It is what [ReasonOf] answers for a failure; f.Reason itself stays "" on

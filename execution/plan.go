@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/agnara"
-	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/container"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -22,9 +23,6 @@ import (
 type Plan struct {
 	capability  *agnara.Capability
 	identity    string
-	name        string
-	title       string
-	description string
 	scopes      []string
 	policies    []policy.Policy
 	confirm     string
@@ -45,7 +43,7 @@ type Plan struct {
 	fn     reflect.Value
 	sig    signature
 	nargs  int
-	recipe *di.Recipe // nil when the function has no dependencies
+	recipe *container.Recipe // nil when the function has no dependencies
 
 	logger   *slog.Logger
 	scopeC   policy.Scopes
@@ -58,15 +56,6 @@ func (p *Plan) Capability() *agnara.Capability { return p.capability }
 // Identity returns the capability's identity, "<app>.<name>".
 func (p *Plan) Identity() string { return p.identity }
 
-// Name returns the capability's name within its application.
-func (p *Plan) Name() string { return p.name }
-
-// Title returns the capability's title, possibly empty.
-func (p *Plan) Title() string { return p.title }
-
-// Description returns the capability's description, possibly empty.
-func (p *Plan) Description() string { return p.description }
-
 // Scopes returns the scopes a caller must all hold, in declaration order.
 func (p *Plan) Scopes() []string { return slices.Clone(p.scopes) }
 
@@ -77,18 +66,10 @@ func (p *Plan) Allows(principal policy.Principal) bool {
 	return p.scopeC.Allows(principal, p.scopes)
 }
 
-// RateLimit returns the capability's own rate limit, or the zero
-// RateLimit for none.
-func (p *Plan) RateLimit() agnara.RateLimit { return p.rateLimit }
-
 // Annotations returns the capability's annotations.
 func (p *Plan) Annotations() agnara.Annotations { return p.annotations }
 
-// Confirm returns the confirmation prompt, or "" when the capability does
-// not require confirmation.
-func (p *Plan) Confirm() string { return p.confirm }
-
-// Asks reports whether an invocation of the plan may ask its caller for
+// asks reports whether an invocation of the plan may ask its caller for
 // input ([InputRequired]): it declares a confirmation
 // (CapabilityOptions.Confirm), or its function takes *execution.Context,
 // through which a handler asks ([Context.Confirm], [Ask], [Context.Sample],
@@ -97,10 +78,7 @@ func (p *Plan) Confirm() string { return p.confirm }
 // for it. An adapter may so serve such a plan where no question could
 // reach the caller (mcpexpose answers a handshake-era session's call of one
 // at its own edge).
-func (p *Plan) Asks() bool { return p.confirm != "" || p.sig.ctx == execContext }
-
-// Timeout returns the capability's own time limit, or 0 for none.
-func (p *Plan) Timeout() time.Duration { return p.timeout }
+func (p *Plan) asks() bool { return p.confirm != "" || p.sig.ctx == execContext }
 
 // InputSchema returns the JSON Schema of the arguments: a closed object
 // schema for an input struct (every object closed with
@@ -117,19 +95,24 @@ func (p *Plan) InputSchema() json.RawMessage { return slices.Clone(p.inputSchema
 // returns only error, and for []Content.
 func (p *Plan) OutputSchema() json.RawMessage { return slices.Clone(p.outputSchema) }
 
-// OutputEnforced reports whether the output schema was derived from the
-// output type and says nothing the type does not already guarantee, so
-// that every value encoding/json encodes satisfies it: validating a
-// success against it can only pass. It is false for a declared
-// OutputSchema, for types with their own JSON or text encoding, interfaces
-// or embedded structs, and for schemas with constraints from tags
-// (minimum, enum, format, pattern…), whose successes must be validated.
-func (p *Plan) OutputEnforced() bool { return p.outputEnforced }
-
-// ReturnsContent reports whether the capability returns rich content
-// ([]Content or [Result]) rather than a structured value: exposures then
-// publish no envelope, and a Result's structured value, when its plan has
-// an OutputSchema, is published under that schema as it is.
-func (p *Plan) ReturnsContent() bool { return p.sig.content }
+// facts returns what the MCP projection reads of the plan beyond its
+// public accessors (registry.PlanFacts, installed by init in compile.go):
+//
+//   - Asks: Plan.asks;
+//   - OutputEnforced: the output schema was derived from the output type
+//     and says nothing the type does not already guarantee, so that every
+//     value encoding/json encodes satisfies it: validating a success
+//     against it can only pass. It is false for a declared OutputSchema,
+//     for types with their own JSON or text encoding, interfaces or
+//     embedded structs, and for schemas with constraints from tags
+//     (minimum, enum, format, pattern…), whose successes must be
+//     validated;
+//   - ReturnsContent: the capability returns rich content ([]Content or
+//     [Result]) rather than a structured value: exposures then publish no
+//     envelope, and a Result's structured value, when its plan has an
+//     OutputSchema, is published under that schema as it is.
+func (p *Plan) facts() registry.PlanFacts {
+	return registry.PlanFacts{Asks: p.asks(), OutputEnforced: p.outputEnforced, ReturnsContent: p.sig.content}
+}
 
 func (p *Plan) String() string { return p.identity }

@@ -139,8 +139,8 @@ func TestReasonOfEveryFailure(t *testing.T) {
 				t.Error("errors.Is no longer finds the error through the wrapping")
 			}
 			if f, ok := tc.err.(*execution.Failure); ok {
-				if g, ok := execution.AsFailure(wrapped); !ok || g != f {
-					t.Errorf("AsFailure(wrapped) = %v, %v; want the failure", g, ok)
+				if g := (*execution.Failure)(nil); !errors.As(wrapped, &g) || g != f {
+					t.Errorf("errors.As(wrapped) found %v; want the failure", g)
 				}
 				if f.Code != execution.InternalFailure && f.Reason == "" && tc.want != execution.Reason(f.Code.String()) {
 					t.Errorf("a failure without a reason answers %q, not its code %s", tc.want, f.Code)
@@ -161,7 +161,7 @@ func TestFailureReasonLeavesTheWireAlone(t *testing.T) {
 }
 
 // BenchmarkReasonOf reads the reason of a failure wrapped twice, as a
-// host's error handling does, against AsFailure on the same error.
+// host's error handling does, against errors.As on the same error.
 func BenchmarkReasonOf(b *testing.B) {
 	err := fmt.Errorf("host: %w", fmt.Errorf("step: %w", execution.Fail(execution.Conflict, "busy", nil).WithReason("approval_in_progress")))
 	b.Run("ReasonOf", func(b *testing.B) {
@@ -172,10 +172,11 @@ func BenchmarkReasonOf(b *testing.B) {
 			}
 		}
 	})
-	b.Run("AsFailure", func(b *testing.B) {
+	b.Run("errors.As", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, ok := execution.AsFailure(err); !ok {
+			var f *execution.Failure
+			if !errors.As(err, &f) {
 				b.Fatal("no failure")
 			}
 		}

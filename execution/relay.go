@@ -62,10 +62,28 @@ func (c *Context) RoundState() []byte { return bytes.Clone(c.inter.roundIn) }
 //
 // q is checked first, and a question that does not pass is an error to
 // return as is (the invocation ends with an internal failure, its cause
-// logged): an elicitation needs a message and a form (q.Schema) that fits
-// the elicitation form subset ([CheckRelayedForm]); a sampling request
-// needs q.Sampling with at least one message of role "user" or
-// "assistant" and a positive MaxTokens; roots need nothing.
+// logged): a sampling request needs q.Sampling with at least one message
+// of role "user" or "assistant" and a positive MaxTokens; roots need
+// nothing; an elicitation needs a message and a form (q.Schema) within the
+// elicitation form subset of MCP (the requestedSchema of
+// elicitation/create), what a client can render as a flat form:
+//
+//   - the root: "type": "object", "properties" (at most 64), "required"
+//     (names of those properties), and an optional "$schema" string;
+//     nothing else;
+//   - a string field: "title", "description", "minLength", "maxLength",
+//     "format" (email, uri, date or date-time), "default"; or a single
+//     select: "enum" of strings (with "enumNames" of as many titles, the
+//     legacy form) or "oneOf" of {"const", "title"} options;
+//   - a number or integer field: "title", "description", "minimum",
+//     "maximum", "default";
+//   - a boolean field: "title", "description", "default";
+//   - a multi-select: "type": "array", "title", "description",
+//     "minItems", "maxItems", "default", and "items" that is either
+//     {"type": "string", "enum": [...]} or {"anyOf": [{"const", "title"}, ...]}.
+//
+// A default must itself be a valid value of its field. The form must
+// compile as JSON Schema 2020-12 without fetching anything.
 //
 // Only an answer to the question as asked counts, as for [Context.Confirm]:
 // an answer the caller sent before being asked does not, since the other
@@ -154,33 +172,9 @@ func checkRelayedSampling(s *SamplingRequest) error {
 	return nil
 }
 
-// CheckRelayedForm reports whether schema, another party's elicitation
-// form, fits the elicitation form subset of MCP (the requestedSchema of
-// elicitation/create), or why not. The subset is what a client can render
-// as a flat form:
-//
-//   - the root: "type": "object", "properties" (at most 64), "required"
-//     (names of those properties), and an optional "$schema" string;
-//     nothing else;
-//   - a string field: "title", "description", "minLength", "maxLength",
-//     "format" (email, uri, date or date-time), "default"; or a single
-//     select: "enum" of strings (with "enumNames" of as many titles, the
-//     legacy form) or "oneOf" of {"const", "title"} options;
-//   - a number or integer field: "title", "description", "minimum",
-//     "maximum", "default";
-//   - a boolean field: "title", "description", "default";
-//   - a multi-select: "type": "array", "title", "description",
-//     "minItems", "maxItems", "default", and "items" that is either
-//     {"type": "string", "enum": [...]} or {"anyOf": [{"const", "title"}, ...]}.
-//
-// A default must itself be a valid value of its field. The form must
-// compile as JSON Schema 2020-12 without fetching anything.
-func CheckRelayedForm(schema json.RawMessage) error {
-	_, err := relayedForm(schema)
-	return err
-}
-
-// relayedForm checks and compiles a relayed form.
+// relayedForm checks that schema, another party's elicitation form, fits
+// the elicitation form subset [Context.Relay] documents, and compiles it;
+// its error says why not.
 func relayedForm(schema []byte) (*formSchema, error) {
 	wrap := func(err error) error {
 		return fmt.Errorf("execution: the relayed form is outside the elicitation subset: %w", err)

@@ -220,7 +220,7 @@ func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, e
 	}
 	if t.output == nil || t.enforced {
 		// Nothing to check, or nothing a check could find: the value's
-		// type guarantees its schema (execution.Plan.OutputEnforced).
+		// type guarantees its schema (registry.PlanFacts.OutputEnforced).
 		env, err := projection.Envelope(succ.Value)
 		if err != nil {
 			return nil, err

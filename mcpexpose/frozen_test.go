@@ -7,6 +7,8 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/di"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/container"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/mcpexpose"
 )
 
@@ -38,13 +40,13 @@ func TestOneFrozenError(t *testing.T) {
 	}{
 		{"di provider", func(t *testing.T) error {
 			reg := di.NewRegistry()
-			c, err := di.NewContainer(reg)
+			c, err := container.New(registry.Dependencies(reg))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
 			di.Supply(reg, "late")
-			c2, err := di.NewContainer(reg)
+			c2, err := container.New(registry.Dependencies(reg))
 			if err == nil {
 				c2.Close()
 			}

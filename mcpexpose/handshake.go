@@ -19,7 +19,7 @@ import (
 // The edge answers the ordinary calls of a live handshake-era session
 // (2025-11-25, 2025-06-18) itself, as it answers stateless 2026-07-28 ones:
 // a tools/list, and a tools/call whose plan cannot ask its caller anything
-// (execution.Plan.Asks). Nothing of such a call can talk to the client but
+// (registry.PlanFacts.Asks). Nothing of such a call can talk to the client but
 // its response, so the answer needs nothing of the session the SDK keeps
 // to itself. The SDK keeps the session's lifecycle: initialize, the GET
 // stream, notifications, DELETE, server-to-client requests, and every call
@@ -191,7 +191,7 @@ func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *re
 		return nil, nil, false, false
 	}
 	fc.Decoded = meta
-	if !fc.List && rec.tool != nil && rec.tool.plan.Asks() {
+	if !fc.List && rec.tool != nil && rec.tool.asks {
 		return nil, nil, false, false
 	}
 	if r.Context().Err() != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/internal/site"
 	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/policy"
@@ -52,7 +53,7 @@ type prompt struct {
 }
 
 func newPrompt(d featureDecl, name string, p *execution.Plan) (*prompt, error) {
-	if !p.ReturnsContent() && p.OutputSchema() == nil {
+	if !registry.Facts(p).ReturnsContent && p.OutputSchema() == nil {
 		return nil, fmt.Errorf("a prompt's capability must return its messages ([]execution.Message, []execution.Content or string), not only an error")
 	}
 	args, err := inputArguments(p.InputSchema())
@@ -67,7 +68,8 @@ func newPrompt(d featureDecl, name string, p *execution.Plan) (*prompt, error) {
 		return nil, err
 	}
 	pr := &prompt{name: name, site: d.site, plan: p, args: args, complete: d.prompt.Complete}
-	pr.def = mcp.Prompt{Name: name, Title: p.Title(), Description: p.Description()}
+	o := p.Capability().Options()
+	pr.def = mcp.Prompt{Name: name, Title: o.Title, Description: o.Description}
 	for _, a := range args {
 		pr.def.Arguments = append(pr.def.Arguments, &mcp.PromptArgument{Name: a.name, Description: a.description, Required: a.required})
 	}

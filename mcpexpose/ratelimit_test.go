@@ -3,10 +3,12 @@ package mcpexpose_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,5 +243,54 @@ func TestRateLimitTaskMethodsAndCompletion(t *testing.T) {
 	// None of them spent the tool's calls.
 	if res, e := tasktest.Call(t, url, "alice", true, "work", map[string]any{}); e != nil || res["resultType"] != "task" {
 		t.Errorf("the second tools/call = %v %v, want a task: the other requests spent the calls' bucket", res, e)
+	}
+}
+
+// downLimiter cannot decide: its store is down.
+type downLimiter struct{}
+
+func (downLimiter) Allow(context.Context, string, agnara.RateLimit) (time.Duration, bool, error) {
+	return 0, false, errors.New("limit store down")
+}
+
+// A request that invokes no capability is refused, not served, when its
+// rate limit cannot be checked (the check fails closed), and the limiter's
+// words stay in the log.
+func TestRateLimitedRequestFailsClosed(t *testing.T) {
+	app := agnara.New("lim", nil)
+	topic := app.Capability(func(in TopicIn) (string, error) { return "about " + in.Topic, nil },
+		&agnara.CapabilityOptions{Name: "topic", Description: "A topic."})
+	exp := mcpexpose.New(app)
+	var completed atomic.Int32
+	exp.Prompt(topic, &mcpexpose.PromptOptions{Name: "topic", Complete: map[string]mcpexpose.Completer{
+		"topic": func(context.Context, mcpexpose.CompletionRequest) ([]string, error) {
+			completed.Add(1)
+			return []string{"go"}, nil
+		},
+	}})
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mcpexpose.NewHandler(snap, &mcpexpose.HandlerOptions{Tokens: tasktest.People, Server: &mcpexpose.ServerOptions{
+		RateLimit: agnara.RateLimit{Rate: 1, Burst: 1},
+		Limiter:   downLimiter{},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := httptestServer(t, h)
+	_, e := tasktest.RPC(t, url, "alice", true, "completion/complete", map[string]any{
+		"ref": map[string]any{"type": "ref/prompt", "name": "topic"}, "argument": map[string]any{"name": "topic", "value": "g"},
+	})
+	data, _ := json.Marshal(e)
+	if e == nil || e["code"] != float64(-32603) || !strings.Contains(string(data), `"unavailable"`) || strings.Contains(string(data), "rate_limited") {
+		t.Errorf("completion/complete with the limiter down = %s, want the unavailable failure", data)
+	}
+	if strings.Contains(string(data), "store down") {
+		t.Errorf("the limiter's words reached the caller: %s", data)
+	}
+	if n := completed.Load(); n != 0 {
+		t.Errorf("the completer ran %d times with the limit unchecked", n)
 	}
 }

@@ -278,7 +278,8 @@ func newResource(d featureDecl, p *execution.Plan) (*resource, error) {
 		}
 	}
 	r := &resource{readable: readable{name: orDefault(o.Name, d.cap.Name()), site: d.site, plan: p, args: args, mime: o.MIMEType}, uri: o.URI}
-	r.def = mcp.Resource{URI: o.URI, Name: r.name, Title: p.Title(), Description: p.Description(), MIMEType: o.MIMEType}
+	c := p.Capability().Options()
+	r.def = mcp.Resource{URI: o.URI, Name: r.name, Title: c.Title, Description: c.Description, MIMEType: o.MIMEType}
 	r.digest = featureDigest(p, &r.def)
 	return r, nil
 }
@@ -311,7 +312,8 @@ func newResourceTemplate(d featureDecl, p *execution.Plan) (*resourceTemplate, e
 		return nil, err
 	}
 	t := &resourceTemplate{readable: readable{name: orDefault(o.Name, d.cap.Name()), site: d.site, plan: p, args: args, mime: o.MIMEType}, tmpl: tmpl, complete: o.Complete}
-	t.def = mcp.ResourceTemplate{URITemplate: o.URITemplate, Name: t.name, Title: p.Title(), Description: p.Description(), MIMEType: o.MIMEType}
+	c := p.Capability().Options()
+	t.def = mcp.ResourceTemplate{URITemplate: o.URITemplate, Name: t.name, Title: c.Title, Description: c.Description, MIMEType: o.MIMEType}
 	t.digest = featureDigest(p, &t.def)
 	return t, nil
 }

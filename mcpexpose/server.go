@@ -14,6 +14,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/mcpversion"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/agnara-go/agnara/mcpexpose/requeststate"
 	"github.com/agnara-go/agnara/policy"
@@ -63,6 +64,9 @@ type server struct {
 	// requests counts the requests limitRequest limits (ratelimit.go):
 	// ServerOptions.Limiter, or one in this process.
 	requests execution.Limiter
+	// checkRate is execution's rate check (registry.RateCheck), resolved
+	// once here.
+	checkRate rateCheck
 
 	// streamLifetime bounds a subscriptions/listen (streams.go): set by
 	// NewHandler, 0 (none) on other transports.
@@ -146,6 +150,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 		}
 		s.requests = lim
 	}
+	s.checkRate = registry.RateCheck[rateCheck]()
 	s.identity = s.opts.Identity
 	if s.identity == nil {
 		s.identity = SubjectPrincipal

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/agnara-go/agnara/internal/site"
 	"github.com/agnara-go/agnara/policy"
@@ -45,8 +46,12 @@ type tool struct {
 	def    mcp.Tool           // the projection prototype; copied before use
 	output *jsonschema.Schema // validates the {"result": ...} envelope; nil for content tools
 	// enforced: the output type guarantees the schema, so successes are
-	// not validated against it (execution.Plan.OutputEnforced).
+	// not validated against it (registry.PlanFacts.OutputEnforced).
 	enforced bool
+	// asks: a call may ask its caller for input, so a handshake-era
+	// session's call is the SDK's to serve (registry.PlanFacts.Asks),
+	// read here once rather than per request.
+	asks bool
 	// digest names what the tool is: its plan's identity and scopes and its
 	// published definition, hashed. Tools of two snapshots with the same
 	// name and digest are the same tool, in this process or another: a swap
@@ -170,11 +175,13 @@ func (s *Snapshot) callerDependent() bool {
 }
 
 func newTool(d decl, p *execution.Plan) (*tool, error) {
-	t := &tool{name: d.name, site: d.site, plan: p, task: d.task, askFirst: d.askFirst}
+	facts := registry.Facts(p)
+	t := &tool{name: d.name, site: d.site, plan: p, task: d.task, askFirst: d.askFirst, asks: facts.Asks}
+	o := p.Capability().Options()
 	t.def = mcp.Tool{
 		Name:        d.name,
-		Title:       p.Title(),
-		Description: p.Description(),
+		Title:       o.Title,
+		Description: o.Description,
 		InputSchema: json.RawMessage(p.InputSchema()),
 		Annotations: annotations(p.Annotations()),
 	}
@@ -185,9 +192,9 @@ func newTool(d decl, p *execution.Plan) (*tool, error) {
 	if params != nil {
 		t.params, t.sdkSchema = params, sdkSchema
 	}
-	if !p.ReturnsContent() {
+	if !facts.ReturnsContent {
 		env := envelopeSchema(p.OutputSchema())
-		t.enforced = p.OutputEnforced()
+		t.enforced = facts.OutputEnforced
 		if !t.enforced {
 			// Tools returning the same type share one envelope validator.
 			// A tool whose output type guarantees its schema needs none

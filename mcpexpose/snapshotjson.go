@@ -216,7 +216,8 @@ type argumentDoc struct {
 }
 
 func governanceOf(p *execution.Plan) governance {
-	g := governance{Scopes: sorted(p.Scopes()), Confirm: p.Confirm(), AnyoneMayCall: p.Capability().Options().AnyoneMayCall}
+	o := p.Capability().Options()
+	g := governance{Scopes: sorted(p.Scopes()), Confirm: o.Confirm, AnyoneMayCall: o.AnyoneMayCall}
 	a := p.Annotations()
 	for _, x := range []struct {
 		a    agnara.Annotations
@@ -226,10 +227,10 @@ func governanceOf(p *execution.Plan) governance {
 			g.Annotations = append(g.Annotations, x.name)
 		}
 	}
-	if d := p.Timeout(); d > 0 {
+	if d := o.Timeout; d > 0 {
 		g.Timeout = d.String()
 	}
-	if l := p.RateLimit(); !l.IsZero() {
+	if l := o.RateLimit; !l.IsZero() {
 		g.RateLimit = &rateLimitDoc{Rate: l.Rate, Burst: l.Burst}
 	}
 	return g

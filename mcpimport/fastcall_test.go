@@ -182,7 +182,7 @@ func invoke(plans *execution.Plans, name, args string) invoked {
 	defer cancel()
 	out, err := p.Invoke(ctx, &execution.Invocation{Principal: policy.NewPrincipal("alice", nil), Arguments: json.RawMessage(args)})
 	if err != nil {
-		if f, ok := execution.AsFailure(err); ok {
+		if f := (*execution.Failure)(nil); errors.As(err, &f) {
 			return invoked{Reason: execution.ReasonOf(err), Code: string(f.Code), Message: f.Message}
 		}
 		return invoked{Err: err.Error()}

@@ -92,8 +92,8 @@ func envelopeOf(t *testing.T, o execution.Success) envelope {
 // wantCode checks that err is the canonical failure of call failure reason code.
 func wantCode(t *testing.T, err error, code execution.Reason) {
 	t.Helper()
-	f, ok := execution.AsFailure(err)
-	if !ok {
+	var f *execution.Failure
+	if !errors.As(err, &f) {
 		t.Fatalf("err = %v, want a failure with %s", err, code)
 	}
 	if got := execution.ReasonOf(err); got != code || f.Code != mcpimport.Canonical(code) {
@@ -150,8 +150,8 @@ func TestImportedToolsAreOrdinaryCapabilities(t *testing.T) {
 	cs, mon := connect(t, d.server, "2025-11-25")
 	_, plans := imported(t, cs, mon, readBindings(), nil)
 	p, _ := plans.Lookup("gw.search_docs")
-	if p.Title() != "Search documents" || p.Description() != "Search the documents." || !p.Annotations().Has(agnara.ReadOnly) {
-		t.Errorf("plan metadata: %q %q %v", p.Title(), p.Description(), p.Annotations())
+	if o := p.Capability().Options(); o.Title != "Search documents" || o.Description != "Search the documents." || !p.Annotations().Has(agnara.ReadOnly) {
+		t.Errorf("plan metadata: %q %q %v", o.Title, o.Description, p.Annotations())
 	}
 	if string(p.InputSchema()) != `{"additionalProperties":false,"properties":{"mode":{"type":"string"},"n":{"minimum":0,"type":"integer"},"q":{"description":"What to look for","minLength":1,"type":"string"}},"required":["q"],"type":"object"}` {
 		t.Errorf("input schema = %s", p.InputSchema())
@@ -159,12 +159,13 @@ func TestImportedToolsAreOrdinaryCapabilities(t *testing.T) {
 
 	// The local scope guard applies before anything reaches the remote server.
 	_, err := callAs(t, context.Background(), plans, "search_docs", `{"q":"x"}`, policy.NewPrincipal("bob", nil))
-	if f, ok := execution.AsFailure(err); !ok || f.Code != execution.Forbidden {
+	var f *execution.Failure
+	if !errors.As(err, &f) || f.Code != execution.Forbidden {
 		t.Errorf("caller without docs:read: %v", err)
 	}
 	// So does local input validation, against the remote schema.
 	_, err = call(t, plans, "search_docs", `{"q":"","extra":1}`)
-	if f, ok := execution.AsFailure(err); !ok || f.Code != execution.InvalidInput {
+	if !errors.As(err, &f) || f.Code != execution.InvalidInput {
 		t.Errorf("invalid arguments: %v", err)
 	}
 	if n := d.calls.Load(); n != 0 {
@@ -263,7 +264,7 @@ func TestScopeValidator(t *testing.T) {
 	before := d.calls.Load()
 	_, err := call(t, plans, "search_docs", `{"q":"private"}`)
 	wantCode(t, err, mcpimport.ReasonScopeDenied)
-	if f, _ := execution.AsFailure(err); strings.Contains(f.Message, "docs:private") {
+	if f := (*execution.Failure)(nil); errors.As(err, &f) && strings.Contains(f.Message, "docs:private") {
 		t.Errorf("the validator's own words reached the caller: %q", f.Message)
 	}
 	if d.calls.Load() != before {
@@ -661,11 +662,11 @@ func TestBindingDescriptionIsPublished(t *testing.T) {
 	b.Description = "Local words."
 	bindings["search"] = b
 	cat, plans := imported(t, cs, mon, bindings, nil)
-	if p, _ := plans.Lookup("gw.search_docs"); p.Description() != "Local words." {
-		t.Errorf("published description %q, want the binding's", p.Description())
+	if p, _ := plans.Lookup("gw.search_docs"); p.Capability().Options().Description != "Local words." {
+		t.Errorf("published description %q, want the binding's", p.Capability().Options().Description)
 	}
-	if p, _ := plans.Lookup("gw.echo_text"); p.Description() != "Echo the text back." {
-		t.Errorf("published description %q, want the remote one", p.Description())
+	if p, _ := plans.Lookup("gw.echo_text"); p.Capability().Options().Description != "Echo the text back." {
+		t.Errorf("published description %q, want the remote one", p.Capability().Options().Description)
 	}
 	for _, e := range cat.Snapshot().Entries() {
 		if e.RemoteName == "search" && e.Description != "Search the documents." {

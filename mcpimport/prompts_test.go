@@ -26,11 +26,11 @@ func TestGetPrompts(t *testing.T) {
 	if got, want := string(p.InputSchema()), `{"type":"object","properties":{"topic":{"type":"string","description":"What to summarize"},"style":{"type":"string","description":"How"}},"required":["topic"],"additionalProperties":false}`; got != want {
 		t.Errorf("input schema %s, want %s", got, want)
 	}
-	if p.Description() != "Summarize a topic." || p.Title() != "Summarize" {
-		t.Errorf("published %q, %q", p.Title(), p.Description())
+	if o := p.Capability().Options(); o.Description != "Summarize a topic." || o.Title != "Summarize" {
+		t.Errorf("published %q, %q", o.Title, o.Description)
 	}
-	if g, _ := plans.Lookup("gw.gallery"); g.Description() != "Local words." {
-		t.Errorf("gallery's description %q, want the binding's", g.Description())
+	if g, _ := plans.Lookup("gw.gallery"); g.Capability().Options().Description != "Local words." {
+		t.Errorf("gallery's description %q, want the binding's", g.Capability().Options().Description)
 	}
 
 	out := invoke(t, plans, "summarize", `{"topic":"go","style":"briefly"}`, reader)

@@ -70,7 +70,7 @@ func TestEveryDiscoveryErrorAnswersItsReason(t *testing.T) {
 				if !errors.As(err, &e) || e.Reason != tc.want {
 					t.Errorf("errors.As(%v) = %v; want an *mcpimport.Error with reason %s", err, e, tc.want)
 				}
-				if f, ok := execution.AsFailure(err); ok {
+				if f := (*execution.Failure)(nil); errors.As(err, &f) {
 					t.Errorf("a discovery error is the canonical failure %v", f)
 				}
 			}

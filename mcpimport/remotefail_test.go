@@ -3,6 +3,7 @@ package mcpimport_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -101,7 +102,8 @@ func TestRemoteToolErrorLoggedForTheOperator(t *testing.T) {
 
 					_, err := call(t, plans, "fail", `{"mode":"`+tc.mode+`","note":"argument-marker"}`)
 					wantCode(t, err, tc.reason)
-					f, _ := execution.AsFailure(err)
+					var f *execution.Failure
+					errors.As(err, &f)
 					answer, _ := json.Marshal(f)
 					for _, w := range tc.remote {
 						if strings.Contains(string(answer), w) {

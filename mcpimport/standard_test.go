@@ -3,6 +3,7 @@ package mcpimport_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
@@ -158,8 +159,8 @@ func TestStandardProfileCalls(t *testing.T) {
 
 	// Every violation, with its path; nothing is sent.
 	_, err := call(t, plans, "list_files", `{"limit":0,"filter":{"ext":1}}`)
-	fail, ok := execution.AsFailure(err)
-	if !ok || fail.Code != execution.InvalidInput {
+	var fail *execution.Failure
+	if !errors.As(err, &fail) || fail.Code != execution.InvalidInput {
 		t.Fatalf("got %v, want invalid_input", err)
 	}
 	var paths []string

@@ -7,7 +7,12 @@
 // Package agnara installs the two accessors once, when it is initialised
 // ([Install]); package execution calls [Freeze] and [Define]. Package
 // execution in turn installs its compiler ([InstallCompiler]), which
-// exposures call ([Compile]) for the plans compiled without a mistake.
+// exposures call ([Compile]) for the plans compiled without a mistake,
+// and what the MCP projection reads of a plan beyond its public face
+// ([InstallPlanFacts], [Facts]), and the rate check of requests that
+// invoke no plan ([InstallRateCheck], [RateCheck]). Package di installs the way from its
+// Registry to the engine behind it ([InstallDependencies]), which agnara
+// builds its container from ([Dependencies]).
 // They are not hooks anyone can swap: nothing outside this module can
 // import this package, and each is installed by an init function before
 // any value that uses it exists.
@@ -16,7 +21,7 @@ package registry
 import (
 	"log/slog"
 
-	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/container"
 	"github.com/agnara-go/agnara/internal/site"
 	"github.com/agnara-go/agnara/policy"
 )
@@ -28,7 +33,7 @@ type Frozen[C any] struct {
 	// registration order.
 	Capabilities []C
 	// Container is the application's dependency container, built once.
-	Container *di.Container
+	Container *container.Container
 	// Err joins every registration mistake recorded so far, including the
 	// dependency graph's.
 	Err error
@@ -55,10 +60,31 @@ type Definition struct {
 // this module cannot name it, so it cannot implement agnara.Form.
 type Sealed struct{}
 
+// PlanFacts are what an MCP exposure reads of a compiled plan beyond its
+// public accessors: facts of the projection, not of the capability, which
+// a service or an exposure for another transport has no use for (ADR 73).
+type PlanFacts struct {
+	// Asks: an invocation may ask its caller for input. The plan declares
+	// a confirmation, or its function takes *execution.Context. A
+	// function that takes context.Context, or none, cannot ask: mcpexpose
+	// answers a handshake-era session's call of such a plan at its edge.
+	Asks bool
+	// OutputEnforced: the output schema was derived from the output type
+	// and says nothing the type does not guarantee, so validating a
+	// success against it can only pass.
+	OutputEnforced bool
+	// ReturnsContent: the capability returns rich content ([]Content or
+	// Result), published without the {"result": ...} envelope.
+	ReturnsContent bool
+}
+
 var (
 	freeze  any // func(A) Frozen[C]
 	define  any // func(C) Definition
 	compile any // func(A) (P, []error)
+	facts   any // func(P) PlanFacts
+	deps    any // func(R) *container.Registry
+	rate    any // execution's checkRate
 )
 
 // Install connects the compiler to package agnara. Package agnara calls it
@@ -94,4 +120,53 @@ func InstallCompiler[A, P any](compileApp func(A) (P, []error)) {
 // served. P is *execution.Plans.
 func Compile[P, A any](app A) (P, []error) {
 	return compile.(func(A) (P, []error))(app)
+}
+
+// InstallPlanFacts connects exposures to the facts of a compiled plan.
+// Package execution calls it from its init function, once.
+func InstallPlanFacts[P any](planFacts func(P) PlanFacts) {
+	facts = planFacts
+}
+
+// Facts returns the projection's facts of plan p, fixed when it was
+// compiled. An exposure reads them once per plan, where it builds what it
+// serves, not per request. P is *execution.Plan.
+func Facts[P any](p P) PlanFacts {
+	return facts.(func(P) PlanFacts)(p)
+}
+
+// InstallDependencies connects package agnara to the engine behind a
+// di.Registry. Package di calls it from its init function, once; agnara
+// imports di, so it is installed before an application is built.
+func InstallDependencies[R any](engine func(R) *container.Registry) {
+	deps = engine
+}
+
+// Dependencies returns the engine's registry behind r, nil for a nil r. R
+// is *di.Registry.
+func Dependencies[R any](r R) *container.Registry {
+	return deps.(func(R) *container.Registry)(r)
+}
+
+// InstallRateCheck connects exposures to the rate check that
+// execution.Plan.Invoke applies to a call, for requests an exposure limits
+// that invoke no plan. Package execution calls it from its init function,
+// once. F is
+//
+//	func(ctx context.Context, lim execution.Limiter, name string, p policy.Principal, limit agnara.RateLimit) (*execution.Failure, error)
+//
+// It counts one request of p under name against limit with lim, and
+// returns the failure to refuse the request with, or nil to admit it;
+// with the limiter's error, to log, when the limiter could not decide (the
+// failure then refuses the request: the check fails closed).
+func InstallRateCheck[F any](check F) {
+	rate = check
+}
+
+// RateCheck returns the rate check execution installed. F is its type (see
+// [InstallRateCheck]); a wrong F panics. An exposure resolves it once,
+// when it builds its server, and keeps the typed function: a request pays
+// no lookup or type assertion.
+func RateCheck[F any]() F {
+	return rate.(F)
 }

@@ -1,4 +1,4 @@
-package di
+package container
 
 import (
 	"context"
@@ -13,18 +13,19 @@ import (
 	"github.com/agnara-go/agnara/internal/site"
 )
 
-// ErrClosed is returned when a value is resolved from a closed [Container].
+// ErrClosed is returned when a value is resolved from a closed [Container]
+// (di.ErrClosed is this value).
 var ErrClosed = errors.New("di: container is closed")
 
-// Container builds and owns the values of one [Registry]. It is created once
-// per application, freezes the registry it is built from, and must be closed
-// to release singletons.
+// Container builds and owns the values of one [Registry]. An application
+// creates it once (agnara's freeze), freezing the registry it is built
+// from, and closes it to release singletons (agnara.App.Close).
 //
 // A Container is safe for concurrent use.
 type Container struct {
 	providers map[reflect.Type]*provider
 	cells     map[*provider]*cell
-	verdict   map[*provider]error // graph check result per provider, set by NewContainer
+	verdict   map[*provider]error // graph check result per provider, set by New
 
 	mu       sync.Mutex
 	cleanups []func() // singleton cleanups, in construction order
@@ -40,11 +41,11 @@ type cell struct {
 	value reflect.Value
 }
 
-// NewContainer freezes r and returns a container for it, together with every
+// New freezes r and returns a container for it, together with every
 // registration mistake recorded in r. A nil registry yields an empty
 // container. The container is usable even when an error is returned, but
 // plans compiled against it will report the same mistakes.
-func NewContainer(r *Registry) (*Container, error) {
+func New(r *Registry) (*Container, error) {
 	c := &Container{providers: map[reflect.Type]*provider{}, cells: map[*provider]*cell{}, verdict: map[*provider]error{}}
 	if r == nil {
 		return c, nil
@@ -235,10 +236,12 @@ type ProviderError struct {
 	Err      error
 }
 
+// Error names the constructor, the type and the constructor's error.
 func (e *ProviderError) Error() string {
 	return fmt.Sprintf("di: constructing %s with %s: %v", e.Type, e.Provider, e.Err)
 }
 
+// Unwrap returns the constructor's own error.
 func (e *ProviderError) Unwrap() error { return e.Err }
 
 // call invokes p's constructor with args.

@@ -1,4 +1,4 @@
-package di_test
+package container_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/container"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -22,11 +23,11 @@ func TestRecipeErrors(t *testing.T) {
 		types []reflect.Type
 		want  string
 	}{
-		{"no provider", []reflect.Type{reflect.TypeFor[*Out]()}, "no provider for *di_test.Out"},
-		{"no provider for the second type", []reflect.Type{reflect.TypeFor[*D](), reflect.TypeFor[*Out]()}, "no provider for *di_test.Out"},
-		{"no provider for a dependency", []reflect.Type{reflect.TypeFor[*A]()}, "no provider for *di_test.Out"},
-		{"cycle", []reflect.Type{reflect.TypeFor[*B]()}, "dependency cycle: *di_test.B -> *di_test.C -> *di_test.B"},
-		{"singleton on per-invocation", []reflect.Type{reflect.TypeFor[int]()}, "singleton int depends on per-invocation *di_test.D"},
+		{"no provider", []reflect.Type{reflect.TypeFor[*Out]()}, "no provider for *container_test.Out"},
+		{"no provider for the second type", []reflect.Type{reflect.TypeFor[*D](), reflect.TypeFor[*Out]()}, "no provider for *container_test.Out"},
+		{"no provider for a dependency", []reflect.Type{reflect.TypeFor[*A]()}, "no provider for *container_test.Out"},
+		{"cycle", []reflect.Type{reflect.TypeFor[*B]()}, "dependency cycle: *container_test.B -> *container_test.C -> *container_test.B"},
+		{"singleton on per-invocation", []reflect.Type{reflect.TypeFor[int]()}, "singleton int depends on per-invocation *container_test.D"},
 	}
 	r := di.NewRegistry()
 	di.ProvidePerInvocation(r, func() *D { return &D{} })
@@ -34,9 +35,9 @@ func TestRecipeErrors(t *testing.T) {
 	di.ProvidePerInvocation(r, func(*C) *B { return &B{} })
 	di.ProvidePerInvocation(r, func(*B) *C { return &C{} })
 	di.Provide(r, func(*D) int { return 0 })
-	c, err := di.NewContainer(r)
+	c, err := containerOf(r)
 	if err == nil {
-		t.Fatal("NewContainer: no error for a registry with mistakes")
+		t.Fatal("container.New: no error for a registry with mistakes")
 	}
 	defer c.Close()
 	for _, tt := range tests {
@@ -289,9 +290,9 @@ func TestResolveFailureCleansUpEarlierValues(t *testing.T) {
 
 			dst := make([]reflect.Value, rec.Len())
 			release, err := rec.Resolve(context.Background(), dst)
-			var pe *di.ProviderError
+			var pe *container.ProviderError
 			if !errors.As(err, &pe) {
-				t.Fatalf("Resolve error = %v, want a *di.ProviderError", err)
+				t.Fatalf("Resolve error = %v, want a *container.ProviderError", err)
 			}
 			if pe.Type != tt.wantType {
 				t.Errorf("ProviderError.Type = %v, want %v", pe.Type, tt.wantType)
@@ -405,17 +406,17 @@ func TestConstructorErrorIsProviderError(t *testing.T) {
 			reg.provide(r, func() (*A, func(), error) {
 				return &A{}, func() { cleaned.Add(1) }, errBoom
 			})
-			c, err := di.NewContainer(r)
+			c, err := containerOf(r)
 			if err != nil {
 				t.Fatal(err)
 			}
 			err = tryResolve(t, newRecipe(t, c, reflect.TypeFor[*A]()), context.Background())
-			var pe *di.ProviderError
+			var pe *container.ProviderError
 			if !errors.As(err, &pe) {
-				t.Fatalf("Resolve error = %v, want a *di.ProviderError", err)
+				t.Fatalf("Resolve error = %v, want a *container.ProviderError", err)
 			}
 			if pe.Type != reflect.TypeFor[*A]() {
-				t.Errorf("ProviderError.Type = %v, want *di_test.A", pe.Type)
+				t.Errorf("ProviderError.Type = %v, want *container_test.A", pe.Type)
 			}
 			if !strings.Contains(pe.Provider, "TestConstructorErrorIsProviderError") {
 				t.Errorf("ProviderError.Provider = %q, want the constructor's name", pe.Provider)
@@ -423,7 +424,7 @@ func TestConstructorErrorIsProviderError(t *testing.T) {
 			if !errors.Is(err, errBoom) || errors.Unwrap(err) != errBoom {
 				t.Errorf("Resolve error %v does not wrap %v", err, errBoom)
 			}
-			for _, want := range []string{"*di_test.A", pe.Provider, "boom"} {
+			for _, want := range []string{"*container_test.A", pe.Provider, "boom"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not contain %q", err, want)
 				}

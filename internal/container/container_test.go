@@ -1,4 +1,4 @@
-package di_test
+package container_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/di"
+	"github.com/agnara-go/agnara/internal/container"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -52,7 +53,7 @@ func TestNewContainerGraphErrors(t *testing.T) {
 				di.Provide(r, func(*D) *A { return &A{} })
 				return line
 			},
-			want: "no provider for *di_test.D",
+			want: "no provider for *container_test.D",
 			once: "no provider",
 		},
 		{
@@ -63,7 +64,7 @@ func TestNewContainerGraphErrors(t *testing.T) {
 				di.ProvidePerInvocation(r, func(*D) *B { return &B{} })
 				return line
 			},
-			want: "no provider for *di_test.D",
+			want: "no provider for *container_test.D",
 			once: "no provider",
 		},
 		{
@@ -74,7 +75,7 @@ func TestNewContainerGraphErrors(t *testing.T) {
 				di.Provide(r, func(*A) *B { return &B{} })
 				return line
 			},
-			want: "dependency cycle: *di_test.A -> *di_test.B -> *di_test.A",
+			want: "dependency cycle: *container_test.A -> *container_test.B -> *container_test.A",
 			once: "dependency cycle",
 		},
 		{
@@ -86,7 +87,7 @@ func TestNewContainerGraphErrors(t *testing.T) {
 				di.ProvidePerInvocation(r, func(*A) *C { return &C{} })
 				return line
 			},
-			want: "dependency cycle: *di_test.A -> *di_test.B -> *di_test.C -> *di_test.A",
+			want: "dependency cycle: *container_test.A -> *container_test.B -> *container_test.C -> *container_test.A",
 			once: "dependency cycle",
 		},
 		{
@@ -97,7 +98,7 @@ func TestNewContainerGraphErrors(t *testing.T) {
 				di.ProvidePerInvocation(r, func() *D { return &D{} })
 				return line
 			},
-			want: "singleton *di_test.A depends on per-invocation *di_test.D",
+			want: "singleton *container_test.A depends on per-invocation *container_test.D",
 			once: "depends on per-invocation",
 		},
 		{
@@ -109,7 +110,7 @@ func TestNewContainerGraphErrors(t *testing.T) {
 				di.ProvidePerInvocation(r, func() *D { return &D{} })
 				return line
 			},
-			want: "singleton *di_test.B depends on per-invocation *di_test.D",
+			want: "singleton *container_test.B depends on per-invocation *container_test.D",
 			once: "depends on per-invocation",
 		},
 	}
@@ -117,16 +118,16 @@ func TestNewContainerGraphErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := di.NewRegistry()
 			line := tt.register(r)
-			c, err := di.NewContainer(r)
+			c, err := containerOf(r)
 			if err == nil {
-				t.Fatal("NewContainer: no error")
+				t.Fatal("container.New: no error")
 			}
 			defer c.Close()
 			if diagnosticLine(err, at("container_test.go", line), tt.want) == "" {
-				t.Errorf("NewContainer error\n%v\nhas no line containing both %q and %q", err, at("container_test.go", line), tt.want)
+				t.Errorf("container.New error\n%v\nhas no line containing both %q and %q", err, at("container_test.go", line), tt.want)
 			}
 			if n := strings.Count(err.Error(), tt.once); n != 1 {
-				t.Errorf("NewContainer reported %q %d times, want once:\n%v", tt.once, n, err)
+				t.Errorf("container.New reported %q %d times, want once:\n%v", tt.once, n, err)
 			}
 			// A recipe needing *A reports the same mistake.
 			_, err = c.Recipe([]reflect.Type{reflect.TypeFor[*A]()})
@@ -158,24 +159,24 @@ func TestNewContainerReportsSeveralErrors(t *testing.T) {
 	lifetimeLine := nextLine()
 	di.Provide(r, func(*B) int { return 0 })
 
-	_, err := di.NewContainer(r)
+	_, err := containerOf(r)
 	if err == nil {
-		t.Fatal("NewContainer: no error")
+		t.Fatal("container.New: no error")
 	}
 	wants := [][]string{
 		{at("container_test.go", shapeLine), "want a constructor function, got int"},
-		{at("container_test.go", dupLine2), "*di_test.D already has a provider", fmt.Sprintf("container_test.go:%d)", dupLine1)},
-		{at("container_test.go", missingLine), "no provider for *di_test.Out"},
-		{at("container_test.go", cycleLine), "dependency cycle: *di_test.B -> *di_test.C -> *di_test.B"},
-		{at("container_test.go", lifetimeLine), "singleton int depends on per-invocation *di_test.B"},
+		{at("container_test.go", dupLine2), "*container_test.D already has a provider", fmt.Sprintf("container_test.go:%d)", dupLine1)},
+		{at("container_test.go", missingLine), "no provider for *container_test.Out"},
+		{at("container_test.go", cycleLine), "dependency cycle: *container_test.B -> *container_test.C -> *container_test.B"},
+		{at("container_test.go", lifetimeLine), "singleton int depends on per-invocation *container_test.B"},
 	}
 	for _, want := range wants {
 		if diagnosticLine(err, want...) == "" {
-			t.Errorf("NewContainer error\n%v\nhas no line containing all of %q", err, want)
+			t.Errorf("container.New error\n%v\nhas no line containing all of %q", err, want)
 		}
 	}
 	if n := len(unwrapAll(err)); n < len(wants) {
-		t.Errorf("NewContainer joined %d errors, want at least %d", n, len(wants))
+		t.Errorf("container.New joined %d errors, want at least %d", n, len(wants))
 	}
 }
 
@@ -302,7 +303,7 @@ func TestSingletonFailureIsNotCached(t *testing.T) {
 
 			for i := 1; i <= 2; i++ {
 				err := tryResolve(t, rec, context.Background())
-				var pe *di.ProviderError
+				var pe *container.ProviderError
 				if !errors.As(err, &pe) || pe.Type != reflect.TypeFor[*A]() || !errors.Is(err, errBoom) {
 					t.Fatalf("resolve %d: error = %v, want a *ProviderError for *A wrapping %v", i, err, errBoom)
 				}
@@ -419,7 +420,7 @@ func TestCloseRunsSingletonCleanupsInReverseOrder(t *testing.T) {
 		ev.add("build C")
 		return &C{}, func() { ev.add("clean C") }
 	})
-	c, err := di.NewContainer(r)
+	c, err := containerOf(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +439,7 @@ func TestCloseIsIdempotent(t *testing.T) {
 	var cleaned atomic.Int32
 	r := di.NewRegistry()
 	di.Provide(r, func() (*A, func()) { return &A{}, func() { cleaned.Add(1) } })
-	c, err := di.NewContainer(r)
+	c, err := containerOf(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +468,7 @@ func TestCloseReportsPanickingCleanup(t *testing.T) {
 	di.Provide(r, func() (*A, func()) { return &A{}, func() { ev.add("clean A") } })
 	di.Provide(r, func() (*B, func()) { return &B{}, func() { panic("B cleanup exploded") } })
 	di.Provide(r, func() (*D, func()) { return &D{}, func() { ev.add("clean D") } })
-	c, err := di.NewContainer(r)
+	c, err := containerOf(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +547,7 @@ func TestSuppliedValuesAreNeverCleanedUp(t *testing.T) {
 	r := di.NewRegistry()
 	di.Supply(r, res)
 	di.Supply[func()](r, func() { fnCalled.Store(true) })
-	c, err := di.NewContainer(r)
+	c, err := containerOf(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,5 +567,20 @@ func TestSuppliedValuesAreNeverCleanedUp(t *testing.T) {
 	}
 	if fnCalled.Load() {
 		t.Error("the container called a supplied func() as if it were a cleanup")
+	}
+}
+
+func TestLifetimeString(t *testing.T) {
+	tests := []struct {
+		l    container.Lifetime
+		want string
+	}{
+		{container.Singleton, "singleton"},
+		{container.PerInvocation, "per-invocation"},
+	}
+	for _, tt := range tests {
+		if got := tt.l.String(); got != tt.want {
+			t.Errorf("Lifetime(%d).String() = %q, want %q", tt.l, got, tt.want)
+		}
 	}
 }
