@@ -30,7 +30,9 @@ import (
 
 // FastPathRequests returns how many requests the handler has answered on
 // its fast path (see HandlerOptions.DisableFastPath): a way to see, in a
-// test or a metric, that the traffic one expects to be fast is.
+// test or a metric, that the traffic one expects to be fast is. A request
+// is counted before its answer is written, so a client that has read the
+// answer finds it counted.
 func (h *Handler) FastPathRequests() int64 { return h.fastServed.Load() }
 
 // answers is the edge's one decision: whether it answers rec itself, on
@@ -96,8 +98,10 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, rec *record) {
 		res, err = s.callTool(&edgeCaps{Context: r.Context(), h: h, req: req, meta: fc.Meta}, rec, req)
 		res = finished(res)
 	}
-	h.writeFast(w, fc, res, err)
+	// Counted before it is written: a client that has read its answer
+	// finds it counted.
 	h.fastServed.Add(1)
+	h.writeFast(w, fc, res, err)
 }
 
 // finished does to a tool result what the SDK does before it leaves the

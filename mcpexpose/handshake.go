@@ -251,8 +251,8 @@ func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, 
 		res, err = s.callTool(ctx, rec, &mcp.CallToolRequest{Session: ls.ss, Params: params, Extra: extra})
 		res = finished(res)
 	}
+	h.fastServed.Add(1) // before the write, as answer counts
 	h.writeSession(w, r, fc, ls, res, err)
-	h.fastServed.Add(1)
 }
 
 // writeSession writes the answer to fc on the session ls as the SDK
