@@ -177,11 +177,22 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 		return nil, "error", err // bad state: the plan is not invoked
 	}
 	inv := s.invocation(ctx, req, p, adm, round)
-	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
-		inv.Progress = &progress{session: req.Session, token: token}
+	e, edge := edgeCapsOf(ctx, req)
+	edge = edge && e.stream != nil
+	if token := req.Params.GetProgressToken(); token != nil {
+		if edge {
+			inv.Progress = &edgeProgress{cs: e.stream, token: token}
+		} else if req.Session != nil {
+			inv.Progress = &progress{session: req.Session, token: token}
+		}
 	}
-	if s.opts.ForwardLogs && req.Session != nil {
-		inv.LogHandler = boundHandler{h: mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{LoggerName: t.plan.Identity()}), ctx: ctx}
+	if s.opts.ForwardLogs {
+		if edge {
+			level, _ := req.Params.Meta[mcp.MetaKeyLogLevel].(string)
+			inv.LogHandler = newEdgeLog(e.stream, mcp.LoggingLevel(level), t.plan.Identity())
+		} else if req.Session != nil {
+			inv.LogHandler = boundHandler{h: mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{LoggerName: t.plan.Identity()}), ctx: ctx}
+		}
 	}
 	out, err := t.plan.Invoke(ctx, inv)
 	if err != nil {

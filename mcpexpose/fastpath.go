@@ -14,14 +14,16 @@ import (
 	segjson "github.com/segmentio/encoding/json"
 )
 
-// The fast path answers the commonest 2026-07-28 requests — a single
-// tools/call or tools/list POSTed without a session — without the SDK's
-// per-request session, goroutines and decoders, with the bytes the SDK
-// path would send (ADR 68). It takes a request only when every rule the
-// SDK would check is known to pass; any request it is not sure of
-// (another method, a notification, a batch, a progress token, a task, an
-// unusual header, id or _meta, an escape in a string it reads) goes to the
-// SDK unchanged. The tool's own work —
+// The fast path answers 2026-07-28 requests — a single tools/call or
+// tools/list POSTed without a session — without the SDK's per-request
+// session, goroutines and decoders, with the bytes the SDK path would
+// send (ADR 68). At 2026-07-28 it owns every call it can read (ADR 74):
+// tasks, and calls that report progress or forward logs, whose
+// notifications it writes on the call's own stream (callstream.go). It
+// takes a request only when every rule the SDK would check is known to
+// pass; any request it is not sure of (another method, a notification, a
+// batch, an unusual header, id or _meta, an escape in a string it reads)
+// goes to the SDK unchanged. The tool's own work —
 // the middleware, the plan, the projection — is the one the SDK path
 // runs: only the transport and the JSON-RPC framing are the fast path's.
 //
@@ -39,8 +41,8 @@ func (h *Handler) FastPathRequests() int64 { return h.fastServed.Load() }
 // the fast path, or hands it to the SDK. It answers a single 2026-07-28
 // tools/call or tools/list that the strict scanner read whole, whose
 // headers pass every check the SDK makes (as the SDK makes them), whose
-// _meta the SDK would read as the fast path does, of a tool that runs no
-// task, from a caller still there.
+// _meta the SDK would read as the fast path does, from a caller still
+// there.
 func (h *Handler) answers(r *http.Request, rec *record) bool {
 	fc := rec.fast
 	if !h.fast || fc == nil || !wire.ModernHeaders(r) {
@@ -64,15 +66,8 @@ func (h *Handler) answers(r *http.Request, rec *record) bool {
 			return false // the SDK words the refusal
 		}
 	}
-	if !fc.List {
-		// Tasks answer with their own result; the SDK path serves them.
-		// The call runs on the snapshot this is decided on, rec's.
-		if rec.tool != nil && rec.tool.task != TaskNever {
-			return false
-		}
-		if h.fastDecided != nil {
-			h.fastDecided(r.Context())
-		}
+	if !fc.List && h.fastDecided != nil {
+		h.fastDecided(r.Context())
 	}
 	// The caller has gone: the SDK hands no request whose context is done
 	// to the server (jsonrpc2's handleAsync answers it with the context's
@@ -95,8 +90,20 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, rec *record) {
 	} else {
 		params := &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: json.RawMessage(fc.Args), RequestState: fc.State, InputResponses: fc.Answers}
 		req := &mcp.CallToolRequest{Params: params, Extra: extra}
-		res, err = s.callTool(&edgeCaps{Context: r.Context(), h: h, req: req, meta: fc.Meta}, rec, req)
+		ec := &edgeCaps{Context: r.Context(), h: h, req: req, meta: fc.Meta}
+		if params.GetProgressToken() != nil || s.opts.ForwardLogs {
+			ec.stream = &callStream{w: w}
+		}
+		res, err = s.callTool(ec, rec, req)
 		res = finished(res)
+		if ec.stream != nil && ec.stream.end() {
+			h.fastServed.Add(1)
+			buf := wire.GetBuf()
+			defer wire.PutBuf(buf)
+			status := h.srv.wire.Response(buf, fc, res, err, true)
+			writeTail(w, buf.Bytes(), status)
+			return
+		}
 	}
 	// Counted before it is written: a client that has read its answer
 	// finds it counted.
@@ -191,6 +198,9 @@ type edgeCaps struct {
 	h    *Handler
 	req  *mcp.CallToolRequest
 	meta []byte // the request's _meta, as sent
+	// stream is the answer's event stream, for a call with a progress
+	// token or whose logs are forwarded (callStream); nil otherwise.
+	stream *callStream
 }
 
 type edgeCapsKey struct{}

@@ -17,10 +17,10 @@ import (
 )
 
 // TestFastPathCallStaysOnItsSnapshot swaps the snapshot between the fast
-// path's decision (this tool is no task) and the call, to one where the
-// tool of the same name is a task tool with another handler: the call
-// runs on the snapshot it was decided on, and the next call, decided on
-// the new one, goes to the SDK path as a task.
+// path's decision and the call, to one where the tool of the same name is
+// a task tool with another handler: the call runs on the snapshot its
+// record holds (this tool is no task), and the next call, decided on the
+// new one, runs as a task, answered by the edge too.
 func TestFastPathCallStaysOnItsSnapshot(t *testing.T) {
 	app := agnara.New("pin", nil)
 	direct := app.Capability(func(context.Context) (string, error) { return "direct", nil },
@@ -90,8 +90,8 @@ func TestFastPathCallStaysOnItsSnapshot(t *testing.T) {
 		t.Fatalf("decided on the old snapshot, the call answered %s (fast path answered %d)", first, h.FastPathRequests())
 	}
 	second := call()
-	if !strings.Contains(second, "taskId") || h.FastPathRequests() != 1 {
-		t.Fatalf("decided on the new snapshot, the call answered %s (fast path answered %d), want the SDK path's task", second, h.FastPathRequests())
+	if !strings.Contains(second, "taskId") || h.FastPathRequests() != 2 {
+		t.Fatalf("decided on the new snapshot, the call answered %s (fast path answered %d), want the edge's task", second, h.FastPathRequests())
 	}
 }
 

@@ -91,6 +91,16 @@ func newDiffApp(t testing.TB) *diffApp {
 		count()
 		return fmt.Sprint(ec.CanAsk(execution.Elicitation), ec.CanAsk(execution.Sampling), ec.CanAsk(execution.Roots)), nil
 	}, &agnara.CapabilityOptions{Name: "asks", Description: "What the caller can be asked."}), &mcpexpose.ToolOptions{Name: "asks"})
+	exp.Tool(app.Capability(func(ec *execution.Context, in EchoIn) (string, error) {
+		count()
+		ec.Progress(1, 2, "half <way>")
+		ec.Logger().Info("said", "text", in.Text)
+		// Between the protocol's levels: sent as debug, so only to a
+		// client that asks for debug.
+		ec.Logger().Log(ec, slog.LevelInfo+1, "between <levels>")
+		ec.Progress(2, 2, "")
+		return in.Text, nil
+	}, &agnara.CapabilityOptions{Name: "tells", Description: "Reports progress and logs."}), &mcpexpose.ToolOptions{Name: "tells"})
 	exp.Withdrawn("gone", execution.Fail(execution.Unavailable, "the upstream <no longer> offers this tool", nil).WithReason("mcp_catalog_stale"),
 		&mcpexpose.WithdrawnOptions{Scopes: []string{"ledger:write"}})
 	exp.Withdrawn("moved", execution.Fail(execution.NotFound, "moved", map[string]any{"to": "echo"}), nil)
@@ -151,6 +161,17 @@ func corpus(t testing.TB) []wireRequest {
 		"numversion":      `"_meta":{"io.modelcontextprotocol/protocolVersion":2026,"io.modelcontextprotocol/clientCapabilities":{}}`,
 		"progress":        `"_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		"loglevel":        `"_meta":{"io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"loglevelwarn":    `"_meta":{"io.modelcontextprotocol/logLevel":"warning","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"loglevelbogus":   `"_meta":{"io.modelcontextprotocol/logLevel":"loud","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"loglevelempty":   `"_meta":{"io.modelcontextprotocol/logLevel":"","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"loglevelnum":     `"_meta":{"io.modelcontextprotocol/logLevel":3,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"logleveltwice":   `"_meta":{"io.modelcontextprotocol/logLevel":"info","io.modelcontextprotocol/logLevel":"error","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"progressstr":     `"_meta":{"progressToken":"p-1","io.modelcontextprotocol/logLevel":"info","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"progressbig":     `"_meta":{"progressToken":123456789012345,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"progressneg":     `"_meta":{"progressToken":-3,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"progressfrac":    `"_meta":{"progressToken":1.5,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"progressnull":    `"_meta":{"progressToken":null,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"progresstwice":   `"_meta":{"progressToken":1,"progressToken":2,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		"extra":           `"_meta":{"trace":"abc","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		"dupversion":      `"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		"escapedversion":  `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026\u002d07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
@@ -224,6 +245,13 @@ func corpus(t testing.TB) []wireRequest {
 	}
 	for _, m := range metaNames {
 		add("call/meta="+m, baseHeader("tools/call", "echo"), callBody(`"m"`, "echo", `{"text":"hi"}`, metas[m]))
+	}
+	// Calls that tell their client something before they answer
+	// (progress, logs), and a task tool called by a client that declares
+	// tasks, or that does not.
+	for _, m := range []string{"triple", "progress", "loglevel", "infoicons", "loglevelwarn", "loglevelbogus", "loglevelempty", "loglevelnum", "logleveltwice", "progressstr", "progressbig", "progressneg", "progressfrac", "progressnull", "progresstwice"} {
+		add("call/tells/meta="+m, baseHeader("tools/call", "tells"), callBody(`"t"`, "tells", `{"text":"hi"}`, metas[m]))
+		add("call/work/meta="+m, baseHeader("tools/call", "work"), callBody(`"w"`, "work", `{}`, metas[m]))
 	}
 	// What a caller can be asked, read from each _meta in turn: the fast
 	// path's memo of the last one's capabilities must not answer for
@@ -452,6 +480,7 @@ var (
 	maskTask  = regexp.MustCompile(`"taskId":"[^"]*"`)
 	maskTime  = regexp.MustCompile(`"(createdAt|lastUpdatedAt)":"[^"]*"`)
 	maskEvent = regexp.MustCompile(`(?m)^id: .*$`)
+	maskLog   = regexp.MustCompile(`"data":\{"time":"[^"]*"`)
 )
 
 // mask hides what differs by nature between two servers.
@@ -461,6 +490,7 @@ func mask(b string, h http.Header) string {
 	b = maskTask.ReplaceAllString(b, `"taskId":"…"`)
 	b = maskTime.ReplaceAllString(b, `"$1":"…"`)
 	b = maskEvent.ReplaceAllString(b, "id: …")
+	b = maskLog.ReplaceAllString(b, `"data":{"time":"…"`)
 	if h.Get("Mcp-Session-Id") != "" {
 		h.Set("Mcp-Session-Id", "…")
 	}
@@ -515,6 +545,8 @@ func TestFastPathDifferential(t *testing.T) {
 		{"tokens-or-anonymous", "", mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true}},
 		{"forbidden-result", "Bearer reader", mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{ForbiddenResult: true, Identity: mapper}}},
 		{"swappable-logs", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Swappable: true, ForwardLogs: true}}},
+		// Tasks: a task tool called by a client that declares tasks.
+		{"tasks", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Tasks: &mcpexpose.TaskOptions{}}}},
 		// Development mode: the hidden tools' answers name their scopes.
 		{"development", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{DevelopmentPrincipal: &developer, Logger: slog.New(slog.DiscardHandler)}}},
 	}
@@ -530,6 +562,15 @@ func TestFastPathDifferential(t *testing.T) {
 				got := send(t, client, fastURL, cfg.authz, r)
 				want := send(t, client, sdkURL, cfg.authz, r)
 				served[r.name] = fastH.FastPathRequests() > before
+				if cfg.name == "tasks" && r.name == "call/work/meta=infoicons" && !strings.Contains(got.body, `"resultType":"task"`) {
+					t.Errorf("%s made no task: %s", r.name, got.body)
+				}
+				if r.name == "call/tells/meta=progress" && strings.Count(got.body, `"notifications/progress"`) != 2 {
+					t.Errorf("%s told no progress: %s", r.name, got.body)
+				}
+				if cfg.opts.Server != nil && cfg.opts.Server.ForwardLogs && r.name == "call/tells/meta=loglevel" && !strings.Contains(got.body, `"notifications/message"`) {
+					t.Errorf("%s forwarded no log: %s", r.name, got.body)
+				}
 				if !got.equal(want) {
 					t.Errorf("%s (fast path took it: %v):\nfast: %d %v\n%s\nsdk:  %d %v\n%s", r.name, served[r.name], got.status, got.header, got.body, want.status, want.header, want.body)
 				}
@@ -544,12 +585,12 @@ func TestFastPathDifferential(t *testing.T) {
 				}
 			}
 			t.Logf("fast path answered %d of %d requests", n, len(reqs))
-			for _, name := range []string{"call/echo/0", "call/fail/0", "call/html/0", "call/render/0", "call/purge/0", "call/none/0", "call/limited/2", "call/missing/0", "call/moved/0", "list/meta=triple", "list/id=\"<&>\"", "call/id=123456789012345", "call/meta=noinfo", "call/meta=infoicons", "call/asks/meta=infoicons", "call/asks/meta=noinfo", "call/asks/again/4", "list/ws", "call/state", "call/responses"} {
+			for _, name := range []string{"call/echo/0", "call/fail/0", "call/html/0", "call/render/0", "call/purge/0", "call/none/0", "call/limited/2", "call/missing/0", "call/moved/0", "list/meta=triple", "list/id=\"<&>\"", "call/id=123456789012345", "call/meta=noinfo", "call/meta=infoicons", "call/asks/meta=infoicons", "call/asks/meta=noinfo", "call/asks/again/4", "list/ws", "call/state", "call/responses", "call/work/0", "call/meta=progress", "call/tells/meta=progress", "call/work/meta=infoicons", "call/work/meta=progress", "call/meta=loglevel", "call/tells/meta=loglevel", "call/tells/meta=loglevelwarn", "call/tells/meta=loglevelbogus", "call/tells/meta=loglevelempty", "call/tells/meta=progressstr", "call/tells/meta=progressbig", "call/tells/meta=progressneg"} {
 				if !served[name] {
 					t.Errorf("the fast path did not answer %s", name)
 				}
 			}
-			for _, name := range []string{"call/work/0", "call/meta=progress", "call/meta=loglevel", "list/cursor", "call/id=1.5", "call/id=-0", "header/ct-charset/echo", "host/evil/tools/call", "list/batch", "call/escname"} {
+			for _, name := range []string{"call/tells/meta=loglevelnum", "call/tells/meta=logleveltwice", "call/tells/meta=progressfrac", "call/tells/meta=progressnull", "call/tells/meta=progresstwice", "list/cursor", "call/id=1.5", "call/id=-0", "header/ct-charset/echo", "host/evil/tools/call", "list/batch", "call/escname"} {
 				if served[name] {
 					t.Errorf("the fast path answered %s, which it must leave to the SDK", name)
 				}
@@ -582,7 +623,7 @@ func FuzzFastPath(f *testing.F) {
 		f.Add([]byte(r.body), r.header.Get("Mcp-Method"), r.header.Get("Mcp-Name"), r.header.Get("Authorization"))
 	}
 	fastApp, sdkApp := newDiffApp(f), newDiffApp(f)
-	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: &mcpexpose.ServerOptions{Identity: mapper}}
+	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: &mcpexpose.ServerOptions{Identity: mapper, ForwardLogs: true, Tasks: &mcpexpose.TaskOptions{}}}
 	fastH, err := mcpexpose.NewHandler(fastApp.snap, &opts)
 	if err != nil {
 		f.Fatal(err)

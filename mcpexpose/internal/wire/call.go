@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,10 +31,12 @@ type Call struct {
 
 // Accepted SDK header values and wire constants.
 const (
-	fastMaxDepth   = 900 // the SDK refuses bodies nested past 1000 levels
-	metaVersionKey = "io.modelcontextprotocol/protocolVersion"
-	metaInfoKey    = "io.modelcontextprotocol/clientInfo"
-	metaCapsKey    = "io.modelcontextprotocol/clientCapabilities"
+	fastMaxDepth     = 900 // the SDK refuses bodies nested past 1000 levels
+	metaVersionKey   = "io.modelcontextprotocol/protocolVersion"
+	metaInfoKey      = "io.modelcontextprotocol/clientInfo"
+	metaCapsKey      = "io.modelcontextprotocol/clientCapabilities"
+	progressTokenKey = "progressToken"
+	metaLogLevelKey  = "io.modelcontextprotocol/logLevel"
 )
 
 // Method is the call's JSON-RPC method.
@@ -147,16 +150,32 @@ func (fc *Call) Read(body []byte, modern bool) bool {
 
 // ModernMeta decodes a request's _meta as the SDK decodes it, when it holds
 // exactly the protocol version of the fast path's revision, valid client
-// capabilities and optionally a valid client info, and nothing else (no
-// progress token, no log level). It holds no number and no null, which
-// the SDK's own reading would decode differently from its checks.
+// capabilities, and optionally a valid client info, a progress token (a
+// plain string, or an integer the SDK's float64 holds exactly) and a log
+// level (a plain string), and nothing else. Capabilities and client info hold no
+// number and no null, which the SDK's own reading would decode
+// differently from its checks.
 func ModernMeta(raw []byte) (mcp.Meta, bool) {
 	var p scanner
 	p.b = raw
-	var caps, info []byte
-	var version bool
+	var caps, info, token []byte
+	var version, leveled bool
+	var level string
 	ok := p.object(func(key []byte) bool {
 		switch string(key) {
+		case metaLogLevelKey:
+			if leveled {
+				return false
+			}
+			leveled = true
+			level = p.plainString()
+			return !p.bad
+		case progressTokenKey:
+			if token != nil {
+				return false
+			}
+			token = p.id()
+			return token != nil
 		case metaVersionKey:
 			if version {
 				return false
@@ -178,7 +197,7 @@ func ModernMeta(raw []byte) (mcp.Meta, bool) {
 		}
 		return false
 	})
-	if !ok || !p.end() || !version || caps == nil || !noNumbersOrNulls(raw) {
+	if !ok || !p.end() || !version || caps == nil || !noNumbersOrNulls(caps) || (info != nil && !noNumbersOrNulls(info)) {
 		return nil, false
 	}
 	// What the SDK requires of them (decodeMetaValue): that they decode
@@ -200,8 +219,14 @@ func ModernMeta(raw []byte) (mcp.Meta, bool) {
 	}
 	// The map the SDK would decode: built directly when it holds only
 	// plain strings, booleans and objects, which decode to themselves.
-	meta := make(mcp.Meta, 3)
+	meta := make(mcp.Meta, 4)
 	meta[metaVersionKey] = mcpversion.Modern
+	if token != nil {
+		meta[progressTokenKey] = tokenValue(token)
+	}
+	if leveled {
+		meta[metaLogLevelKey] = level
+	}
 	for key, b := range map[string][]byte{metaCapsKey: caps, metaInfoKey: info} {
 		if b == nil {
 			continue
@@ -218,6 +243,17 @@ func ModernMeta(raw []byte) (mcp.Meta, bool) {
 		meta[key] = v
 	}
 	return meta, true
+}
+
+// tokenValue is a progress token the scanner read (scanner.id) as the
+// SDK's decoder decodes it into an any: a string, or a float64, which
+// holds the integer exactly.
+func tokenValue(b []byte) any {
+	if b[0] == '"' {
+		return string(b[1 : len(b)-1]) // plain: no escapes
+	}
+	n, _ := strconv.ParseInt(string(b), 10, 64)
+	return float64(n)
 }
 
 // LegacyMeta decodes a handshake-era request's _meta as the SDK decodes

@@ -144,6 +144,15 @@ func (e *Encoder) Result(buf *bytes.Buffer, res mcp.Result, modern bool) error {
 			return err
 		}
 		return e.callResult(buf, r)
+	case json.Marshaler:
+		// A result already encoded (a task's): sent as it is, as the
+		// SDK sends it.
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		return nil
 	}
 	return errors.New("mcpexpose: unexpected result type on the fast path")
 }
