@@ -12,3 +12,9 @@ func Watched(l *Live) int {
 // DefaultMaxBodyBytes is the default of [Limits.MaxBodyBytes], for the
 // black-box tests of the body limit.
 const DefaultMaxBodyBytes = defaultMaxBodyBytes
+
+// DelayTaskRuns makes each task's run wait, as its goroutine begins, until
+// release is closed: tests of what reaches a task before its run starts.
+func DelayTaskRuns(h *Handler, release <-chan struct{}) {
+	h.srv.tasks.runStarts = func() { <-release }
+}

@@ -237,7 +237,9 @@ type taskRunner struct {
 	instance string
 
 	mu   sync.Mutex
-	runs map[string]*localRun // tasks running in this process
+	runs map[string]*localRun // tasks running in this process, known before their tools/call is answered
+	// runStarts, in tests, runs as a task's run begins, in its goroutine.
+	runStarts func()
 	// live counts the slots of MaxTasks taken (tasks running here, and
 	// calls that may start one), by holds the same per principal key.
 	live int

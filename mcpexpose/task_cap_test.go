@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -205,4 +206,29 @@ func TestTaskCapBoundsMemory(t *testing.T) {
 		_, _, g := measure()
 		return running.Load() == 0 && g <= g0+10
 	})
+}
+
+// TestTaskCancelledBeforeItsRunStarts cancels a task as soon as its id is
+// answered, while the goroutine that runs it has not begun: the run is
+// known from the moment the task is answered, so the cancellation wakes
+// it, and its handler's context ends.
+func TestTaskCancelledBeforeItsRunStarts(t *testing.T) {
+	w := tasktest.NewWorld(t)
+	defer close(w.Release)
+	h, err := mcpexpose.NewHandler(w.Snap, &mcpexpose.HandlerOptions{Tokens: tasktest.People, Server: &mcpexpose.ServerOptions{
+		Tasks: &mcpexpose.TaskOptions{Heartbeat: time.Hour, HeartbeatLapse: 2 * time.Hour}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	mcpexpose.DelayTaskRuns(h, release)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	id := tasktest.StartTask(t, srv.URL, "alice", "work", map[string]any{"label": "early"})
+	if _, e := tasktest.RPC(t, srv.URL, "alice", true, "tasks/cancel", map[string]any{"taskId": id}); e != nil {
+		t.Fatal(e)
+	}
+	close(release)
+	tasktest.WaitUntil(t, "the cancelled task's handler to end", func() bool { return w.Cleanups.Load() == 1 })
 }

@@ -110,6 +110,12 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 		return nil, nil, execution.LabelOf(nil), derr
 	}
 	started = true
+	// The run is known before the task is answered: a tasks/cancel the
+	// client sends as soon as it reads the id must find it to wake
+	// (taskRunner.poke), whenever its goroutine starts.
+	tr.mu.Lock()
+	tr.runs[rec.ID] = run
+	tr.mu.Unlock()
 	go tr.run(taskCtx, cancel, slot, rec, t, inv, caps, run, done, first)
 	return createdResult(tr.view(rec)), nil, agnara.LabelOK, nil
 }

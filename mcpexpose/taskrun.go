@@ -29,9 +29,9 @@ func (tr *taskRunner) run(ctx context.Context, cancel context.CancelCauseFunc, k
 	defer tr.release(key)
 	defer cancel(nil)
 	id := rec.ID
-	tr.mu.Lock()
-	tr.runs[id] = local
-	tr.mu.Unlock()
+	if tr.runStarts != nil {
+		tr.runStarts()
+	}
 	defer func() {
 		tr.mu.Lock()
 		delete(tr.runs, id)
