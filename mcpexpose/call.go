@@ -188,8 +188,7 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 	}
 	if s.opts.ForwardLogs {
 		if edge {
-			level, _ := req.Params.Meta[mcp.MetaKeyLogLevel].(string)
-			inv.LogHandler = newEdgeLog(e.stream, mcp.LoggingLevel(level), t.plan.Identity())
+			inv.LogHandler = newEdgeLog(e.stream, e.stream.level, t.plan.Identity())
 		} else if req.Session != nil {
 			inv.LogHandler = boundHandler{h: mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{LoggerName: t.plan.Identity()}), ctx: ctx}
 		}

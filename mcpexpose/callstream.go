@@ -22,7 +22,10 @@ import (
 // answer: what comes after the answer is dropped, as the SDK drops a
 // notification for a request it has answered.
 type callStream struct {
-	w       http.ResponseWriter
+	w     http.ResponseWriter
+	sess  *sessionEvents   // a handshake-era session's stream; nil at 2026-07-28
+	level mcp.LoggingLevel // the log level the client asked for; "" for none
+
 	mu      sync.Mutex
 	started bool // an event is written: the status and headers are sent
 	ended   bool // the answer is written, or is being written
@@ -36,17 +39,27 @@ func (cs *callStream) send(data []byte) {
 	if cs.ended {
 		return
 	}
-	if !cs.started {
-		cs.started = true
-		hd := cs.w.Header()
-		hd.Set("Cache-Control", "no-cache, no-transform")
-		hd.Set("Content-Type", "text/event-stream")
-		hd.Set("Connection", "keep-alive")
+	var out []byte
+	switch {
+	case cs.sess != nil:
+		// On a session: stored in its event store, with ids, primed.
+		if !cs.started {
+			out = cs.sess.open(cs.w, out)
+		}
+		out = cs.sess.event(out, data)
+	default:
+		if !cs.started {
+			hd := cs.w.Header()
+			hd.Set("Cache-Control", "no-cache, no-transform")
+			hd.Set("Content-Type", "text/event-stream")
+			hd.Set("Connection", "keep-alive")
+		}
+		out = make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
+		out = append(out, "event: message\ndata: "...)
+		out = append(out, data...)
+		out = append(out, "\n\n"...)
 	}
-	out := make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
-	out = append(out, "event: message\ndata: "...)
-	out = append(out, data...)
-	out = append(out, "\n\n"...)
+	cs.started = true
 	if _, err := cs.w.Write(out); err == nil {
 		_ = http.NewResponseController(cs.w).Flush()
 	}

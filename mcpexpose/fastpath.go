@@ -92,7 +92,8 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, rec *record) {
 		req := &mcp.CallToolRequest{Params: params, Extra: extra}
 		ec := &edgeCaps{Context: r.Context(), h: h, req: req, meta: fc.Meta}
 		if params.GetProgressToken() != nil || s.opts.ForwardLogs {
-			ec.stream = &callStream{w: w}
+			level, _ := fc.Decoded[mcp.MetaKeyLogLevel].(string)
+			ec.stream = &callStream{w: w, level: mcp.LoggingLevel(level)}
 		}
 		res, err = s.callTool(ec, rec, req)
 		res = finished(res)
@@ -221,6 +222,11 @@ func edgeCapsOf(ctx context.Context, req *mcp.CallToolRequest) (*edgeCaps, bool)
 
 // caps returns the client capabilities of e's request, as the SDK reads them.
 func (e *edgeCaps) caps() *mcp.ClientCapabilities {
+	if e.req.Session != nil {
+		// A session's call: its capabilities are the session's, which
+		// the memo, keyed by a request's own _meta, does not know.
+		return e.req.ClientCapabilities()
+	}
 	if m := e.h.fastCaps.Load(); m != nil && bytes.Equal(m.meta, e.meta) {
 		return m.caps
 	}

@@ -91,8 +91,12 @@ func newDiffApp(t testing.TB) *diffApp {
 		count()
 		return fmt.Sprint(ec.CanAsk(execution.Elicitation), ec.CanAsk(execution.Sampling), ec.CanAsk(execution.Roots)), nil
 	}, &agnara.CapabilityOptions{Name: "asks", Description: "What the caller can be asked."}), &mcpexpose.ToolOptions{Name: "asks"})
-	exp.Tool(app.Capability(func(ec *execution.Context, in EchoIn) (string, error) {
+	// A tool that cannot ask (its handler takes a plain context), which
+	// reports progress and logs through the execution context its
+	// context belongs to: the edge answers it at every era.
+	exp.Tool(app.Capability(func(ctx context.Context, in EchoIn) (string, error) {
 		count()
+		ec, _ := execution.FromContext(ctx)
 		ec.Progress(1, 2, "half <way>")
 		ec.Logger().Info("said", "text", in.Text)
 		// Between the protocol's levels: sent as debug, so only to a

@@ -19,11 +19,14 @@ import (
 // The edge answers the ordinary calls of a live handshake-era session
 // (2025-11-25, 2025-06-18) itself, as it answers stateless 2026-07-28 ones:
 // a tools/list, and a tools/call whose plan cannot ask its caller anything
-// (registry.PlanFacts.Asks). Nothing of such a call can talk to the client but
-// its response, so the answer needs nothing of the session the SDK keeps
-// to itself. The SDK keeps the session's lifecycle: initialize, the GET
-// stream, notifications, DELETE, server-to-client requests, and every call
-// that asks, reports progress or logs (SDK-SESSION-POST.md, ADR 68).
+// (registry.PlanFacts.Asks). Such a call talks to its client only on its
+// POST's stream: its progress, its forwarded logs (at the level the client
+// set, sessions.setLevel) and its answer, which the edge writes and stores
+// as the SDK does (sessionEvents), so the answer needs nothing of the
+// session the SDK keeps to itself. The SDK keeps the session's lifecycle:
+// initialize, the GET stream, notifications, DELETE, server-to-client
+// requests, and every call that may ask (SDK-SESSION-POST.md, ADR 68, ADR
+// 74).
 //
 // What the SDK would do for such a POST besides answering, the edge does:
 //
@@ -169,18 +172,17 @@ func (h *Handler) polled(ls *liveSession) bool {
 
 // answersSession is the edge's one decision for a POST to the live session
 // ls: it answers a single tools/list, or a tools/call of a tool whose plan
-// cannot ask, that the strict scanner read whole, with no progress token
-// and no _meta of the protocol's own, whose id is not in flight, from a
-// caller still there, unless ForwardLogs (whose log messages belong on
-// the SDK's stream) or, for a call on a 2025-11-25 session,
-// Limits.PollAfter (the SDK ends a polled call's stream; older sessions
-// are never polled, server.poll). Deciding to answer claims the id; answerSession
+// cannot ask, that the strict scanner read whole, with no _meta of the
+// protocol's own, whose id is not in flight, from a caller still there,
+// unless, for a call on a 2025-11-25 session, Limits.PollAfter (the SDK
+// ends a polled call's stream; older sessions are never polled,
+// server.poll). Deciding to answer claims the id; answerSession
 // gives it back. A request the edge would answer but for its id, in
 // flight as one of the edge's own calls, it answers as the SDK answers a
 // duplicate id it knows of, and reports done.
 func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) (ctx context.Context, cancel context.CancelFunc, ok, done bool) {
 	fc := rec.fast
-	if !h.fast || fc == nil || h.srv.opts.ForwardLogs || (!fc.List && h.polled(ls)) {
+	if !h.fast || fc == nil || (!fc.List && h.polled(ls)) {
 		return nil, nil, false, false // a polled call's stream is the SDK's to end (Limits.PollAfter)
 	}
 	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
@@ -233,7 +235,10 @@ func (h *Handler) writeDuplicate(w http.ResponseWriter, id []byte) {
 }
 
 // answerSession answers rec, a POST to the live session ls that the edge
-// decided to answer (answersSession), in ctx, and gives its id back.
+// decided to answer (answersSession), in ctx, and gives its id back. A
+// call with a progress token, or on a server that forwards logs, is
+// answered on a callStream whose events are the session's (sessionEvents),
+// as the SDK writes and stores a call's notifications.
 func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) {
 	fc := rec.fast
 	defer func() {
@@ -242,59 +247,113 @@ func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, 
 	}()
 	s := h.srv
 	extra := &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}
+	se := h.sessionEvents(r, ls)
 	var res mcp.Result
 	var err error
 	if fc.List {
 		res, err = s.listToolsOf(ctx, rec, &mcp.ListToolsRequest{Session: ls.ss, Params: &mcp.ListToolsParams{Meta: fc.Decoded}, Extra: extra})
 	} else {
 		params := &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: fc.Args}
-		res, err = s.callTool(ctx, rec, &mcp.CallToolRequest{Session: ls.ss, Params: params, Extra: extra})
+		req := &mcp.CallToolRequest{Session: ls.ss, Params: params, Extra: extra}
+		var cs *callStream
+		if params.GetProgressToken() != nil || s.opts.ForwardLogs {
+			cs = &callStream{w: w, sess: se, level: h.sessions.logLevel(ls)}
+			ctx = &edgeCaps{Context: ctx, h: h, req: req, stream: cs}
+		}
+		res, err = s.callTool(ctx, rec, req)
 		res = finished(res)
+		if cs != nil && cs.end() {
+			h.fastServed.Add(1)
+			buf := wire.GetBuf()
+			defer wire.PutBuf(buf)
+			s.wire.Response(buf, fc, res, err, false)
+			_, _ = w.Write(se.event(nil, buf.Bytes()))
+			return
+		}
 	}
 	h.fastServed.Add(1) // before the write, as answer counts
-	h.writeSession(w, r, fc, ls, res, err)
+	h.writeSession(w, fc, se, res, err)
 }
 
-// writeSession writes the answer to fc on the session ls as the SDK
-// writes a call's answer on a session's POST: an event stream of a
-// priming event (when the request's version header is 2025-11-25 or
-// later) and the message, stored first in the session's event store under
-// a stream id of the SDK's own form. A session closed meanwhile gets what
-// the SDK sends then: the stream, primed, without the message.
-func (h *Handler) writeSession(w http.ResponseWriter, r *http.Request, fc *wire.Call, ls *liveSession, res mcp.Result, err error) {
+// sessionEvents is the event stream of one POST the edge answers on the
+// live session ls, as the SDK writes and stores it: under a stream id of
+// the SDK's own form, each event stored in the session's event store
+// before it is written, so that a GET resuming the stream with
+// Last-Event-ID is replayed by the SDK as if it had written them; opened
+// with a priming event when the request's version header is 2025-11-25
+// or later.
+type sessionEvents struct {
+	h      *Handler
+	ls     *liveSession
+	stream string
+	prime  bool
+	next   int // the index of the next event
+}
+
+func (h *Handler) sessionEvents(r *http.Request, ls *liveSession) *sessionEvents {
+	return &sessionEvents{h: h, ls: ls, stream: crand.Text(), prime: r.Header.Get("Mcp-Protocol-Version") >= mcpversion.Handshake20251125}
+}
+
+// open sets the stream's headers on w and appends its opening to out:
+// the priming event, stored first, when the revision primes; nothing
+// otherwise.
+func (se *sessionEvents) open(w http.ResponseWriter, out []byte) []byte {
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-cache, no-transform")
+	hd.Set("Connection", "keep-alive")
+	hd.Set("Content-Type", "text/event-stream")
+	if !se.prime {
+		return out
+	}
+	h, ls := se.h, se.ls
+	h.sessions.store(ls, func() {
+		ctx := context.Background()
+		_ = h.events.Open(ctx, ls.id, se.stream)
+		_ = h.events.Append(ctx, ls.id, se.stream, nil)
+	})
+	se.next = 1
+	out = append(out, "event: prime\nid: "...)
+	out = append(out, se.stream...)
+	return append(out, "_0\ndata: \n\n"...)
+}
+
+// event stores data, one message, as the stream's next event and appends
+// the event to out; a session closed meanwhile gets nothing of it, as
+// the SDK sends nothing of a message to a closed session.
+func (se *sessionEvents) event(out []byte, data []byte) []byte {
+	h, ls := se.h, se.ls
+	stored := h.sessions.store(ls, func() {
+		ctx := context.Background()
+		if se.next == 0 {
+			_ = h.events.Open(ctx, ls.id, se.stream)
+		}
+		_ = h.events.Append(ctx, ls.id, se.stream, bytes.Clone(data))
+	})
+	if !stored {
+		return out
+	}
+	out = append(out, "event: message\nid: "...)
+	out = append(out, se.stream...)
+	out = append(out, '_')
+	out = strconv.AppendInt(out, int64(se.next), 10)
+	se.next++
+	out = append(out, "\ndata: "...)
+	out = append(out, data...)
+	return append(out, "\n\n"...)
+}
+
+// writeSession writes the answer to fc on the session's stream se, whole,
+// as the SDK writes a call's answer on a session's POST: the priming
+// event (when the revision primes) and the message. A session closed
+// meanwhile gets what the SDK sends then: the stream, primed, without the
+// message.
+func (h *Handler) writeSession(w http.ResponseWriter, fc *wire.Call, se *sessionEvents, res mcp.Result, err error) {
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
 	h.srv.wire.Response(buf, fc, res, err, false)
 	data := buf.Bytes()
-	stream := crand.Text()
-	prime := r.Header.Get("Mcp-Protocol-Version") >= mcpversion.Handshake20251125
-	stored := h.sessions.store(ls, func() {
-		ctx := context.Background()
-		_ = h.events.Open(ctx, ls.id, stream)
-		if prime {
-			_ = h.events.Append(ctx, ls.id, stream, nil)
-		}
-		_ = h.events.Append(ctx, ls.id, stream, bytes.Clone(data))
-	})
-	hd := w.Header()
-	hd.Set("Cache-Control", "no-cache, no-transform")
-	hd.Set("Connection", "keep-alive")
-	out := make([]byte, 0, 2*len(stream)+len(data)+64)
-	next := 0
-	if prime {
-		out = append(out, "event: prime\nid: "...)
-		out = append(out, stream...)
-		out = append(out, "_0\ndata: \n\n"...)
-		next = 1
-	}
-	if stored {
-		out = append(out, "event: message\nid: "...)
-		out = append(out, stream...)
-		out = append(out, '_')
-		out = strconv.AppendInt(out, int64(next), 10)
-		out = append(out, "\ndata: "...)
-		out = append(out, data...)
-		out = append(out, "\n\n"...)
-	}
+	out := make([]byte, 0, 2*len(se.stream)+len(data)+64)
+	out = se.open(w, out)
+	out = se.event(out, data)
 	writeStream(w, out)
 }

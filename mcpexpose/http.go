@@ -199,6 +199,7 @@ func NewHandler(snap *Snapshot, opts *HandlerOptions) (*Handler, error) {
 		edgeIdle, sdkIdle = 0, lim.SessionTimeout
 	}
 	sessions := newSessions(lim.MaxSessions, lim.MaxSessionsPerPrincipal, o.Tokens != nil, edgeIdle, srv.mcp, srv.logger)
+	srv.levelSet = sessions.setLevel
 	h := &Handler{
 		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                    true,

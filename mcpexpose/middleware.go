@@ -60,7 +60,14 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case "logging/setLevel":
 			if s.opts.ForwardLogs {
-				return next(ctx, method, req)
+				res, err := next(ctx, method, req)
+				// The edge's calls on the session log at the level the
+				// SDK accepted.
+				sr, _ := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams])
+				if err == nil && s.levelSet != nil && sr != nil && sr.Session != nil && sr.Params != nil {
+					s.levelSet(sr.Session.ID(), sr.Params.Level)
+				}
+				return res, err
 			}
 		case "initialize":
 			if s.watch != nil {

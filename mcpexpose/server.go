@@ -57,6 +57,9 @@ type server struct {
 	// lent holds, by the verified token facts handed to the SDK, the
 	// records of handshake-era requests the SDK is serving (recordOf).
 	lent sync.Map
+	// levelSet, when the server serves an HTTP handler, records the log
+	// level a session's client set (sessions.setLevel).
+	levelSet func(sessionID string, level mcp.LoggingLevel)
 
 	// tasks serves the tasks extension (task.go); nil when the snapshot
 	// the server was built with has no task tool.

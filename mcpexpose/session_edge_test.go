@@ -2,6 +2,7 @@ package mcpexpose_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -192,6 +193,19 @@ func sessionCorpus(rev string) []wireRequest {
 		add("header/"+name+"/call", hh, call("11", "echo", `{"text":"h"}`, ""))
 		add("header/"+name+"/list", hh, `{"jsonrpc":"2.0","id":12,"method":"tools/list"}`)
 	}
+	// Calls that tell their client something before they answer: progress
+	// under tokens of each form, and logs at the levels the client sets
+	// (the names keep them in this order).
+	for name, token := range map[string]string{"str": `"p1"`, "int": `7`, "exp": `1e3`, "null": `null`, "obj": `{"a":1}`} {
+		add("call/tells/progress="+name, h, call("15", "tells", `{"text":"p"}`, `,"_meta":{"progressToken":`+token+`}`))
+	}
+	for i, level := range []string{"", "debug", "", "warning", "", "loud", "", "info"} {
+		if level != "" {
+			add(fmt.Sprintf("log/%d/setlevel=%s", i, level), h, `{"jsonrpc":"2.0","id":16,"method":"logging/setLevel","params":{"level":"`+level+`"}}`)
+			continue
+		}
+		add(fmt.Sprintf("log/%d/tells", i), h, call("17", "tells", `{"text":"l"}`, `,"_meta":{"progressToken":"t"}`))
+	}
 	add("notification/cancelled", h, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`)
 	add("ping", h, `{"jsonrpc":"2.0","id":13,"method":"ping"}`)
 	add("notjson", h, `{"jsonrpc":"2.0","id":14,"method":"tools/list"`)
@@ -234,12 +248,14 @@ func TestSessionEdgeDifferential(t *testing.T) {
 				client := &http.Client{}
 				edge, sdk := openSession(t, client, edgeURL, cfg.authz, rev), openSession(t, client, sdkURL, cfg.authz, rev)
 				answered := map[string]bool{}
+				bodies := map[string]string{}
 				type stream struct{ name, edge, sdk string }
 				var streams []stream
 				for _, r := range reqs {
 					before := edgeH.FastPathRequests()
 					got, want := edge.send(t, r), sdk.send(t, r)
 					answered[r.name] = edgeH.FastPathRequests() > before
+					bodies[r.name] = got.body
 					if !got.equal(want) {
 						t.Errorf("%s (the edge answered it: %v):\nedge: %d %v\n%s\nsdk:  %d %v\n%s", r.name, answered[r.name], got.status, got.header, got.body, want.status, want.header, want.body)
 						continue
@@ -264,8 +280,10 @@ func TestSessionEdgeDifferential(t *testing.T) {
 				edgeAnswers := []string{"list/noparams", "list/empty", "list/meta", "list/ws", "list/id=\"a\"", "call/id=123456789012345",
 					"call/echo/0", "call/echo/1", "call/fail/0", "call/html/0", "call/none/0", "call/render/0", "call/panics/0",
 					"call/regional/0", "call/limited/2", "call/work/0", "call/gone/0", "call/moved/0", "call/missing/0",
-					"call/meta=custom", "call/meta=empty", "header/noversion/call", "header/v20250618/call", "header/v20251125/list"}
-				sdkAnswers := []string{"call/purge/0", "call/meta=progress", "call/meta=version", "call/meta=related", "call/meta=task", "call/meta=state",
+					"call/meta=custom", "call/meta=empty", "header/noversion/call", "header/v20250618/call", "header/v20251125/list",
+					"call/meta=progress", "call/tells/progress=str", "call/tells/progress=int", "call/tells/progress=exp", "call/tells/progress=obj",
+					"log/0/tells", "log/2/tells", "log/4/tells", "log/6/tells"}
+				sdkAnswers := []string{"call/purge/0", "call/meta=version", "call/meta=related", "call/meta=task", "call/meta=state",
 					"list/cursor", "list/batch", "list/escmethod", "list/nullparam", "list/id=1.5", "list/id=1234567890123456", "list/id=null",
 					"header/v20250326/call", "header/ctcharset/call", "header/noaccept/call", "header/lasteventid/call", "header/unknown/call",
 					"header/nosession/list", "ping", "notification/cancelled"}
@@ -273,7 +291,17 @@ func TestSessionEdgeDifferential(t *testing.T) {
 					sdkAnswers = append(sdkAnswers, "header/reader/call")
 				}
 				if cfg.name == "logs" {
-					sdkAnswers, edgeAnswers = append(sdkAnswers, edgeAnswers...), nil
+					// Logs forwarded at the level the client set: none
+					// before it sets one, debug's between-levels record
+					// only at debug, nothing below warning at warning.
+					for name, want := range map[string]int{"log/0/tells": 0, "log/2/tells": 2, "log/4/tells": 0} {
+						if n := strings.Count(bodies[name], `"notifications/message"`); n != want {
+							t.Errorf("%s forwarded %d logs, want %d: %s", name, n, want, bodies[name])
+						}
+					}
+				}
+				if n := strings.Count(bodies["call/tells/progress=str"], `"notifications/progress"`); n != 2 {
+					t.Errorf("call/tells/progress=str told %d progress notifications, want 2: %s", n, bodies["call/tells/progress=str"])
 				}
 				for _, name := range edgeAnswers {
 					if !answered[name] {
@@ -310,7 +338,7 @@ func FuzzSessionEdge(f *testing.F) {
 		}
 	}
 	edgeApp, sdkApp := newDiffApp(f), newDiffApp(f)
-	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: &mcpexpose.ServerOptions{Identity: mapper}}
+	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: &mcpexpose.ServerOptions{Identity: mapper, ForwardLogs: true}}
 	edgeH, err := mcpexpose.NewHandler(edgeApp.snap, &opts)
 	if err != nil {
 		f.Fatal(err)

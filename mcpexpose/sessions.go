@@ -124,6 +124,7 @@ type liveSession struct {
 	idle   *time.Timer                   // nil while a POST is in flight, or when the SDK keeps it
 	calls  map[string]context.CancelFunc // calls in flight by id: the edge's (with their cancel) and the SDK's (nil)
 	closed bool
+	level  mcp.LoggingLevel // the log level the client set (logging/setLevel); "" for none
 }
 
 func newSessions(max, perPrincipal int, anonymousCapped bool, idle time.Duration, server *mcp.Server, logger *slog.Logger) *sessions {
@@ -351,4 +352,21 @@ var _ mcp.EventStore = countingStore{}
 func (c countingStore) SessionClosed(ctx context.Context, sessionID string) error {
 	c.sessions.closed(sessionID)
 	return c.eventStore.SessionClosed(ctx, sessionID)
+}
+
+// setLevel records the log level the client of the session id set, which
+// the SDK accepted (logging/setLevel), for the edge's own calls on it.
+func (s *sessions) setLevel(id string, level mcp.LoggingLevel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ls := s.live[id]; ls != nil {
+		ls.level = level
+	}
+}
+
+// logLevel returns the log level the client of ls set last.
+func (s *sessions) logLevel(ls *liveSession) mcp.LoggingLevel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ls.level
 }

@@ -257,7 +257,7 @@ func tokenValue(b []byte) any {
 }
 
 // LegacyMeta decodes a handshake-era request's _meta as the SDK decodes
-// it, when it holds no progress token and no key of the protocol's own
+// it, when it holds no key of the protocol's own
 // ("io.modelcontextprotocol/…", which the SDK reads, or refuses on a
 // session); nil for none.
 func LegacyMeta(raw []byte) (mcp.Meta, bool) {
@@ -267,7 +267,7 @@ func LegacyMeta(raw []byte) (mcp.Meta, bool) {
 	var p scanner
 	p.b = raw
 	ok := p.object(func(key []byte) bool {
-		if string(key) == "progressToken" || bytes.HasPrefix(key, []byte("io.modelcontextprotocol/")) {
+		if bytes.HasPrefix(key, []byte("io.modelcontextprotocol/")) {
 			return false
 		}
 		return p.skipValue()
