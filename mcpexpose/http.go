@@ -78,12 +78,14 @@ type HandlerOptions struct {
 	// defaults of [Limits].
 	Limits *Limits
 	// DisableFastPath sends every request through the SDK's streamable
-	// HTTP handler. By default a single 2026-07-28 tools/call or
-	// tools/list POST that passes every check the SDK makes is answered
-	// by the handler itself, with the same bytes (a whole event stream
-	// sent with its length, where the SDK chunks it) and about a third of
-	// the CPU (docs/PERFORMANCE.md, ADR 68); everything else always goes to
-	// the SDK. Turn it off to rule it out when chasing a wire problem.
+	// HTTP handler. By default a single tools/call or tools/list POST
+	// that passes every check the SDK makes, at 2026-07-28 or on a
+	// handshake-era session, is answered by the handler itself, with the
+	// same bytes (a whole event stream sent with its length, where the SDK
+	// chunks it; a call's progress and logs flushed event by event, as the
+	// SDK sends them) and a fraction of the CPU (docs/PERFORMANCE.md, ADR
+	// 68, ADR 74); everything else always goes to the SDK. Turn it off to
+	// rule it out when chasing a wire problem.
 	DisableFastPath bool
 }
 
