@@ -54,10 +54,7 @@ func (cs *callStream) send(data []byte) {
 			hd.Set("Content-Type", "text/event-stream")
 			hd.Set("Connection", "keep-alive")
 		}
-		out = make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
-		out = append(out, "event: message\ndata: "...)
-		out = append(out, data...)
-		out = append(out, "\n\n"...)
+		out = appendEvent(nil, data)
 	}
 	cs.started = true
 	if _, err := cs.w.Write(out); err == nil {
@@ -84,11 +81,18 @@ func writeTail(w http.ResponseWriter, data []byte, status int) {
 		_, _ = w.Write(data)
 		return
 	}
-	out := make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
+	_, _ = w.Write(appendEvent(nil, data))
+}
+
+// appendEvent appends data, one message, to out as an event of a stream
+// without ids, as the SDK frames one.
+func appendEvent(out, data []byte) []byte {
+	if out == nil {
+		out = make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
+	}
 	out = append(out, "event: message\ndata: "...)
 	out = append(out, data...)
-	out = append(out, "\n\n"...)
-	_, _ = w.Write(out)
+	return append(out, "\n\n"...)
 }
 
 // edgeProgress reports a call's progress on its stream, as the SDK's

@@ -141,11 +141,7 @@ func (h *Handler) writeFast(w http.ResponseWriter, fc *wire.Call, res mcp.Result
 		_, _ = w.Write(buf.Bytes())
 		return
 	}
-	out := make([]byte, 0, len("event: message\ndata: \n\n")+buf.Len())
-	out = append(out, "event: message\ndata: "...)
-	out = append(out, buf.Bytes()...)
-	out = append(out, "\n\n"...)
-	writeStream(w, out)
+	writeStream(w, appendEvent(nil, buf.Bytes()))
 }
 
 // writeStream writes out, a whole event stream, as the one write of an
