@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 logging is deprecated at 2026-07-28 (SEP-2577) but remains in the protocol during the deprecation window; agnara-go serves it on purpose.
+
 package mcpexpose
 
 import (

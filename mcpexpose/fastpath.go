@@ -92,7 +92,9 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, rec *record) {
 		req := &mcp.CallToolRequest{Params: params, Extra: extra}
 		ec := &edgeCaps{Context: r.Context(), h: h, req: req, meta: fc.Meta}
 		if params.GetProgressToken() != nil || s.opts.ForwardLogs {
+			//lint:ignore SA1019 logging is deprecated at 2026-07-28 (SEP-2577) but served during the deprecation window
 			level, _ := fc.Decoded[mcp.MetaKeyLogLevel].(string)
+			//lint:ignore SA1019 logging is deprecated at 2026-07-28 (SEP-2577) but served during the deprecation window
 			ec.stream = &callStream{w: w, level: mcp.LoggingLevel(level)}
 		}
 		res, err = s.callTool(ec, rec, req)

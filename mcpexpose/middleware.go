@@ -63,6 +63,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				res, err := next(ctx, method, req)
 				// The edge's calls on the session log at the level the
 				// SDK accepted.
+				//lint:ignore SA1019 logging is deprecated at 2026-07-28 (SEP-2577) but served during the deprecation window
 				sr, _ := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams])
 				if err == nil && s.levelSet != nil && sr != nil && sr.Session != nil && sr.Params != nil {
 					s.levelSet(sr.Session.ID(), sr.Params.Level)
