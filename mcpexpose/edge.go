@@ -85,6 +85,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if ls := h.session(r, rec, stranger); ls != nil {
 		defer h.sessions.end(ls)
+		if rec.response != nil && h.sessions.answered(ls, rec.response) {
+			// As the SDK accepts a POST of responses only.
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
 		ctx, cancel, ok, done := h.answersSession(w, r, rec, ls)
 		switch {
 		case done:
@@ -150,7 +155,15 @@ func readRecord(body []byte, modern bool) (*record, bool) {
 		rec := &record{method: fc.Method(), id: fc.ID, name: fc.Name, args: fc.Args, fast: &fc}
 		return rec, true
 	}
-	return parseMessage(body), true
+	rec := parseMessage(body)
+	if rec.method == "" && !modern {
+		// A client's answer to a question of the edge's (edgeask.go),
+		// decoded as the SDK decodes it.
+		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+			rec.response, _ = msg.(*jsonrpc.Response)
+		}
+	}
+	return rec, true
 }
 
 // parseMessage reads body, valid JSON, with the decoder and the options the

@@ -37,6 +37,14 @@ type RegionIn struct {
 	Count  int    `json:"count,omitempty" mcp:"header=Count"`
 }
 
+// InterviewName is the interview tool's form.
+type InterviewName struct {
+	Name string `json:"name" jsonschema:"minLength=2"`
+	Team string `json:"team,omitempty" jsonschema:"enum=red,enum=blue,default=blue"`
+}
+
+var interviewForm = execution.NewForm[InterviewName]("Your <name>?")
+
 func newDiffApp(t testing.TB) *diffApp {
 	t.Helper()
 	d := &diffApp{}
@@ -105,6 +113,24 @@ func newDiffApp(t testing.TB) *diffApp {
 		ec.Progress(2, 2, "")
 		return in.Text, nil
 	}, &agnara.CapabilityOptions{Name: "tells", Description: "Reports progress and logs."}), &mcpexpose.ToolOptions{Name: "tells"})
+	// A tool that asks its client everything it can: a form, a model,
+	// the roots; the edge asks it on a session as the SDK does.
+	exp.Tool(app.Capability(func(ec *execution.Context) (string, error) {
+		count()
+		v, err := execution.Ask(ec, "name", interviewForm)
+		if err != nil {
+			return "", err
+		}
+		s, err := ec.Sample("draft", execution.SamplingRequest{Messages: []execution.SamplingMessage{{Role: "user", Text: "Draft <a> line for " + v.Name}}, MaxTokens: 20})
+		if err != nil {
+			return "", err
+		}
+		roots, err := ec.Roots("roots")
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s of %s: %s (%d roots)", v.Name, v.Team, s.Text, len(roots)), nil
+	}, &agnara.CapabilityOptions{Name: "interview", Description: "Asks a name, a draft and the roots.", Forms: []agnara.Form{interviewForm}}), &mcpexpose.ToolOptions{Name: "interview"})
 	exp.Withdrawn("gone", execution.Fail(execution.Unavailable, "the upstream <no longer> offers this tool", nil).WithReason("mcp_catalog_stale"),
 		&mcpexpose.WithdrawnOptions{Scopes: []string{"ledger:write"}})
 	exp.Withdrawn("moved", execution.Fail(execution.NotFound, "moved", map[string]any{"to": "echo"}), nil)

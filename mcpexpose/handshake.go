@@ -18,15 +18,15 @@ import (
 
 // The edge answers the ordinary calls of a live handshake-era session
 // (2025-11-25, 2025-06-18) itself, as it answers stateless 2026-07-28 ones:
-// a tools/list, and a tools/call whose plan cannot ask its caller anything
-// (registry.PlanFacts.Asks). Such a call talks to its client only on its
+// a tools/list, and a tools/call. A call talks to its client only on its
 // POST's stream: its progress, its forwarded logs (at the level the client
-// set, sessions.setLevel) and its answer, which the edge writes and stores
-// as the SDK does (sessionEvents), so the answer needs nothing of the
-// session the SDK keeps to itself. The SDK keeps the session's lifecycle:
-// initialize, the GET stream, notifications, DELETE, server-to-client
-// requests, and every call that may ask (SDK-SESSION-POST.md, ADR 68, ADR
-// 74).
+// set, sessions.setLevel), its questions (server-to-client requests whose
+// answers the client POSTs back, edgeask.go) and its answer, which the
+// edge writes and stores as the SDK does (sessionEvents), so the call
+// needs nothing of the session the SDK keeps to itself. The SDK keeps the
+// session's lifecycle: initialize, the GET stream, notifications, DELETE,
+// requests other than tools/call and tools/list, and a call that may be
+// polled (SDK-SESSION-POST.md, ADR 68, ADR 74).
 //
 // What the SDK would do for such a POST besides answering, the edge does:
 //
@@ -171,9 +171,10 @@ func (h *Handler) polled(ls *liveSession) bool {
 }
 
 // answersSession is the edge's one decision for a POST to the live session
-// ls: it answers a single tools/list, or a tools/call of a tool whose plan
-// cannot ask, that the strict scanner read whole, with no _meta of the
-// protocol's own, whose id is not in flight, from a caller still there,
+// ls: it answers a single tools/list or tools/call that the strict scanner
+// read whole, with no _meta of the protocol's own, whose id is not in
+// flight, from a caller still there (a tool that may ask, on a session the
+// SDK has made),
 // unless, for a call on a 2025-11-25 session, Limits.PollAfter (the SDK
 // ends a polled call's stream; older sessions are never polled,
 // server.poll). Deciding to answer claims the id; answerSession
@@ -193,8 +194,8 @@ func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *re
 		return nil, nil, false, false
 	}
 	fc.Decoded = meta
-	if !fc.List && rec.tool != nil && rec.tool.asks {
-		return nil, nil, false, false
+	if !fc.List && rec.tool != nil && rec.tool.asks && ls.ss == nil {
+		return nil, nil, false, false // no session to read the client's capabilities from yet
 	}
 	if r.Context().Err() != nil {
 		return nil, nil, false, false // gone: the SDK serves it as it serves any
@@ -256,7 +257,7 @@ func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, 
 		params := &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: fc.Args}
 		req := &mcp.CallToolRequest{Session: ls.ss, Params: params, Extra: extra}
 		var cs *callStream
-		if params.GetProgressToken() != nil || s.opts.ForwardLogs {
+		if params.GetProgressToken() != nil || s.opts.ForwardLogs || (rec.tool != nil && rec.tool.asks) {
 			cs = &callStream{w: w, sess: se, level: h.sessions.logLevel(ls)}
 			ctx = &edgeCaps{Context: ctx, h: h, req: req, stream: cs}
 		}

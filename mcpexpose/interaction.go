@@ -275,6 +275,9 @@ func answerOf(r mcp.InputResponse) (execution.Answer, bool) {
 // server-to-client requests on its session, round after round, calling the
 // tool again with the answers, until the call completes.
 func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, agnara.Label, error) {
+	// On the edge, the questions go on the call's own stream (edgeask.go).
+	e, edge := edgeCapsOf(ctx, req)
+	edge = edge && e.stream != nil && e.stream.sess != nil
 	res, label, err := s.call(ctx, req, t, p, adm)
 	for round := 0; err == nil && res.InputRequests != nil && req.Session != nil; round++ {
 		if round == maxLegacyRounds {
@@ -283,7 +286,13 @@ func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *
 		}
 		responses := make(mcp.InputResponseMap, len(res.InputRequests))
 		for key, ir := range res.InputRequests {
-			resp, ferr := askSession(ctx, req.Session, ir)
+			var resp mcp.InputResponse
+			var ferr error
+			if edge {
+				resp, ferr = e.stream.ask(ctx, req.Session, ir)
+			} else {
+				resp, ferr = askSession(ctx, req.Session, ir)
+			}
 			if ferr != nil {
 				return nil, "error", ferr
 			}
@@ -295,6 +304,9 @@ func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *
 		retry := *req
 		retry.Params = &params
 		req = &retry
+		if edge {
+			e.req = req // the next round's request is this call's
+		}
 		res, label, err = s.call(ctx, req, t, p, adm)
 	}
 	return res, label, err

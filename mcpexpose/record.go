@@ -8,6 +8,7 @@ import (
 	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -37,6 +38,10 @@ type record struct {
 	// cancels is the id a notifications/cancelled names, when the edge's
 	// scanner would take it (wire.PlainID).
 	cancels json.RawMessage
+
+	// response is a handshake-era body that is a client's answer, a
+	// JSON-RPC response, as the SDK decodes it; nil otherwise.
+	response *jsonrpc.Response
 
 	// fast is the strict scanner's reading of the whole request (a
 	// single tools/call or tools/list), nil when it declined the body.

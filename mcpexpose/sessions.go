@@ -13,6 +13,7 @@ import (
 
 	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -127,6 +128,9 @@ type liveSession struct {
 	calls  map[string]context.CancelFunc // calls in flight by id: the edge's (with their cancel) and the SDK's (nil)
 	closed bool
 	level  mcp.LoggingLevel // the log level the client set (logging/setLevel); "" for none
+	// asks are the edge's questions to the client awaiting its answer, by
+	// request id (edgeask.go).
+	asks map[string]chan *jsonrpc.Response
 }
 
 func newSessions(max, perPrincipal int, anonymousCapped bool, idle time.Duration, server *mcp.Server, logger *slog.Logger) *sessions {
@@ -195,6 +199,10 @@ func (s *sessions) closed(id string) {
 	}
 	delete(s.live, id)
 	ls.closed = true
+	for id, answer := range ls.asks {
+		delete(ls.asks, id)
+		answer <- nil // no answer will come: the question fails as the SDK's does
+	}
 	if ls.expiry != nil {
 		ls.expiry.Stop()
 	}
@@ -371,4 +379,45 @@ func (s *sessions) logLevel(ls *liveSession) mcp.LoggingLevel {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return ls.level
+}
+
+// await records the edge's question id to the client of ls, and returns
+// where its answer will be delivered; nil when ls is closed.
+func (s *sessions) await(ls *liveSession, id string) chan *jsonrpc.Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ls.closed {
+		return nil
+	}
+	if ls.asks == nil {
+		ls.asks = make(map[string]chan *jsonrpc.Response)
+	}
+	answer := make(chan *jsonrpc.Response, 1)
+	ls.asks[id] = answer
+	return answer
+}
+
+// forgetAsk forgets the question id, whose call stopped waiting.
+func (s *sessions) forgetAsk(ls *liveSession, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(ls.asks, id)
+}
+
+// answered delivers resp, a client's response POSTed to ls, to the edge's
+// question it answers, and reports whether it answered one.
+func (s *sessions) answered(ls *liveSession, resp *jsonrpc.Response) bool {
+	id, ok := resp.ID.Raw().(string)
+	if !ok {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	answer := ls.asks[id]
+	if answer == nil {
+		return false
+	}
+	delete(ls.asks, id)
+	answer <- resp
+	return true
 }

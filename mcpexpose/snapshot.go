@@ -49,8 +49,8 @@ type tool struct {
 	// not validated against it (registry.PlanFacts.OutputEnforced).
 	enforced bool
 	// asks: a call may ask its caller for input, so a handshake-era
-	// session's call is the SDK's to serve (registry.PlanFacts.Asks),
-	// read here once rather than per request.
+	// session's call the edge answers gets a stream for its questions
+	// (registry.PlanFacts.Asks), read here once rather than per request.
 	asks bool
 	// digest names what the tool is: its plan's identity and scopes and its
 	// published definition, hashed. Tools of two snapshots with the same

@@ -1,0 +1,336 @@
+package mcpexpose_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agnara-go/agnara/mcpexpose"
+)
+
+// askCaps is what a client that can be asked everything declares.
+const askCaps = `{"elicitation":{},"sampling":{},"roots":{"listChanged":true}}`
+
+// answers is a scripted client: the result (or error) it answers each
+// question with, by method; a method it has no answer for fails the test.
+type answers map[string]string
+
+var (
+	maskAskID        = regexp.MustCompile(`^\{"jsonrpc":"2.0","id":[^,]*,"method"`)
+	maskResumedAskID = regexp.MustCompile(`(?m)^data: \{"jsonrpc":"2.0","id":[^,]*,"method"`)
+)
+
+// converse POSTs body, a tools/call, on the session and answers each
+// question the server asks on the call's stream from script, POSTing each
+// answer to the session as a JSON-RPC response, until the call's answer
+// comes. It returns the transcript: each event's name and data (the
+// server's request ids, stream ids and log times masked; event indexes
+// kept), and the status of each answer's POST; and the id of the call's
+// first event, for a resume.
+func (c *sessionConn) converse(t *testing.T, rev, body string, script answers) (transcript []string, first string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", c.url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = sessionHeader(rev)
+	req.Header.Set("Mcp-Session-Id", c.id)
+	if c.authz != "" {
+		req.Header.Set("Authorization", c.authz)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	transcript = append(transcript, fmt.Sprintf("status %d %s", resp.StatusCode, resp.Header.Get("Content-Type")))
+	r := bufio.NewReader(resp.Body)
+	var name, id, data string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			if err != io.EOF {
+				t.Fatalf("reading the call's stream: %v", err)
+			}
+			if data != "" || name != "" {
+				transcript = append(transcript, "unterminated "+name+" "+data)
+			}
+			return transcript, first
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = line[len("event: "):]
+			continue
+		case strings.HasPrefix(line, "id: "):
+			id = line[len("id: "):]
+			if first == "" {
+				first = id
+			}
+			continue
+		case strings.HasPrefix(line, "data: "):
+			data = line[len("data: "):]
+			continue
+		case line != "":
+			transcript = append(transcript, "line "+line)
+			continue
+		}
+		// The end of an event.
+		masked := maskStream.ReplaceAllString("id: "+id, "id: …_")
+		if id == "" {
+			masked = "no id"
+		}
+		transcript = append(transcript, name+" "+masked+" "+mask(maskAskID.ReplaceAllString(data, `{"jsonrpc":"2.0","id":…,"method"`), http.Header{}))
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if data != "" && json.Unmarshal([]byte(data), &msg) == nil && msg.ID != nil && msg.Method != "" {
+			result, ok := script[msg.Method]
+			if !ok {
+				t.Fatalf("the server asked %s, which the script does not answer", msg.Method)
+			}
+			switch result {
+			case "!cancel":
+				// The client gives up on its call instead of answering.
+				var call struct {
+					ID json.RawMessage `json:"id"`
+				}
+				_ = json.Unmarshal([]byte(body), &call)
+				x := c.send(t, wireRequest{name: "cancel", header: sessionHeader(rev), body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + string(call.ID) + `,"reason":"gave up"}}`})
+				transcript = append(transcript, fmt.Sprintf("cancelled the call: %d %q", x.status, x.body))
+				name, id, data = "", "", ""
+				continue
+			case "!delete":
+				// The client ends its session instead of answering.
+				del, err := http.NewRequest("DELETE", c.url, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				del.Header = sessionHeader(rev)
+				del.Header.Set("Mcp-Session-Id", c.id)
+				if c.authz != "" {
+					del.Header.Set("Authorization", c.authz)
+				}
+				dr, err := c.client.Do(del)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dr.Body.Close()
+				transcript = append(transcript, fmt.Sprintf("deleted the session: %d", dr.StatusCode))
+				name, id, data = "", "", ""
+				continue
+			}
+			field := `"result"`
+			if strings.HasPrefix(result, "error:") {
+				field, result = `"error"`, strings.TrimPrefix(result, "error:")
+			}
+			x := c.send(t, wireRequest{name: "answer", header: sessionHeader(rev), body: `{"jsonrpc":"2.0","id":` + string(msg.ID) + `,` + field + `:` + result + `}`})
+			transcript = append(transcript, fmt.Sprintf("answered %s: %d %q", msg.Method, x.status, x.body))
+		}
+		name, id, data = "", "", ""
+	}
+}
+
+// TestSessionEdgeAsksDifferential runs conversations — a call whose tool
+// asks its client a form, a model and the roots, and one that asks for a
+// confirmation — on a handshake-era session of a handler whose edge
+// answers them and of one without (DisableFastPath), at each handshake
+// revision, with a scripted client that answers each question, and
+// requires the same transcript: every event of the call's stream, byte
+// for byte (the server's request ids, stream ids and log times masked),
+// and the same status for every answer POSTed. A GET resuming the call's
+// stream after its first event must replay the same events too.
+func TestSessionEdgeAsksDifferential(t *testing.T) {
+	accept := answers{
+		"elicitation/create":     `{"action":"accept","content":{"name":"Ada","team":"red"}}`,
+		"sampling/createMessage": `{"role":"assistant","model":"m-1","content":{"type":"text","text":"a <b> line"},"stopReason":"endTurn"}`,
+		"roots/list":             `{"roots":[{"uri":"file:///work","name":"work"},{"uri":"file:///home"}]}`,
+	}
+	with := func(method, result string) answers {
+		a := answers{}
+		for k, v := range accept {
+			a[k] = v
+		}
+		a[method] = result
+		return a
+	}
+	interview := `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"interview","arguments":{}}}`
+	cases := []struct {
+		name, body string
+		script     answers
+	}{
+		{"accepted", interview, accept},
+		{"with-progress", `{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"interview","arguments":{},"_meta":{"progressToken":"p"}}}`, accept},
+		{"default-team", interview, with("elicitation/create", `{"action":"accept","content":{"name":"Ada"}}`)},
+		{"declined", interview, with("elicitation/create", `{"action":"decline"}`)},
+		{"cancelled", interview, with("elicitation/create", `{"action":"cancel"}`)},
+		{"too-short", interview, with("elicitation/create", `{"action":"accept","content":{"name":"A"}}`)},
+		{"not-an-option", interview, with("elicitation/create", `{"action":"accept","content":{"name":"Ada","team":"green"}}`)},
+		{"not-a-form", interview, with("elicitation/create", `{"action":"accept","content":"Ada"}`)},
+		{"no-action", interview, with("elicitation/create", `{}`)},
+		{"elicitation-error", interview, with("elicitation/create", `error:{"code":-32600,"message":"user <closed> it"}`)},
+		{"model-error", interview, with("sampling/createMessage", `error:{"code":-1,"message":"no model"}`)},
+		{"two-blocks", interview, with("sampling/createMessage", `{"role":"assistant","model":"m","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`)},
+		{"no-content", interview, with("sampling/createMessage", `{"role":"assistant","model":"m"}`)},
+		{"roots-not-a-list", interview, with("roots/list", `{"roots":"x"}`)},
+		{"roots-null", interview, with("roots/list", `null`)},
+		{"call-cancelled", interview, with("sampling/createMessage", "!cancel")},
+		{"confirmed", `{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"purge","arguments":{"id":"r1"}}}`, answers{"elicitation/create": `{"action":"accept","content":{"confirm":true}}`}},
+		{"not-confirmed", `{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"purge","arguments":{"id":"r1"}}}`, answers{"elicitation/create": `{"action":"accept","content":{"confirm":false}}`}},
+	}
+	configs := []struct {
+		name  string
+		authz string
+		opts  mcpexpose.HandlerOptions
+	}{
+		{"anonymous", "", mcpexpose.HandlerOptions{}},
+		{"tokens", "Bearer writer", mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: mapper}}},
+		{"logs", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{ForwardLogs: true}}},
+	}
+	for _, rev := range []string{"2025-11-25", "2025-06-18"} {
+		for _, cfg := range configs {
+			t.Run(rev+"/"+cfg.name, func(t *testing.T) {
+				edgeApp, sdkApp := newDiffApp(t), newDiffApp(t)
+				edgeH, _, edgeURL, sdkURL := servePair(t, edgeApp.snap, sdkApp.snap, cfg.opts)
+				client := &http.Client{Timeout: 20 * time.Second}
+				for _, tc := range cases {
+					t.Run(tc.name, func(t *testing.T) {
+						// A session each, on each handler.
+						edge := openSessionWith(t, client, edgeURL, cfg.authz, rev, askCaps)
+						sdk := openSessionWith(t, client, sdkURL, cfg.authz, rev, askCaps)
+						before := edgeH.FastPathRequests()
+						got, gotFirst := edge.converse(t, rev, tc.body, tc.script)
+						want, wantFirst := sdk.converse(t, rev, tc.body, tc.script)
+						if edgeH.FastPathRequests() != before+1 {
+							t.Error("the edge did not answer the call")
+						}
+						if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
+							t.Fatalf("edge:\n%s\nsdk:\n%s", g, w)
+						}
+						if !strings.Contains(strings.Join(got, "\n"), `"id":…,"method"`) {
+							t.Errorf("the server asked nothing:\n%s", strings.Join(got, "\n"))
+						}
+						if rev != "2025-11-25" {
+							return // no event ids to resume from
+						}
+						if gotFirst == "" || wantFirst == "" {
+							t.Fatal("no event to resume after")
+						}
+						g, w := edge.resume(t, rev, gotFirst), sdk.resume(t, rev, wantFirst)
+						g.body = maskResumedAskID.ReplaceAllString(g.body, `data: {"jsonrpc":"2.0","id":…,"method"`)
+						w.body = maskResumedAskID.ReplaceAllString(w.body, `data: {"jsonrpc":"2.0","id":…,"method"`)
+						if !g.equal(w) {
+							t.Errorf("resuming after the first event:\nedge: %d %v\n%s\nsdk:  %d %v\n%s", g.status, g.header, g.body, w.status, w.header, w.body)
+						}
+					})
+				}
+				if a, b := edgeApp.calls.Load(), sdkApp.calls.Load(); a != b || a == 0 {
+					t.Errorf("handlers ran %d times behind the edge, %d times behind the SDK", a, b)
+				}
+			})
+		}
+	}
+}
+
+// TestEdgeAskEndsWithItsSession deletes a session while a call the edge
+// answers waits for the client's answer to its question: the DELETE is
+// answered, the question fails as the SDK's fails when its connection
+// closes, and the call's stream ends, with nothing more of a session that
+// is gone. (The SDK's own DELETE of a session whose call waits for an
+// answer waits for that call, which waits for an answer that cannot come:
+// go-sdk v1.8.0 hangs there, so this is no differential test.)
+func TestEdgeAskEndsWithItsSession(t *testing.T) {
+	for _, rev := range []string{"2025-11-25", "2025-06-18"} {
+		t.Run(rev, func(t *testing.T) {
+			app := newDiffApp(t)
+			h, err := mcpexpose.NewHandler(app.snap, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			client := &http.Client{Timeout: 20 * time.Second}
+			c := openSessionWith(t, client, srv.URL, "", rev, askCaps)
+			got, _ := c.converse(t, rev, `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"interview","arguments":{}}}`, answers{
+				"elicitation/create":     `{"action":"accept","content":{"name":"Ada"}}`,
+				"sampling/createMessage": `{"role":"assistant","model":"m","content":{"type":"text","text":"x"}}`,
+				"roots/list":             "!delete",
+			})
+			transcript := strings.Join(got, "\n")
+			if !strings.Contains(transcript, "deleted the session: 204") || !strings.HasSuffix(transcript, "deleted the session: 204") {
+				t.Fatalf("the DELETE was not answered, or the call wrote after its session was gone:\n%s", transcript)
+			}
+			if h.FastPathRequests() != 1 {
+				t.Errorf("the edge answered %d requests, want the call", h.FastPathRequests())
+			}
+		})
+	}
+}
+
+// FuzzSessionEdgeAnswers has a scripted client answer the interview tool's
+// questions with arbitrary results (the form's answer and the model's, as
+// JSON), on a 2025-11-25 session of a handler whose edge answers the call
+// and of one without, and requires the same transcripts.
+func FuzzSessionEdgeAnswers(f *testing.F) {
+	for _, seed := range [][2]string{
+		{`{"action":"accept","content":{"name":"Ada","team":"red"}}`, `{"role":"assistant","model":"m","content":{"type":"text","text":"x"}}`},
+		{`{"action":"accept","content":{"name":"Ada"}}`, `{"role":"assistant","model":"m","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`},
+		{`{"action":"decline"}`, `{}`},
+		{`{"action":"accept","content":{"name":"A","team":"green"}}`, `null`},
+		{`{"action":"accept","content":"Ada"}`, `{"role":"user","content":{"type":"image","data":"aGk=","mimeType":"image/png"}}`},
+		{`{"Action":"accept","content":{"name":"Ada"}}`, `{"role":"assistant","model":"m","content":{"type":"text","text":"x"},"stopReason":5}`},
+		{`[]`, `"x"`},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	edgeApp, sdkApp := newDiffApp(f), newDiffApp(f)
+	edgeH, _, edgeURL, sdkURL := servePair(f, edgeApp.snap, sdkApp.snap, mcpexpose.HandlerOptions{})
+	client := &http.Client{Timeout: 20 * time.Second}
+	const rev = "2025-11-25"
+	f.Fuzz(func(t *testing.T, form, model string) {
+		if !json.Valid([]byte(form)) || !json.Valid([]byte(model)) || strings.HasPrefix(form, "!") || strings.HasPrefix(model, "!") {
+			return // the scripted client sends JSON-RPC responses only
+		}
+		script := answers{"elicitation/create": form, "sampling/createMessage": model, "roots/list": `{"roots":[]}`}
+		body := `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"interview","arguments":{}}}`
+		edge := openSessionWith(t, client, edgeURL, "", rev, askCaps)
+		sdk := openSessionWith(t, client, sdkURL, "", rev, askCaps)
+		defer edge.close(t)
+		defer sdk.close(t)
+		before := edgeH.FastPathRequests()
+		got, _ := edge.converse(t, rev, body, script)
+		want, _ := sdk.converse(t, rev, body, script)
+		if edgeH.FastPathRequests() != before+1 {
+			t.Error("the edge did not answer the call")
+		}
+		if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
+			t.Fatalf("edge:\n%s\nsdk:\n%s", g, w)
+		}
+	})
+}
+
+// close ends the session, as a client that is done does.
+func (c *sessionConn) close(t testing.TB) {
+	t.Helper()
+	req, err := http.NewRequest("DELETE", c.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Mcp-Session-Id", c.id)
+	if c.authz != "" {
+		req.Header.Set("Authorization", c.authz)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
