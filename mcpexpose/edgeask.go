@@ -108,7 +108,9 @@ func (cs *callStream) elicit(ctx context.Context, ss *mcp.ServerSession, q *mcp.
 	// The form's defaults, on an answer that fits it; any other answer
 	// goes to the plan as it was sent.
 	raw, err := json.Marshal(q.RequestedSchema)
-	if err != nil {
+	if err != nil || !bytes.Contains(raw, []byte(`"default"`)) {
+		// Without a default there is nothing to apply: the answer goes
+		// as sent, whether it fits or not.
 		return &res, nil
 	}
 	var schema jsonschema.Schema
