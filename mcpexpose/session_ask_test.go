@@ -20,7 +20,24 @@ const askCaps = `{"elicitation":{},"sampling":{},"roots":{"listChanged":true}}`
 
 // answers is a scripted client: the result (or error) it answers each
 // question with, by method; a method it has no answer for fails the test.
+// A key "before <method>" names a hook, run with the question's id before
+// the answer (answers.before).
 type answers map[string]string
+
+// hooks are the functions answers.before registers, by name.
+var hooks = map[string]func(id string){}
+
+// before returns a with f run, with the question's id, before a question
+// of method is answered.
+func (a answers) before(method string, f func(id string)) answers {
+	name := fmt.Sprintf("hook-%d", len(hooks))
+	hooks[name] = f
+	cp := answers{"before " + method: name}
+	for k, v := range a {
+		cp[k] = v
+	}
+	return cp
+}
 
 var (
 	maskAskID        = regexp.MustCompile(`^\{"jsonrpc":"2.0","id":[^,]*,"method"`)
@@ -96,6 +113,9 @@ func (c *sessionConn) converse(t *testing.T, rev, body string, script answers) (
 			result, ok := script[msg.Method]
 			if !ok {
 				t.Fatalf("the server asked %s, which the script does not answer", msg.Method)
+			}
+			if hook, ok := script["before "+msg.Method]; ok {
+				hooks[hook](string(msg.ID))
 			}
 			switch result {
 			case "!cancel":
@@ -333,4 +353,45 @@ func (c *sessionConn) close(t testing.TB) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+}
+
+// TestEdgeQuestionsAnswerOnlyToTheirSession has others answer a question
+// the edge asked on a session opened with one caller's token: another
+// caller, on that session (403, the SDK's refusal of a stranger), and the
+// same caller on another of its sessions (not this session's question).
+// Neither answer reaches the call; the question stays open, and the
+// session's own client then answers it.
+func TestEdgeQuestionsAnswerOnlyToTheirSession(t *testing.T) {
+	const rev = "2025-11-25"
+	app := newDiffApp(t)
+	h, err := mcpexpose.NewHandler(app.snap, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: mapper}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	client := &http.Client{Timeout: 20 * time.Second}
+	wendy := openSessionWith(t, client, srv.URL, "Bearer writer", rev, askCaps)
+	other := openSessionWith(t, client, srv.URL, "Bearer writer", rev, askCaps)
+	rita := &sessionConn{url: wendy.url, id: wendy.id, authz: "Bearer reader", client: client}
+
+	var attempts []string
+	got, _ := wendy.converse(t, rev, `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"interview","arguments":{}}}`, answers{
+		"elicitation/create":     `{"action":"accept","content":{"name":"Ada"}}`,
+		"sampling/createMessage": `{"role":"assistant","model":"m","content":{"type":"text","text":"x"}}`,
+		"roots/list":             `{"roots":[]}`,
+	}.before("elicitation/create", func(id string) {
+		forged := `{"jsonrpc":"2.0","id":` + id + `,"result":{"action":"accept","content":{"name":"Mallory"}}}`
+		for _, c := range []*sessionConn{rita, other} {
+			x := c.send(t, wireRequest{name: "forged answer", header: sessionHeader(rev), body: forged})
+			attempts = append(attempts, fmt.Sprint(x.status))
+		}
+	}))
+	transcript := strings.Join(got, "\n")
+	if len(attempts) != 2 || attempts[0] != "403" {
+		t.Errorf("another caller's answer on the session got %v, want 403 first", attempts)
+	}
+	if strings.Contains(transcript, "Mallory") || !strings.Contains(transcript, `Ada of blue: x (0 roots)`) {
+		t.Fatalf("the call took an answer that was not its session's:\n%s", transcript)
+	}
 }
