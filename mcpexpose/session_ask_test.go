@@ -53,19 +53,7 @@ var (
 // first event, for a resume.
 func (c *sessionConn) converse(t *testing.T, rev, body string, script answers) (transcript []string, first string) {
 	t.Helper()
-	req, err := http.NewRequest("POST", c.url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = sessionHeader(rev)
-	req.Header.Set("Mcp-Session-Id", c.id)
-	if c.authz != "" {
-		req.Header.Set("Authorization", c.authz)
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := c.do(t, "POST", rev, body)
 	defer resp.Body.Close()
 	transcript = append(transcript, fmt.Sprintf("status %d %s", resp.StatusCode, resp.Header.Get("Content-Type")))
 	r := bufio.NewReader(resp.Body)
@@ -130,19 +118,7 @@ func (c *sessionConn) converse(t *testing.T, rev, body string, script answers) (
 				continue
 			case "!delete":
 				// The client ends its session instead of answering.
-				del, err := http.NewRequest("DELETE", c.url, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				del.Header = sessionHeader(rev)
-				del.Header.Set("Mcp-Session-Id", c.id)
-				if c.authz != "" {
-					del.Header.Set("Authorization", c.authz)
-				}
-				dr, err := c.client.Do(del)
-				if err != nil {
-					t.Fatal(err)
-				}
+				dr := c.do(t, "DELETE", rev, "")
 				dr.Body.Close()
 				transcript = append(transcript, fmt.Sprintf("deleted the session: %d", dr.StatusCode))
 				name, id, data = "", "", ""
@@ -340,10 +316,18 @@ func FuzzSessionEdgeAnswers(f *testing.F) {
 // close ends the session, as a client that is done does.
 func (c *sessionConn) close(t testing.TB) {
 	t.Helper()
-	req, err := http.NewRequest("DELETE", c.url, nil)
+	c.do(t, "DELETE", "2025-11-25", "").Body.Close()
+}
+
+// do sends an HTTP request of method on the session, with body for a
+// POST, as the session's client at revision rev.
+func (c *sessionConn) do(t testing.TB, method, rev, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, c.url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header = sessionHeader(rev)
 	req.Header.Set("Mcp-Session-Id", c.id)
 	if c.authz != "" {
 		req.Header.Set("Authorization", c.authz)
@@ -352,7 +336,7 @@ func (c *sessionConn) close(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	return resp
 }
 
 // TestEdgeQuestionsAnswerOnlyToTheirSession has others answer a question
