@@ -24,11 +24,12 @@ import (
 )
 
 // callTool runs the tools/call rec describes, req being the call as the
-// route that serves it holds it: the edge's own (fastpath.go), or the
-// SDK's, in the tool's handler. Both routes run it, and nothing else runs
-// a call. It returns the result before the finishing every route does
-// alike (an empty content list for null, on the SDK route the SDK's):
-// a *mcp.CallToolResult, or, for a call that became a task, the task.
+// route that serves it holds it: the edge's own (fastpath.go,
+// handshake.go), or the SDK's, in the method middleware (middleware.go),
+// each with the record as an argument. Both routes run it, and nothing
+// else runs a call. It returns the result before the finishing each route
+// does (finished, sdkFinished): a *mcp.CallToolResult, or, for a call that
+// became a task, the task.
 //
 // In order: a withdrawn tool answers its failure; an unknown tool, a
 // refused identity and a tool the caller may not see (unless
@@ -129,35 +130,61 @@ func (s *server) listToolsOf(ctx context.Context, rec *record, req mcp.Request) 
 	return res, err
 }
 
-// handler is the SDK handler of every tool: it runs the call the
-// middleware handed it the record of.
-func (s *server) handler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	rec := recordIn(ctx, "tools/call")
-	if rec == nil {
-		return nil, errUnrouted
-	}
-	if s.pollAfter > 0 {
-		if stop := s.poll(req); stop != nil {
-			defer stop()
-		}
-	}
-	res, err := s.callTool(ctx, rec, req)
-	if err != nil {
-		return nil, err
-	}
-	if r, ok := res.(*mcp.CallToolResult); ok {
-		return r, nil
-	}
-	return nil, &taskCreated{result: res}
+// handler is the SDK handler of every tool, which registering a tool with
+// the SDK needs; the middleware runs every tools/call itself, so it is
+// never reached.
+func (s *server) handler(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, errUnrouted
 }
 
-// taskCreated carries a call that became a task from the tool's handler,
-// whose signature has room for a tool result only, out to the middleware,
-// which answers with the task: the SDK passes a raw tool handler's error
-// through unchanged.
-type taskCreated struct{ result mcp.Result }
+// sdkFinished does to the result of a call the middleware ran what the
+// SDK's Server.callTool does to a tool handler's result: on a session of
+// 2026-07-28 or later, or a request without one, it gets its result type
+// (input_required with input requests, complete otherwise); a result that
+// is not input-required gets an empty content list for null. (The check
+// that a result holds content or input requests, never both, callTool
+// makes on every route.) A task goes as it is.
+func sdkFinished(req *mcp.CallToolRequest, res mcp.Result) mcp.Result {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r == nil {
+		return res
+	}
+	typed := true
+	if ss := req.Session; ss != nil {
+		if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion < modernVersion {
+			typed = false
+		}
+	}
+	var out mcp.CallToolResult
+	switch {
+	case typed && r.InputRequests != nil:
+		out = inputRequiredResult
+	case typed:
+		out = completeResult
+	}
+	out.Meta, out.Content, out.StructuredContent, out.IsError = r.Meta, r.Content, r.StructuredContent, r.IsError
+	out.InputRequests, out.RequestState = r.InputRequests, r.RequestState
+	if out.Content == nil && (!typed || r.InputRequests == nil) {
+		out.Content = []mcp.Content{}
+	}
+	return &out
+}
 
-func (*taskCreated) Error() string { return "mcpexpose: the call became a task" }
+// completeResult and inputRequiredResult are empty tool results of each
+// result type, which a result copies to carry it: the SDK keeps the type
+// unexported, and decoding is the one way to set it outside the SDK.
+// TestFinishedCopiesEveryField holds sdkFinished to every field the
+// SDK's result has.
+var completeResult, inputRequiredResult = resultOfType("complete"), resultOfType("input_required")
+
+func resultOfType(rt string) mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if err := r.UnmarshalJSON([]byte(`{"content":[],"resultType":"` + rt + `"}`)); err != nil {
+		panic("mcpexpose: the SDK's tool result does not decode its result type: " + err.Error())
+	}
+	r.Content = nil
+	return r
+}
 
 // errUnrouted answers a tools/call that reached a tool handler without
 // passing the middleware; it cannot happen while the middleware is

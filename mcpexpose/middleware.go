@@ -2,7 +2,6 @@ package mcpexpose
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -41,15 +40,20 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			rec, release := s.recordOf(ctx, method, req)
 			defer release()
-			// The SDK runs the tool's handler (handler), which runs the
-			// call, and finishes its result; a call that became a task
-			// comes back as the one answer a tool handler cannot return.
-			res, err := next(withRecord(ctx, rec), method, req)
-			var tc *taskCreated
-			if errors.As(err, &tc) {
-				return tc.result, nil
+			// The call is the middleware's to run, with its record as an
+			// argument: the SDK's tool handler is never reached (handler),
+			// and the result is finished as the SDK finishes a handler's
+			// (sdkFinished). A call that became a task answers its task.
+			if s.pollAfter > 0 {
+				if stop := s.poll(cr); stop != nil {
+					defer stop()
+				}
 			}
-			return res, err
+			res, err := s.callTool(ctx, rec, cr)
+			if err != nil {
+				return nil, err
+			}
+			return sdkFinished(cr, res), nil
 		case "resources/list", "resources/templates/list", "resources/read",
 			"resources/subscribe", "resources/unsubscribe",
 			"prompts/list", "prompts/get", "completion/complete":
