@@ -24,13 +24,18 @@ import (
 // answer: what comes after the answer is dropped, as the SDK drops a
 // notification for a request it has answered.
 type callStream struct {
-	w     http.ResponseWriter
-	sess  *sessionEvents   // a handshake-era session's stream; nil at 2026-07-28
-	level mcp.LoggingLevel // the log level the client asked for; "" for none
+	w     http.ResponseWriter // nil while no request holds a session's stream (resume.go)
+	sess  *sessionEvents      // a handshake-era session's stream; nil at 2026-07-28
+	level mcp.LoggingLevel    // the log level the client asked for; "" for none
 
 	mu      sync.Mutex
 	started bool // an event is written: the status and headers are sent
 	ended   bool // the answer is written, or is being written
+	// resumed, on a session, is closed when the answer is written to a
+	// GET that resumed the stream (resume), which waits for it; holder is
+	// the context of the request whose response w is, while it lasts.
+	resumed chan struct{}
+	holder  context.Context
 }
 
 // send writes data, an encoded notification, as one event of the stream,
@@ -59,6 +64,9 @@ func (cs *callStream) send(data []byte) {
 		out = appendEvent(nil, data)
 	}
 	cs.started = true
+	if cs.w == nil {
+		return // no request holds the stream: the event is stored, for a resume
+	}
 	if _, err := cs.w.Write(out); err == nil {
 		_ = http.NewResponseController(cs.w).Flush()
 	}

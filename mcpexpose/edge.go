@@ -74,6 +74,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sdkTI = nil
 	}
 	if rec == nil {
+		if r.Method == http.MethodGet && !stranger && h.resumeLive(w, r) {
+			return
+		}
 		h.forward(w, r, nil, sdkTI)
 		return
 	}

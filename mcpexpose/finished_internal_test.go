@@ -3,6 +3,7 @@ package mcpexpose
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,6 +22,15 @@ func TestFinishedCopiesEveryField(t *testing.T) {
 	want := []string{"Meta", "Content", "StructuredContent", "IsError", "InputRequests", "RequestState", "resultType", "err"}
 	if !slices.Equal(fields, want) {
 		t.Fatalf("mcp.CallToolResult has the fields %v; sdkFinished copies %v: copy the new ones", fields, want)
+	}
+	for _, c := range []struct {
+		r    mcp.CallToolResult
+		want string
+	}{{completeResult, `"resultType":"complete"`}, {inputRequiredResult, `"resultType":"input_required"`}} {
+		b, err := c.r.MarshalJSON()
+		if err != nil || !strings.Contains(string(b), c.want) {
+			t.Errorf("the result sdkFinished copies its type from encodes as %s (%v), want %s", b, err, c.want)
+		}
 	}
 	// Every exported field set survives, and the result type is the one
 	// the SDK would give (NeedsInput reads it).

@@ -258,22 +258,30 @@ func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, 
 		req := &mcp.CallToolRequest{Session: ls.ss, Params: params, Extra: extra}
 		var cs *callStream
 		if params.GetProgressToken() != nil || s.opts.ForwardLogs || (rec.tool != nil && rec.tool.asks) {
-			cs = &callStream{w: w, sess: se, level: h.sessions.logLevel(ls)}
+			cs = &callStream{w: w, sess: se, level: h.sessions.logLevel(ls), holder: r.Context()}
 			ctx = &edgeCaps{Context: ctx, h: h, req: req, stream: cs}
+			h.sessions.keepStream(ls, cs)
+			defer h.sessions.dropStream(ls, cs)
 		}
 		res, err = s.callTool(ctx, rec, req)
 		res = finished(res)
-		if cs != nil && cs.end() {
+		if cs != nil {
 			h.fastServed.Add(1)
 			buf := wire.GetBuf()
 			defer wire.PutBuf(buf)
 			s.wire.Response(buf, fc, res, err, false)
-			_, _ = w.Write(se.event(nil, buf.Bytes()))
+			if cs.finish(buf.Bytes()) {
+				return // after the events it began with, to whoever holds the stream now
+			}
+			h.writeSession(w, se, buf.Bytes())
 			return
 		}
 	}
 	h.fastServed.Add(1) // before the write, as answer counts
-	h.writeSession(w, fc, se, res, err)
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
+	s.wire.Response(buf, fc, res, err, false)
+	h.writeSession(w, se, buf.Bytes())
 }
 
 // sessionEvents is the event stream of one POST the edge answers on the
@@ -343,16 +351,12 @@ func (se *sessionEvents) event(out []byte, data []byte) []byte {
 	return append(out, "\n\n"...)
 }
 
-// writeSession writes the answer to fc on the session's stream se, whole,
+// writeSession writes data, a call's answer, on the session's stream se, whole,
 // as the SDK writes a call's answer on a session's POST: the priming
 // event (when the revision primes) and the message. A session closed
 // meanwhile gets what the SDK sends then: the stream, primed, without the
 // message.
-func (h *Handler) writeSession(w http.ResponseWriter, fc *wire.Call, se *sessionEvents, res mcp.Result, err error) {
-	buf := wire.GetBuf()
-	defer wire.PutBuf(buf)
-	h.srv.wire.Response(buf, fc, res, err, false)
-	data := buf.Bytes()
+func (h *Handler) writeSession(w http.ResponseWriter, se *sessionEvents, data []byte) {
 	out := make([]byte, 0, 2*len(se.stream)+len(data)+64)
 	out = se.open(w, out)
 	out = se.event(out, data)

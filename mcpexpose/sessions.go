@@ -131,6 +131,10 @@ type liveSession struct {
 	// asks are the edge's questions to the client awaiting its answer, by
 	// request id (edgeask.go).
 	asks map[string]chan *jsonrpc.Response
+	// streams are the streams of the edge's calls running on the session
+	// that have begun, by stream id, for a GET that resumes one
+	// (resume.go).
+	streams map[string]*callStream
 }
 
 func newSessions(max, perPrincipal int, anonymousCapped bool, idle time.Duration, server *mcp.Server, logger *slog.Logger) *sessions {
@@ -420,4 +424,29 @@ func (s *sessions) answered(ls *liveSession, resp *jsonrpc.Response) bool {
 	delete(ls.asks, id)
 	answer <- resp
 	return true
+}
+
+// keepStream records cs, the stream of one of the edge's calls on ls, as
+// live until dropStream.
+func (s *sessions) keepStream(ls *liveSession, cs *callStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ls.streams == nil {
+		ls.streams = make(map[string]*callStream)
+	}
+	ls.streams[cs.sess.stream] = cs
+}
+
+// dropStream forgets cs, whose call has answered.
+func (s *sessions) dropStream(ls *liveSession, cs *callStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(ls.streams, cs.sess.stream)
+}
+
+// liveStream returns the live stream id of ls, or nil.
+func (s *sessions) liveStream(ls *liveSession, id string) *callStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ls.streams[id]
 }
