@@ -147,21 +147,7 @@ func (c *sessionConn) converse(t *testing.T, rev, body string, script answers) (
 			if _, probe := script["probe after "+msg.Method]; probe {
 				// A GET that resumes the stream while the client still
 				// reads it.
-				p, err := http.NewRequest("GET", c.url, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				p.Header.Set("Accept", "text/event-stream")
-				p.Header.Set("Mcp-Session-Id", c.id)
-				p.Header.Set("Mcp-Protocol-Version", rev)
-				p.Header.Set("Last-Event-ID", lastID)
-				if c.authz != "" {
-					p.Header.Set("Authorization", c.authz)
-				}
-				pr, err := c.client.Do(p)
-				if err != nil {
-					t.Fatal(err)
-				}
+				pr := c.resumeStream(t, rev, lastID)
 				pb, _ := io.ReadAll(pr.Body)
 				pr.Body.Close()
 				transcript = append(transcript, fmt.Sprintf("resumed while reading: %d %s %q", pr.StatusCode, pr.Header.Get("Content-Type"), pb))
@@ -171,23 +157,10 @@ func (c *sessionConn) converse(t *testing.T, rev, body string, script answers) (
 				// from the last event it read, as clients do, and reads
 				// the rest of the call there.
 				resp.Body.Close()
-				g, err := http.NewRequest("GET", c.url, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				g.Header.Set("Accept", "text/event-stream")
-				g.Header.Set("Mcp-Session-Id", c.id)
-				g.Header.Set("Mcp-Protocol-Version", rev)
-				g.Header.Set("Last-Event-ID", lastID)
-				if c.authz != "" {
-					g.Header.Set("Authorization", c.authz)
-				}
 				// Until the server has seen the stream drop, it refuses
 				// the resume (409): the client tries again.
 				for tries := 0; ; tries++ {
-					if resp, err = c.client.Do(g); err != nil {
-						t.Fatal(err)
-					}
+					resp = c.resumeStream(t, rev, lastID)
 					if resp.StatusCode != http.StatusConflict || tries == 500 {
 						break
 					}

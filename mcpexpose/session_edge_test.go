@@ -98,6 +98,18 @@ func (c *sessionConn) send(t testing.TB, r wireRequest) exchange {
 // resuming a dropped stream does.
 func (c *sessionConn) resume(t testing.TB, rev, after string) exchange {
 	t.Helper()
+	resp := c.resumeStream(t, rev, after)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Header.Del("Date")
+	mcptest.Unframe(resp.Header, string(body))
+	return exchange{status: resp.StatusCode, header: resp.Header, body: mask(maskStream.ReplaceAllString(string(body), "id: …_"), http.Header{}), raw: string(body)}
+}
+
+// resumeStream sends the GET that resumes the session's stream from the
+// event id after, and returns the response, its body unread.
+func (c *sessionConn) resumeStream(t testing.TB, rev, after string) *http.Response {
+	t.Helper()
 	req, err := http.NewRequest("GET", c.url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -113,11 +125,7 @@ func (c *sessionConn) resume(t testing.TB, rev, after string) exchange {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	resp.Header.Del("Date")
-	mcptest.Unframe(resp.Header, string(body))
-	return exchange{status: resp.StatusCode, header: resp.Header, body: mask(maskStream.ReplaceAllString(string(body), "id: …_"), http.Header{}), raw: string(body)}
+	return resp
 }
 
 var firstEvent = regexp.MustCompile(`(?m)^id: ([A-Z2-7]{26})_0$`)
