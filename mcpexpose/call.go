@@ -137,56 +137,6 @@ func (s *server) handler(context.Context, *mcp.CallToolRequest) (*mcp.CallToolRe
 	return nil, errUnrouted
 }
 
-// sdkFinished does to the result of a call the middleware ran what the
-// SDK's Server.callTool does to a tool handler's result: on a session of
-// 2026-07-28 or later, or a request without one, it gets its result type
-// (input_required with input requests, complete otherwise); a result that
-// is not input-required gets an empty content list for null. (The check
-// that a result holds content or input requests, never both, callTool
-// makes on every route.) A task goes as it is.
-func sdkFinished(req *mcp.CallToolRequest, res mcp.Result) mcp.Result {
-	r, ok := res.(*mcp.CallToolResult)
-	if !ok || r == nil {
-		return res
-	}
-	typed := true
-	if ss := req.Session; ss != nil {
-		if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion < modernVersion {
-			typed = false
-		}
-	}
-	var out mcp.CallToolResult
-	switch {
-	case typed && r.InputRequests != nil:
-		out = inputRequiredResult
-	case typed:
-		out = completeResult
-	}
-	out.Meta, out.Content, out.StructuredContent, out.IsError = r.Meta, r.Content, r.StructuredContent, r.IsError
-	out.InputRequests, out.RequestState = r.InputRequests, r.RequestState
-	if out.Content == nil && (!typed || r.InputRequests == nil) {
-		out.Content = []mcp.Content{}
-	}
-	return &out
-}
-
-// completeResult and inputRequiredResult are empty tool results of each
-// result type, which a result copies to carry it: the SDK keeps the type
-// unexported, and decoding is the one way to set it outside the SDK.
-// TestFinishedCopiesEveryField holds sdkFinished to every field the
-// SDK's result has.
-var completeResult, inputRequiredResult = resultOfType("complete"), resultOfType("input_required")
-
-// resultOfType is an empty tool result of the result type rt. Were the
-// SDK's result to stop decoding it, the type would stay unset, which
-// TestFinishedCopiesEveryField reports.
-func resultOfType(rt string) mcp.CallToolResult {
-	var r mcp.CallToolResult
-	_ = r.UnmarshalJSON([]byte(`{"content":[],"resultType":"` + rt + `"}`))
-	r.Content = nil
-	return r
-}
-
 // errUnrouted answers a tools/call that reached a tool handler without
 // passing the middleware; it cannot happen while the middleware is
 // installed.

@@ -81,7 +81,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.ti = ti
-	h.srv.fill(r.Context(), rec)
+	h.srv.fill(r.Context(), rec, h.mapsCaller(r, rec))
 	defer rec.release(h.srv)
 	if h.refuse(w, r, rec) {
 		return
@@ -109,6 +109,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.forward(w, r, rec, sdkTI)
+}
+
+// mapsCaller reports whether the edge maps the caller of rec, r's record,
+// itself: for a request it may answer (tools/call, and tools/list unless
+// DisableFastPath) or refuse (a tools/call's step-up challenge and header
+// parameters), and for one it counts against its caller's caps (a POST
+// that opens a session, a listen). Any other request is the SDK's to
+// serve, and the SDK's route maps its caller (server.recordOf); a request
+// the edge maps and then hands over is mapped there again (ADR 75).
+func (h *Handler) mapsCaller(r *http.Request, rec *record) bool {
+	switch {
+	case rec.method == "tools/call":
+		return true
+	case rec.method == "tools/list" && h.fast:
+		return true
+	case rec.modern:
+		return rec.method == methodListen
+	}
+	return r.Header.Get("Mcp-Session-Id") == ""
 }
 
 // read reads r's body, the one time it is read, and begins its record; it
@@ -206,8 +225,8 @@ func parseMessage(body []byte) *record {
 			} `json:"notifications"`
 		}
 		if _, err := segjson.Parse(top.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err == nil && params.Notifications.TaskIDs != nil {
-			err := segjson.Unmarshal(params.Notifications.TaskIDs, &rec.listenTasks)
-			rec.listenBad = err != nil || badListenTasks(rec.listenTasks)
+			err := segjson.Unmarshal(params.Notifications.TaskIDs, &rec.listen.ids)
+			rec.listen.bad = err != nil || badListenTasks(rec.listen.ids)
 		}
 	case rec.method == "notifications/cancelled":
 		var params struct {
@@ -273,8 +292,8 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) (*auth.TokenInf
 		h.challenge(w, http.StatusUnauthorized, "invalid_token", "", "the bearer token has expired")
 		return nil, false
 	}
-	// This request's own copy: the SDK is handed it (verified), and a
-	// session's request finds its record by it (server.recordOf).
+	// This request's own copy, which the SDK is handed (verified): a
+	// verifier may return facts it shares between requests.
 	cp := *ti
 	return &cp, true
 }
@@ -337,13 +356,15 @@ func (h *Handler) checkParams(r *http.Request, rec *record) error {
 	return checkHeaderParams(r.Header, t.params, rec.args)
 }
 
-// forward hands r to the SDK's streamable handler with its record (nil
-// for a request without a body) and its verified token facts ti: the
-// record in the context of a 2026-07-28 request, which the SDK serves in
-// that context; lent under ti to a handshake-era one, which the SDK serves
-// in the context of the request that opened its session. A listen stream,
-// or a POST that opens a session, is counted against its caps first; a
-// listen stream and a GET stream are kept alive (keepalive.go).
+// forward hands r to the SDK's streamable handler with its verified token
+// facts ti; rec is the edge's record of it (nil for a request without a
+// body), which stays the edge's: the SDK's route builds its own
+// (server.recordOf). A listen stream, or a POST that opens a session, is
+// counted against its caps first; a listen stream and a GET stream are
+// kept alive (keepalive.go). A 2026-07-28 listen that names tasks gets
+// its task part (tasknotify.go): the stream that adds the tasks'
+// notifications to the listen's response, in the context the SDK serves
+// the listen in, the one way the response's writer reaches the server.
 func (h *Handler) forward(w http.ResponseWriter, r *http.Request, rec *record, ti *auth.TokenInfo) {
 	var next http.Handler = http.HandlerFunc(h.route)
 	ctx := r.Context()
@@ -364,22 +385,13 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, rec *record, t
 		}()
 		w = aw
 	}
-	switch {
-	case rec == nil:
-	case rec.modern:
-		if listen && h.srv.tasks != nil && (rec.listenTasks != nil || rec.listenBad) {
-			// The tasks side adds its notifications to the stream.
-			ts := newTaskStream(w, rec.id)
-			defer ts.end()
-			w = ts
-			withTasks := *rec
-			withTasks.listen = ts
-			rec = &withTasks
-		}
-		ctx = withRecord(ctx, rec)
-	case ti != nil:
-		h.srv.lent.Store(ti, rec)
-		defer h.srv.lent.Delete(ti)
+	if listen && h.srv.tasks != nil && rec.listen.named() {
+		ts := newTaskStream(w, rec.id)
+		defer ts.end()
+		w = ts
+		tl := rec.listen
+		tl.ts = ts
+		ctx = withTaskListen(ctx, &tl)
 	}
 	if ctx != r.Context() {
 		r = r.WithContext(ctx)

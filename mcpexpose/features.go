@@ -14,9 +14,8 @@ var errMissingParams = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: 
 
 // serveFeature answers the lists itself, per caller, and guards reads,
 // prompts, completions and subscriptions with the same scope predicate as
-// tools/list and tools/call; what passes is computed here and handed to
-// the SDK, which finishes the result (result type, cache fields) through
-// the registered handler. A method of a kind the snapshot has none of is
+// tools/list and tools/call; a read or a prompt runs here too, and its
+// result is finished as the SDK finishes a handler's (finished.go). A method of a kind the snapshot has none of is
 // answered as the server's features say: prompts/list of a server without
 // prompts is still an empty list, since a swap may add some.
 func (s *server) serveFeature(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
@@ -31,8 +30,7 @@ func (s *server) serveFeature(ctx context.Context, method string, req mcp.Reques
 	}
 	e := s.acquire()
 	defer s.release(e)
-	// The read or the prompt runs in the SDK's handler of the resource or
-	// prompt (readHandler, promptHandler), on this snapshot, as p.
+	// Everything runs on this snapshot, as p.
 	onSnapshot := *rec
 	onSnapshot.e = e
 	if !e.snap.offers(method) && !s.opts.Swappable {
@@ -70,13 +68,13 @@ func (s *server) dispatchFeature(ctx context.Context, method string, req mcp.Req
 		if r == nil || r.Params == nil {
 			return nil, errMissingParams
 		}
-		return next(withRecord(ctx, rec), method, req)
+		return s.readResource(ctx, e, r, p)
 	case "prompts/get":
 		r, _ := req.(*mcp.GetPromptRequest)
 		if r == nil || r.Params == nil {
 			return nil, errMissingParams
 		}
-		return next(withRecord(ctx, rec), method, req)
+		return s.getPrompt(ctx, e, r, p)
 	case "resources/subscribe":
 		r, _ := req.(*mcp.SubscribeRequest)
 		if r == nil || r.Params == nil {
@@ -229,23 +227,14 @@ func (s *Snapshot) hasFeature(kind, name string) bool {
 	return false
 }
 
-// readHandler is the SDK handler of every resource and template: it reads
-// the resource on the snapshot and as the caller the middleware handed it
-// (serveFeature).
-func (s *server) readHandler(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	rec := recordIn(ctx, "resources/read")
-	if rec == nil {
-		return nil, errUnrouted
-	}
-	return s.readResource(ctx, rec.e, req, rec.caller)
+// readHandler is the SDK handler of every resource and template, and
+// promptHandler of every prompt, which registering them with the SDK
+// needs; the middleware reads and gets them itself (serveFeature), so
+// neither is reached.
+func (s *server) readHandler(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return nil, errUnrouted
 }
 
-// promptHandler is the SDK handler of every prompt, as readHandler is of
-// resources.
-func (s *server) promptHandler(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	rec := recordIn(ctx, "prompts/get")
-	if rec == nil {
-		return nil, errUnrouted
-	}
-	return s.getPrompt(ctx, rec.e, req, rec.caller)
+func (s *server) promptHandler(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	return nil, errUnrouted
 }

@@ -1,6 +1,11 @@
 package mcpexpose
 
 import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
@@ -9,27 +14,38 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestFinishedCopiesEveryField holds sdkFinished, which copies a tool
-// result field by field to give it a result type, to the fields of the
-// SDK's result: a field an SDK upgrade adds would be dropped from every
-// answer on the SDK's route, and this fails first.
+// TestFinishedCopiesEveryField holds the finishers, which copy a result
+// field by field to give it a result type, to the fields of the SDK's
+// results: a field an SDK upgrade adds would be dropped from every answer
+// on the SDK's route, and this fails first.
 func TestFinishedCopiesEveryField(t *testing.T) {
-	var fields []string
-	rt := reflect.TypeFor[mcp.CallToolResult]()
-	for i := range rt.NumField() {
-		fields = append(fields, rt.Field(i).Name)
-	}
-	want := []string{"Meta", "Content", "StructuredContent", "IsError", "InputRequests", "RequestState", "resultType", "err"}
-	if !slices.Equal(fields, want) {
-		t.Fatalf("mcp.CallToolResult has the fields %v; sdkFinished copies %v: copy the new ones", fields, want)
+	for _, c := range []struct {
+		rt   reflect.Type
+		want []string
+	}{
+		{reflect.TypeFor[mcp.CallToolResult](), []string{"Meta", "Content", "StructuredContent", "IsError", "InputRequests", "RequestState", "resultType", "err"}},
+		{reflect.TypeFor[mcp.ReadResourceResult](), []string{"Meta", "Cacheable", "Contents", "InputRequests", "RequestState", "resultType"}},
+		{reflect.TypeFor[mcp.GetPromptResult](), []string{"Meta", "Description", "Messages", "InputRequests", "RequestState", "resultType"}},
+	} {
+		var fields []string
+		for i := range c.rt.NumField() {
+			fields = append(fields, c.rt.Field(i).Name)
+		}
+		if !slices.Equal(fields, c.want) {
+			t.Errorf("%v has the fields %v; its finisher copies %v: copy the new ones", c.rt, fields, c.want)
+		}
 	}
 	for _, c := range []struct {
-		r    mcp.CallToolResult
+		r    interface{ MarshalJSON() ([]byte, error) }
 		want string
-	}{{completeResult, `"resultType":"complete"`}, {inputRequiredResult, `"resultType":"input_required"`}} {
+	}{
+		{&completeResult, `"resultType":"complete"`}, {&inputRequiredResult, `"resultType":"input_required"`},
+		{&readComplete, `"resultType":"complete"`}, {&readInputRequired, `"resultType":"input_required"`},
+		{&promptComplete, `"resultType":"complete"`}, {&promptInputRequired, `"resultType":"input_required"`},
+	} {
 		b, err := c.r.MarshalJSON()
 		if err != nil || !strings.Contains(string(b), c.want) {
-			t.Errorf("the result sdkFinished copies its type from encodes as %s (%v), want %s", b, err, c.want)
+			t.Errorf("the result a finisher copies its type from encodes as %s (%v), want %s", b, err, c.want)
 		}
 	}
 	// Every exported field set survives, and the result type is the one
@@ -42,5 +58,176 @@ func TestFinishedCopiesEveryField(t *testing.T) {
 	asks := &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "?"}}, RequestState: "s"}
 	if out := sdkFinished(&mcp.CallToolRequest{}, asks).(*mcp.CallToolResult); !out.NeedsInput() || out.Content != nil || out.InputRequests == nil {
 		t.Errorf("an input-required result finished as %+v", out)
+	}
+}
+
+// TestFinishersDifferential holds the finishers (finished.go) to the SDK
+// itself: two SDK servers hold one tool, one resource, one template and
+// one prompt, and answer with the same results, one through the SDK's own
+// handlers, which the SDK finishes, the other through a middleware that
+// answers as server.middleware does, finishing them itself. Each result,
+// read by the SDK's client at each revision over HTTP, must reach it as
+// the same bytes (the client's log of the wire).
+func TestFinishersDifferential(t *testing.T) {
+	text := func(uri, mime string) *mcp.ResourceContents {
+		return &mcp.ResourceContents{URI: uri, MIMEType: mime, Text: "hello"}
+	}
+	asks := mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "Who?", RequestedSchema: map[string]any{"type": "object"}}}
+	reads := map[string]func() *mcp.ReadResourceResult{
+		"whole": func() *mcp.ReadResourceResult {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{text("docs://r", "text/plain")}}
+		},
+		"no uri": func() *mcp.ReadResourceResult {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{text("", "text/plain"), text("docs://other", "")}}
+		},
+		"cached": func() *mcp.ReadResourceResult {
+			r := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{text("", "")}}
+			r.TTLMs, r.CacheScope = 5, "private"
+			return r
+		},
+		"meta": func() *mcp.ReadResourceResult {
+			return &mcp.ReadResourceResult{Meta: mcp.Meta{"k": "v"}, Contents: []*mcp.ResourceContents{{Blob: []byte{1, 2}}}}
+		},
+		"nil":   func() *mcp.ReadResourceResult { return &mcp.ReadResourceResult{} },
+		"empty": func() *mcp.ReadResourceResult { return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}} },
+		"asks":  func() *mcp.ReadResourceResult { return &mcp.ReadResourceResult{InputRequests: asks, RequestState: "s"} },
+		"asks+both": func() *mcp.ReadResourceResult {
+			return &mcp.ReadResourceResult{InputRequests: asks, Contents: []*mcp.ResourceContents{text("", "")}}
+		},
+	}
+	prompts := map[string]func() *mcp.GetPromptResult{
+		"whole": func() *mcp.GetPromptResult {
+			return &mcp.GetPromptResult{Description: "d", Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}
+		},
+		"nil":  func() *mcp.GetPromptResult { return &mcp.GetPromptResult{Meta: mcp.Meta{"k": 1}} },
+		"asks": func() *mcp.GetPromptResult { return &mcp.GetPromptResult{InputRequests: asks, RequestState: "s"} },
+	}
+	calls := map[string]func() *mcp.CallToolResult{
+		"whole": func() *mcp.CallToolResult {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "t"}}, StructuredContent: map[string]any{"a": 1}}
+		},
+		"nil":   func() *mcp.CallToolResult { return &mcp.CallToolResult{IsError: true, Meta: mcp.Meta{"k": "v"}} },
+		"asks":  func() *mcp.CallToolResult { return &mcp.CallToolResult{InputRequests: asks, RequestState: "s"} },
+		"state": func() *mcp.CallToolResult { return &mcp.CallToolResult{Content: []mcp.Content{}, RequestState: "s"} },
+	}
+	var current string // the case being asked, the same on both servers
+	build := func(finishHere bool) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "finishers", Version: "1"}, nil)
+		readH := func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return reads[current](), nil
+		}
+		promptH := func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return prompts[current](), nil
+		}
+		toolH := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return calls[current](), nil }
+		if finishHere {
+			readH = func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return nil, errUnrouted
+			}
+			promptH = func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return nil, errUnrouted }
+			toolH = func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, errUnrouted }
+		}
+		s.AddResource(&mcp.Resource{URI: "docs://r", Name: "r", MIMEType: "text/markdown"}, readH)
+		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "docs://pages/{id}", Name: "page"}, readH)
+		s.AddPrompt(&mcp.Prompt{Name: "p"}, promptH)
+		s.AddTool(&mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}, toolH)
+		if finishHere {
+			s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					switch r := req.(type) {
+					case *mcp.ReadResourceRequest:
+						mime := "text/markdown" // the definitions'
+						if r.Params.URI != "docs://r" {
+							mime = ""
+						}
+						return readFinished(r, reads[current](), mime)
+					case *mcp.GetPromptRequest:
+						return promptFinished(r, prompts[current]()), nil
+					case *mcp.CallToolRequest:
+						return sdkFinished(r, calls[current]()), nil
+					}
+					return next(ctx, method, req)
+				}
+			})
+		}
+		return s
+	}
+	serveSDK := func(s *mcp.Server) string {
+		get := func(*http.Request) *mcp.Server { return s }
+		stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
+		stateful := mcp.NewStreamableHTTPHandler(get, nil)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if modernRequest(r) {
+				stateless.ServeHTTP(w, r)
+				return
+			}
+			stateful.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	sdkURL, oursURL := serveSDK(build(false)), serveSDK(build(true))
+	ctx := context.Background()
+	for _, version := range []string{"", "2025-11-25", "2025-06-18"} {
+		connect := func(url string) (*mcp.ClientSession, *strings.Builder) {
+			var log strings.Builder
+			c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+			tr := &mcp.LoggingTransport{Transport: &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, Writer: &log}
+			cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatalf("connect at %q: %v", version, err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			return cs, &log
+		}
+		sdk, sdkLog := connect(sdkURL)
+		ours, oursLog := connect(oursURL)
+		ask := func(what string, do func(cs *mcp.ClientSession) error) {
+			sdkLog.Reset()
+			oursLog.Reset()
+			errSDK, errOurs := do(sdk), do(ours)
+			// The log's lines are in the order the transport's goroutines
+			// write them: a response may be logged before its request.
+			lines := func(b *strings.Builder) string {
+				return strings.Join(slices.Sorted(strings.Lines(b.String())), "")
+			}
+			if fmt.Sprint(errSDK) != fmt.Sprint(errOurs) || lines(sdkLog) != lines(oursLog) {
+				t.Errorf("version %q, %s:\nSDK (%v):\n%s\nours (%v):\n%s", version, what, errSDK, sdkLog, errOurs, oursLog)
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(reads)) {
+			current = name
+			for _, uri := range []string{"docs://r", "docs://pages/7"} {
+				ask("read "+name+" of "+uri, func(cs *mcp.ClientSession) error {
+					_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+					return err
+				})
+			}
+		}
+		// A handshake-era session is asked through the session (rounds.go):
+		// no prompt or call the middleware runs returns input requests to
+		// it, which the SDK's own multi-round-trip middleware, inside the
+		// middleware, would fulfil by asking the client.
+		legacyAsks := func(name string) bool { return version != "" && name == "asks" }
+		for _, name := range slices.Sorted(maps.Keys(prompts)) {
+			current = name
+			if legacyAsks(name) {
+				continue
+			}
+			ask("prompt "+name, func(cs *mcp.ClientSession) error {
+				_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
+				return err
+			})
+		}
+		for _, name := range slices.Sorted(maps.Keys(calls)) {
+			current = name
+			if legacyAsks(name) {
+				continue
+			}
+			ask("call "+name, func(cs *mcp.ClientSession) error {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "t", Arguments: map[string]any{}})
+				return err
+			})
+		}
 	}
 }

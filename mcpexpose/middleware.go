@@ -104,8 +104,8 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 				ctx, cancel := s.boundListen(ctx, req)
 				defer cancel()
-				if rec := recordIn(ctx, methodListen); rec != nil && s.tasks != nil && (rec.listenTasks != nil || rec.listenBad) {
-					stop, active, err := s.tasks.listenFor(ctx, req, rec, p)
+				if tl := taskListenIn(ctx); tl != nil && s.tasks != nil {
+					stop, active, err := s.tasks.listenFor(ctx, req, tl, p)
 					if err != nil {
 						return nil, err
 					}

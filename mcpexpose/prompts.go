@@ -140,7 +140,7 @@ func (s *server) getPrompt(ctx context.Context, e *epoch, req *mcp.GetPromptRequ
 		return nil, err
 	}
 	if out.asked != nil {
-		return &mcp.GetPromptResult{InputRequests: out.asked, RequestState: out.state}, nil
+		return promptFinished(req, &mcp.GetPromptResult{InputRequests: out.asked, RequestState: out.state}), nil
 	}
 	switch o := out.outcome.(type) {
 	case execution.Success:
@@ -149,7 +149,7 @@ func (s *server) getPrompt(ctx context.Context, e *epoch, req *mcp.GetPromptRequ
 			s.logger.LogAttrs(ctx, slog.LevelError, "prompt messages cannot be projected", slog.String("prompt", name), slog.Any("error", err))
 			return nil, failureError(execution.Fail(execution.InternalFailure, "", nil), "name", name)
 		}
-		return &mcp.GetPromptResult{Description: pr.def.Description, Messages: msgs}, nil
+		return promptFinished(req, &mcp.GetPromptResult{Description: pr.def.Description, Messages: msgs}), nil
 	case *execution.Failure:
 		return nil, failureError(o, "name", name)
 	}

@@ -13,12 +13,13 @@ import (
 )
 
 // record is what the server knows of one request before it serves it,
-// worked out once: read from the body by the HTTP edge (edge.go), or, for
-// a request that reached the server another way (stdio, another SDK
-// transport), built by the middleware from the SDK's request. Every stage
-// after reads it through [server.recordOf] or [recordIn]; none parses the
-// body, maps the caller or looks the tool up again. A record is not
-// changed once it is handed on: a stage that knows more derives a copy.
+// worked out once by the request's one owner: read from the body by the
+// HTTP edge (edge.go) for a request it answers, or built by the middleware
+// from the SDK's request for one the SDK serves (stdio, another SDK
+// transport, DisableFastPath, a request the edge hands over: recordOf).
+// Every stage after takes it as an argument; none parses the body, maps
+// the caller or looks the tool up again. A record is not changed once it
+// is handed on: a stage that knows more derives a copy.
 type record struct {
 	method string          // the JSON-RPC method, "" when the body is no single request
 	id     json.RawMessage // the request id as sent; nil for a notification
@@ -28,13 +29,9 @@ type record struct {
 	name   string
 	args   json.RawMessage
 	taskID string
-	// listenTasks is what a subscriptions/listen's notifications.taskIds
-	// names (nil for none), listenBad that it is not a list of at most
-	// maxListenTasks strings; listen is the stream the edge wraps the
-	// listen's response in to add task notifications (tasknotify.go).
-	listenTasks []string
-	listenBad   bool
-	listen      *taskStream
+	// listen is the task part of a 2026-07-28 subscriptions/listen: the
+	// task ids its notifications.taskIds names (tasknotify.go).
+	listen taskListen
 	// cancels is the id a notifications/cancelled names, when the edge's
 	// scanner would take it (wire.PlainID).
 	cancels json.RawMessage
@@ -56,7 +53,7 @@ type record struct {
 	hasCaller bool
 
 	// For a tools/call: the snapshot it runs on (pinned while the record
-	// is in use: see hold), the tool it names there (nil for none, or gone
+	// is in use: see release), the tool it names there (nil for none, or gone
 	// for a withdrawn one), and the caller's admission to it.
 	e        *epoch
 	tool     *tool
@@ -80,11 +77,13 @@ func needsCaller(method string) bool {
 	return false
 }
 
-// fill works out what rec's request needs of the server: its caller, and,
-// for a tools/call, the snapshot it runs on, the tool it names there and
-// the caller's admission. The caller of a tools/call naming no tool is
-// not needed: the answer is the same for everyone. ctx is the request's.
-func (s *server) fill(ctx context.Context, rec *record) {
+// fill works out what rec's request needs of the server: for a
+// tools/call, the snapshot it runs on, the tool it names there and the
+// caller's admission; and its caller, when mapCaller and the method acts
+// as its caller (needsCaller). The caller of a tools/call naming no tool
+// is not needed: the answer is the same for everyone. ctx is the
+// request's.
+func (s *server) fill(ctx context.Context, rec *record, mapCaller bool) {
 	if rec.method == "tools/call" {
 		rec.e = s.acquire()
 		if t, ok := rec.e.snap.byName[rec.name]; ok {
@@ -95,7 +94,7 @@ func (s *server) fill(ctx context.Context, rec *record) {
 		if rec.tool == nil && rec.gone == nil {
 			return
 		}
-	} else if !needsCaller(rec.method) {
+	} else if !mapCaller || !needsCaller(rec.method) {
 		return
 	}
 	rec.caller, rec.refused = s.principalOf(ctx, rec.ti)
@@ -132,63 +131,15 @@ func (rec *record) key() string {
 	return "principal\x00" + rec.caller.Key()
 }
 
-// recordKey is the context key under which a record travels: from the
-// edge to a stateless SDK request, and from the middleware to the SDK's
-// handler of the request.
-type recordKey struct{}
-
-// withRecord returns ctx carrying rec.
-func withRecord(ctx context.Context, rec *record) context.Context {
-	return context.WithValue(ctx, recordKey{}, rec)
-}
-
-// recordIn returns the record ctx carries for a request of method, or nil.
-func recordIn(ctx context.Context, method string) *record {
-	rec, _ := ctx.Value(recordKey{}).(*record)
-	if rec == nil || rec.method != method {
-		return nil
-	}
-	return rec
-}
-
-// recordOf returns the record of req, a request of method the middleware
-// is handling, and a function that ends the middleware's hold on it:
-//
-//   - on a stateless (2026-07-28) request, the edge's, from ctx;
-//   - on a handshake-era session's request with a token, the edge's, lent
-//     under the verified token facts it handed the SDK for this request
-//     (the SDK serves a session's requests under the context of the
-//     request that opened it, so ctx cannot carry another's record; the
-//     facts are this request's own);
-//   - otherwise — stdio, another SDK transport, a session's request
-//     without a token, for which the edge worked out nothing costly —
-//     built now, from the SDK's request.
+// recordOf returns the record of req, a request of method the SDK is
+// serving (stdio, another SDK transport, DisableFastPath, or a request the
+// HTTP edge hands over), built from the SDK's request by the middleware,
+// the request's one owner, and the function that releases it. The edge's
+// own record of a request it hands over stays the edge's: nothing carries
+// it to the SDK, in ctx or under the token facts (ADR 75).
 func (s *server) recordOf(ctx context.Context, method string, req mcp.Request) (*record, func()) {
-	if ss, _ := req.GetSession().(*mcp.ServerSession); ss == nil || ss.ID() == "" {
-		if rec := recordIn(ctx, method); rec != nil {
-			return rec, s.hold(rec)
-		}
-	}
-	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
-		if v, ok := s.lent.Load(extra.TokenInfo); ok {
-			if rec := v.(*record); rec.method == method {
-				return rec, s.hold(rec)
-			}
-		}
-	}
 	rec := s.recordFor(ctx, method, req)
 	return rec, func() { rec.release(s) }
-}
-
-// hold pins rec's snapshot for a stage that may outlive the edge's own
-// hold (a handshake-era call whose client went away goes on running), and
-// returns the release.
-func (s *server) hold(rec *record) func() {
-	if rec.e == nil {
-		return func() {}
-	}
-	rec.e.pin()
-	return func() { s.release(rec.e) }
 }
 
 // callerOf returns who req, a request of method the middleware is
@@ -214,6 +165,6 @@ func (s *server) recordFor(ctx context.Context, method string, req mcp.Request) 
 	case *mcp.ListToolsRequest:
 		rec.modern = r.ProtocolVersion() >= modernVersion
 	}
-	s.fill(ctx, rec)
+	s.fill(ctx, rec, true)
 	return rec
 }

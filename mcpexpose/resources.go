@@ -455,7 +455,7 @@ func (s *server) readResource(ctx context.Context, e *epoch, req *mcp.ReadResour
 		return nil, err
 	}
 	if out.asked != nil {
-		return &mcp.ReadResourceResult{InputRequests: out.asked, RequestState: out.state}, nil
+		return readFinished(req, &mcp.ReadResourceResult{InputRequests: out.asked, RequestState: out.state}, r.mime)
 	}
 	switch o := out.outcome.(type) {
 	case execution.Success:
@@ -469,7 +469,7 @@ func (s *server) readResource(ctx context.Context, e *epoch, req *mcp.ReadResour
 		if len(r.plan.Scopes()) > 0 {
 			res.CacheScope = "private"
 		}
-		return res, nil
+		return readFinished(req, res, r.mime)
 	case *execution.Failure:
 		if o.Code == execution.NotFound {
 			// "No such user" is no such resource, answered as one.
@@ -491,9 +491,9 @@ func resourceContents(uri, mime string, out execution.Success) ([]*mcp.ResourceC
 			case execution.Text:
 				cs = append(cs, &mcp.ResourceContents{URI: uri, MIMEType: orDefault(mime, "text/plain"), Text: c.Text})
 			case execution.Image:
-				cs = append(cs, &mcp.ResourceContents{URI: uri, MIMEType: c.MIMEType, Blob: c.Data})
+				cs = append(cs, &mcp.ResourceContents{URI: uri, MIMEType: orDefault(c.MIMEType, mime), Blob: c.Data})
 			case execution.Audio:
-				cs = append(cs, &mcp.ResourceContents{URI: uri, MIMEType: c.MIMEType, Blob: c.Data})
+				cs = append(cs, &mcp.ResourceContents{URI: uri, MIMEType: orDefault(c.MIMEType, mime), Blob: c.Data})
 			default:
 				return nil, fmt.Errorf("%w: %T is not resource contents", projection.ErrProjection, c)
 			}

@@ -54,9 +54,6 @@ type server struct {
 	regFeatures map[string]string
 	retired     []*epoch // epochs with calls still running
 
-	// lent holds, by the verified token facts handed to the SDK, the
-	// records of handshake-era requests the SDK is serving (recordOf).
-	lent sync.Map
 	// levelSet, when the server serves an HTTP handler, records the log
 	// level a session's client set (sessions.setLevel).
 	levelSet func(sessionID string, level mcp.LoggingLevel)

@@ -278,7 +278,7 @@ func TestListenStreamsPerPrincipal(t *testing.T) {
 			open[0].close()
 			eventually(t, "alice's closed stream frees her slot", func() bool {
 				alice := &record{method: methodListen, ti: &auth.TokenInfo{UserID: "alice"}}
-				h.srv.fill(context.Background(), alice)
+				h.srv.fill(context.Background(), alice, true)
 				_, of := h.streams.count(alice.key())
 				return of == 1
 			})

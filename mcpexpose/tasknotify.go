@@ -45,6 +45,36 @@ func badListenTasks(ids []string) bool {
 	return false
 }
 
+// taskListen is the task part of a 2026-07-28 subscriptions/listen, read
+// by the edge from its body: the task ids its notifications.taskIds names
+// (nil for none), bad that it is not a list of at most maxListenTasks
+// strings, and, once the edge forwards the listen, ts, the stream the edge
+// wraps the listen's response in to add the tasks' notifications.
+type taskListen struct {
+	ids []string
+	bad bool
+	ts  *taskStream
+}
+
+// named reports whether the listen names tasks, well or badly.
+func (tl *taskListen) named() bool { return tl.ids != nil || tl.bad }
+
+// taskListenKey is the context key of a listen's task part: the SDK
+// serves a 2026-07-28 listen in the context of its HTTP request, and its
+// handler's signature has no room for the response's writer.
+type taskListenKey struct{}
+
+// withTaskListen returns ctx carrying tl.
+func withTaskListen(ctx context.Context, tl *taskListen) context.Context {
+	return context.WithValue(ctx, taskListenKey{}, tl)
+}
+
+// taskListenIn returns the task part ctx carries, or nil.
+func taskListenIn(ctx context.Context) *taskListen {
+	tl, _ := ctx.Value(taskListenKey{}).(*taskListen)
+	return tl
+}
+
 // taskStream is a 2026-07-28 subscriptions/listen response that listens
 // for the status of tasks (notifications.taskIds): the SDK writes the
 // stream through it, and the tasks side adds notifications/tasks to it once
@@ -285,20 +315,20 @@ type taskListeners struct {
 // ends. It
 // returns the function that stops listening, and whether it agreed to any
 // task (the listen then lasts until the stream ends).
-func (tr *taskRunner) listenFor(ctx context.Context, req mcp.Request, rec *record, p policy.Principal) (stop func(), active bool, err error) {
-	if rec.listenBad {
+func (tr *taskRunner) listenFor(ctx context.Context, req mcp.Request, tl *taskListen, p policy.Principal) (stop func(), active bool, err error) {
+	if tl.bad {
 		return nil, false, errListenTasks
 	}
 	sr, _ := req.(*mcp.SubscriptionsListenRequest)
 	if sr == nil || !declaresTasks(sr.ClientCapabilities()) {
 		return nil, false, errTasksNotDeclared("listening for task status")
 	}
-	ts := rec.listen
+	ts := tl.ts
 	if ts == nil {
 		return func() {}, false, nil // not over HTTP: no stream to write to
 	}
 	ts.agree(p, nil)
-	ids := slices.Compact(slices.Sorted(slices.Values(rec.listenTasks)))
+	ids := slices.Compact(slices.Sorted(slices.Values(tl.ids)))
 	// Watch first, then read: a change between the two is told, not missed.
 	if err := tr.watch(ctx, ts, ids); err != nil {
 		tr.s.logger.LogAttrs(ctx, slog.LevelError, "task store unavailable", slog.Any("error", err))
