@@ -173,18 +173,17 @@ func (h *Handler) polled(ls *liveSession) bool {
 // answersSession is the edge's one decision for a POST to the live session
 // ls: it answers a single tools/list or tools/call that the strict scanner
 // read whole, with no _meta of the protocol's own, whose id is not in
-// flight, from a caller still there (a tool that may ask, on a session the
-// SDK has made),
-// unless, for a call on a 2025-11-25 session, Limits.PollAfter (the SDK
-// ends a polled call's stream; older sessions are never polled,
-// server.poll). Deciding to answer claims the id; answerSession
-// gives it back. A request the edge would answer but for its id, in
+// flight, from a caller still there (a tool that may ask, or a call that
+// may be polled, on a session the SDK has made, whose client's
+// capabilities and revision it reads; a polled call only when the POST's
+// version header is the session's, which the SDK's poll writes by).
+// Deciding to answer claims the id; answerSession gives it back. A request the edge would answer but for its id, in
 // flight as one of the edge's own calls, it answers as the SDK answers a
 // duplicate id it knows of, and reports done.
 func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) (ctx context.Context, cancel context.CancelFunc, ok, done bool) {
 	fc := rec.fast
-	if !h.fast || fc == nil || (!fc.List && h.polled(ls)) {
-		return nil, nil, false, false // a polled call's stream is the SDK's to end (Limits.PollAfter)
+	if !h.fast || fc == nil || (!fc.List && h.polled(ls) && !pollsAsTheSDK(r, ls)) {
+		return nil, nil, false, false
 	}
 	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
 		return nil, nil, false, false // the SDK's bearer middleware splits it so, and refuses it
@@ -239,9 +238,14 @@ func (h *Handler) writeDuplicate(w http.ResponseWriter, id []byte) {
 // decided to answer (answersSession), in ctx, and gives its id back. A
 // call with a progress token, or on a server that forwards logs, is
 // answered on a callStream whose events are the session's (sessionEvents),
-// as the SDK writes and stores a call's notifications.
+// as the SDK writes and stores a call's notifications; a call that may be
+// polled, on one that the poll may end (answerPolled).
 func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) {
 	fc := rec.fast
+	if !fc.List && h.polled(ls) {
+		h.answerPolled(ctx, cancel, w, r, rec, ls)
+		return
+	}
 	defer func() {
 		h.sessions.unclaim(ls, string(fc.ID))
 		cancel()

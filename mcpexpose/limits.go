@@ -82,10 +82,9 @@ type Limits struct {
 	// revision, which frees a connection that a long call would hold
 	// through a proxy's idle timeout. Calls of 2025-06-18 sessions, whose
 	// clients get no event id to resume from, are not polled, nor are
-	// 2026-07-28 requests (that revision has no resumable streams). With
-	// PollAfter set the handler's fast path leaves the calls of 2025-11-25
-	// sessions to the SDK, which can end a call's stream before its result
-	// (2025-06-18 sessions keep the fast path). Behind a
+	// 2026-07-28 requests (that revision has no resumable streams). The
+	// handler's fast path polls the calls it answers as the SDK polls its
+	// own (ADR 76). Behind a
 	// load balancer the reconnect must reach the same instance, as every
 	// request of the session does (docs/scaling.md). Default: 0, a call's
 	// stream stays open until its result.

@@ -71,6 +71,9 @@ func (s *server) acquire() *epoch {
 	}
 }
 
+// pin counts one more use of e, which the caller already holds.
+func (e *epoch) pin() { e.calls.Add(1) }
+
 // release ends one use of e; the last use of a retired epoch lets its tools
 // go.
 func (s *server) release(e *epoch) {

@@ -192,10 +192,11 @@ func TestPollLimits(t *testing.T) {
 	}
 }
 
-// TestPollLeavesOlderSessionsOnTheEdge: with PollAfter set, a call on a
-// 2025-11-25 session goes to the SDK, which polls it; one on a 2025-06-18
-// session, which is never polled, is still answered by the edge.
-func TestPollLeavesOlderSessionsOnTheEdge(t *testing.T) {
+// TestPolledCallsOnTheEdge: with PollAfter set, the Go SDK client's call
+// on a 2025-11-25 session, which may be polled, and on a 2025-06-18
+// session, which is never polled, are both answered by the edge (ADR 74,
+// stage 2c); with DisableFastPath, by the SDK.
+func TestPolledCallsOnTheEdge(t *testing.T) {
 	app := agnara.New("poll", nil)
 	echo := app.Capability(func(_ context.Context, in struct {
 		Text string `json:"text"`
@@ -208,16 +209,16 @@ func TestPollLeavesOlderSessionsOnTheEdge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandler(snap, &HandlerOptions{Limits: &Limits{PollAfter: time.Minute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
 	for _, tc := range []struct {
 		version string
-		edge    bool
-	}{{"2025-06-18", true}, {"2025-11-25", false}} {
+		sdk     bool // DisableFastPath
+	}{{"2025-06-18", false}, {"2025-11-25", false}, {"2025-11-25", true}} {
+		h, err := NewHandler(snap, &HandlerOptions{Limits: &Limits{PollAfter: time.Minute}, DisableFastPath: tc.sdk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		defer srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
 			&mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
@@ -229,8 +230,8 @@ func TestPollLeavesOlderSessionsOnTheEdge(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("%s: %+v, %v", tc.version, res, err)
 		}
-		if edge := h.FastPathRequests() > before; edge != tc.edge {
-			t.Errorf("%s: the edge answered the call: %v, want %v", tc.version, edge, tc.edge)
+		if edge := h.FastPathRequests() > before; edge == tc.sdk {
+			t.Errorf("%s (DisableFastPath %v): the edge answered the call: %v", tc.version, tc.sdk, edge)
 		}
 		cs.Close()
 		cancel()

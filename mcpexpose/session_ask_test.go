@@ -226,6 +226,8 @@ func TestSessionEdgeAsksDifferential(t *testing.T) {
 		{"anonymous", "", mcpexpose.HandlerOptions{}},
 		{"tokens", "Bearer writer", mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: mapper}}},
 		{"logs", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{ForwardLogs: true}}},
+		// Calls that may be polled, answered before they are.
+		{"polled", "", mcpexpose.HandlerOptions{Limits: &mcpexpose.Limits{PollAfter: time.Minute}}},
 	}
 	for _, rev := range []string{"2025-11-25", "2025-06-18"} {
 		for _, cfg := range configs {
