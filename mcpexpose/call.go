@@ -23,10 +23,30 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
+// callRoute is what the route that answers a call gives the call beyond
+// its request, as an argument of callTool: the client's capabilities as
+// the route read them, and the stream the call tells and asks on. The
+// edge gives its own (edgeCaps, fastpath.go); the SDK's route gives none
+// (nil), and the call then reads the request and uses the SDK's session.
+type callRoute interface {
+	// supports reports whether the client can be asked questions of k.
+	supports(k execution.InputKind) bool
+	// progress returns what reports the call's progress under token on
+	// the route's stream, or nil when the route has no stream.
+	progress(token any) execution.ProgressReporter
+	// logs returns the handler of the call's forwarded logs, named
+	// logger, on the route's stream, or nil when it has no stream.
+	logs(logger string) slog.Handler
+	// asker returns what asks the session's client a question on the
+	// call's stream, or nil when the route asks on no session stream.
+	asker() func(ctx context.Context, ss *mcp.ServerSession, ir mcp.InputRequest) (mcp.InputResponse, error)
+}
+
 // callTool runs the tools/call rec describes, req being the call as the
 // route that serves it holds it: the edge's own (fastpath.go,
 // handshake.go), or the SDK's, in the method middleware (middleware.go),
-// each with the record as an argument. Both routes run it, and nothing
+// each with the record as an argument, and route, what the route gives
+// the call (nil for the SDK's). Both routes run it, and nothing
 // else runs a call. It returns the result before the finishing each route
 // does (finished, sdkFinished): a *mcp.CallToolResult, or, for a call that
 // became a task, the task.
@@ -38,7 +58,7 @@ import (
 // then the call runs
 // as a task, over the handshake era's rounds, or as one 2026-07-28 round,
 // observed and audited.
-func (s *server) callTool(ctx context.Context, rec *record, req *mcp.CallToolRequest) (mcp.Result, error) {
+func (s *server) callTool(ctx context.Context, rec *record, req *mcp.CallToolRequest, route callRoute) (mcp.Result, error) {
 	if rec.gone != nil {
 		return s.callWithdrawn(ctx, rec, req)
 	}
@@ -73,13 +93,13 @@ func (s *server) callTool(ctx context.Context, rec *record, req *mcp.CallToolReq
 	var created mcp.Result // a task
 	switch {
 	case t.task != TaskNever && s.tasks != nil && req.ProtocolVersion() >= modernVersion && declaresTasks(req.ClientCapabilities()):
-		created, res, label, err = s.callTask(ctx, req, t, p, rec.adm)
+		created, res, label, err = s.callTask(ctx, req, t, p, rec.adm, route)
 	case t.task == TaskRequired:
 		label, err = agnara.LabelError, errTasksNotDeclared("this tool")
 	case req.ProtocolVersion() < modernVersion:
-		res, label, err = s.legacyRounds(ctx, req, t, p, rec.adm)
+		res, label, err = s.legacyRounds(ctx, req, t, p, rec.adm, route)
 	default:
-		res, label, err = s.call(ctx, req, t, p, rec.adm)
+		res, label, err = s.call(ctx, req, t, p, rec.adm, route)
 	}
 	if err == nil && res != nil && res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
 		// What the SDK refuses of a tool handler's result
@@ -149,24 +169,22 @@ var errUnrouted = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tool
 //
 // adm is p's admission to t when p holds t's scopes; otherwise (only with
 // ServerOptions.ForbiddenResult) the plan's own scope guard answers.
-func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, agnara.Label, error) {
+func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission, route callRoute) (*mcp.CallToolResult, agnara.Label, error) {
 	round, err := s.openRound(ctx, req, t, p)
 	if err != nil {
 		return nil, "error", err // bad state: the plan is not invoked
 	}
-	inv := s.invocation(ctx, req, p, adm, round)
-	e, edge := edgeCapsOf(ctx, req)
-	edge = edge && e.stream != nil
+	inv := s.invocation(req, p, adm, round, route)
 	if token := req.Params.GetProgressToken(); token != nil {
-		if edge {
-			inv.Progress = &edgeProgress{cs: e.stream, token: token}
+		if pr := routeProgress(route, token); pr != nil {
+			inv.Progress = pr
 		} else if req.Session != nil {
 			inv.Progress = &progress{session: req.Session, token: token}
 		}
 	}
 	if s.opts.ForwardLogs {
-		if edge {
-			inv.LogHandler = newEdgeLog(e.stream, e.stream.level, t.plan.Identity())
+		if lh := routeLogs(route, t.plan.Identity()); lh != nil {
+			inv.LogHandler = lh
 		} else if req.Session != nil {
 			inv.LogHandler = boundHandler{h: mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{LoggerName: t.plan.Identity()}), ctx: ctx}
 		}
@@ -306,13 +324,31 @@ func (b boundHandler) WithGroup(name string) slog.Handler {
 	return boundHandler{h: b.h.WithGroup(name), ctx: b.ctx}
 }
 
+// routeProgress returns route's reporter of progress under token, or nil
+// for no route or one without a stream.
+func routeProgress(route callRoute, token any) execution.ProgressReporter {
+	if route == nil {
+		return nil
+	}
+	return route.progress(token)
+}
+
+// routeLogs returns route's handler of forwarded logs, or nil for no route
+// or one without a stream.
+func routeLogs(route callRoute, logger string) slog.Handler {
+	if route == nil {
+		return nil
+	}
+	return route.logs(logger)
+}
+
 // invocation is what every tools/call path (a direct call, a task) gives
 // the plan: the caller, the arguments, the round's answers and the server's
 // limits. The task path adds its progress and detaching.
-func (s *server) invocation(ctx context.Context, req *mcp.CallToolRequest, p policy.Principal, adm execution.Admission, round *callRound) *execution.Invocation {
+func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm execution.Admission, round *callRound, route callRoute) *execution.Invocation {
 	var can func(execution.InputKind) bool
-	if e, ok := edgeCapsOf(ctx, req); ok {
-		can = e.supports // the same reading, memoised (fastpath.go)
+	if route != nil {
+		can = route.supports // the route's reading (the edge's, memoised)
 	} else {
 		// The capabilities are read from _meta, which costs a re-encoding
 		// in the SDK, only when the plan asks what the client supports.

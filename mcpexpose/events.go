@@ -7,14 +7,9 @@ import (
 	"iter"
 	"slices"
 	"sync"
-	"time"
 
-	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// defaultReplayBytes is the default of [Limits.ReplayBytes].
-const defaultReplayBytes = 4 << 20
 
 // What the event store counts for its bookkeeping, besides the capacity of
 // each message: an estimate of a stream's map entry, struct and list element,
@@ -232,19 +227,4 @@ func (s *eventStore) retained() (size int64, streams, messages int) {
 		}
 	}
 	return s.size, streams, messages
-}
-
-// poll arms the SSE polling of the stream of req, a tools/call the SDK
-// serves (Limits.PollAfter): once pollAfter has passed, the SDK ends the
-// call's stream with a retry: field of pollRetry, and what the call sends
-// afterwards waits in the event store for the client to resume the
-// stream. It returns the function that disarms it, or nil when req's
-// stream is not polled: only a 2025-11-25 session's, whose client has the
-// event id of the priming event to resume from.
-func (s *server) poll(req *mcp.CallToolRequest) func() bool {
-	if req.Extra == nil || req.Extra.CloseSSEStream == nil || req.ProtocolVersion() != mcpversion.Handshake20251125 {
-		return nil
-	}
-	end, retry := req.Extra.CloseSSEStream, s.pollRetry
-	return time.AfterFunc(s.pollAfter, func() { end(mcp.CloseSSEStreamArgs{RetryAfter: retry}) }).Stop
 }

@@ -1,7 +1,6 @@
 package mcpexpose
 
 import (
-	"context"
 	"testing"
 
 	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
@@ -20,7 +19,7 @@ func TestFastPathCapsMemo(t *testing.T) {
 			t.Fatalf("ModernMeta refused %s", meta)
 		}
 		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: decoded, Name: "t"}}
-		e := &edgeCaps{Context: context.Background(), h: h, req: req, meta: []byte(meta)}
+		e := &edgeCaps{h: h, req: req, meta: []byte(meta)}
 		got := e.caps()
 		if want := req.ClientCapabilities(); (got == nil) != (want == nil) || got != nil && (got.Elicitation == nil) != (want.Elicitation == nil) {
 			t.Fatalf("caps of %s: %+v, the SDK reads %+v", meta, got, want)

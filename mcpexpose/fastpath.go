@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -90,14 +91,14 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, rec *record) {
 	} else {
 		params := &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: json.RawMessage(fc.Args), RequestState: fc.State, InputResponses: fc.Answers}
 		req := &mcp.CallToolRequest{Params: params, Extra: extra}
-		ec := &edgeCaps{Context: r.Context(), h: h, req: req, meta: fc.Meta}
+		ec := &edgeCaps{h: h, req: req, meta: fc.Meta}
 		if params.GetProgressToken() != nil || s.opts.ForwardLogs {
 			//lint:ignore SA1019 logging is deprecated at 2026-07-28 (SEP-2577) but served during the deprecation window
 			level, _ := fc.Decoded[mcp.MetaKeyLogLevel].(string)
 			//lint:ignore SA1019 logging is deprecated at 2026-07-28 (SEP-2577) but served during the deprecation window
 			ec.stream = &callStream{w: w, level: mcp.LoggingLevel(level)}
 		}
-		res, err = s.callTool(ec, rec, req)
+		res, err = s.callTool(r.Context(), rec, req, ec)
 		res = finished(res)
 		if ec.stream != nil && ec.stream.end() {
 			h.fastServed.Add(1)
@@ -188,34 +189,17 @@ type capsMemo struct {
 // hundred bytes); a larger one is read by the SDK every time.
 const maxMemoMeta = 4 << 10
 
-// edgeCaps is a fast-path call's context: the request's, carrying the way
-// to its client capabilities to its invocation (server.invocation) beside
-// the request they belong to (one allocation, where a context value and
-// its payload would be two).
+// edgeCaps is what the edge gives a call it answers (callRoute, passed to
+// server.callTool): its client capabilities, read as the SDK reads them
+// and memoised, and its stream.
 type edgeCaps struct {
-	context.Context
 	h    *Handler
 	req  *mcp.CallToolRequest
 	meta []byte // the request's _meta, as sent
 	// stream is the answer's event stream, for a call with a progress
-	// token or whose logs are forwarded (callStream); nil otherwise.
+	// token, whose logs are forwarded, that may ask on a session or that
+	// may be polled (callStream); nil otherwise.
 	stream *callStream
-}
-
-type edgeCapsKey struct{}
-
-func (e *edgeCaps) Value(key any) any {
-	if key == (edgeCapsKey{}) {
-		return e
-	}
-	return e.Context.Value(key)
-}
-
-// edgeCapsOf returns the fast path's reading of req's capabilities, when
-// ctx carries one for req itself.
-func edgeCapsOf(ctx context.Context, req *mcp.CallToolRequest) (*edgeCaps, bool) {
-	e, ok := ctx.Value(edgeCapsKey{}).(*edgeCaps)
-	return e, ok && e.req == req
 }
 
 // caps returns the client capabilities of e's request, as the SDK reads them.
@@ -236,3 +220,28 @@ func (e *edgeCaps) caps() *mcp.ClientCapabilities {
 }
 
 func (e *edgeCaps) supports(k execution.InputKind) bool { return supports(e.caps(), k) }
+
+// progress reports the call's progress under token on its stream
+// (edgeProgress), when it has one.
+func (e *edgeCaps) progress(token any) execution.ProgressReporter {
+	if e.stream == nil {
+		return nil
+	}
+	return &edgeProgress{cs: e.stream, token: token}
+}
+
+// logs forwards the call's logs on its stream (edgeLog), when it has one.
+func (e *edgeCaps) logs(logger string) slog.Handler {
+	if e.stream == nil {
+		return nil
+	}
+	return newEdgeLog(e.stream, e.stream.level, logger)
+}
+
+// asker asks a question on the call's stream, when it is a session's.
+func (e *edgeCaps) asker() func(context.Context, *mcp.ServerSession, mcp.InputRequest) (mcp.InputResponse, error) {
+	if e.stream == nil || e.stream.sess == nil {
+		return nil
+	}
+	return e.stream.ask
+}

@@ -2,6 +2,7 @@ package mcpexpose
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -9,7 +10,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -169,30 +172,26 @@ func TestFinishersDifferential(t *testing.T) {
 	sdkURL, oursURL := serveSDK(build(false)), serveSDK(build(true))
 	ctx := context.Background()
 	for _, version := range []string{"", "2025-11-25", "2025-06-18"} {
-		connect := func(url string) (*mcp.ClientSession, *strings.Builder) {
-			var log strings.Builder
+		connect := func(url string) (*mcp.ClientSession, *wireLog) {
+			log := &wireLog{}
 			c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
-			tr := &mcp.LoggingTransport{Transport: &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, Writer: &log}
+			tr := &mcp.LoggingTransport{Transport: &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, Writer: log}
 			cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
 				t.Fatalf("connect at %q: %v", version, err)
 			}
 			t.Cleanup(func() { cs.Close() })
-			return cs, &log
+			return cs, log
 		}
 		sdk, sdkLog := connect(sdkURL)
 		ours, oursLog := connect(oursURL)
 		ask := func(what string, do func(cs *mcp.ClientSession) error) {
-			sdkLog.Reset()
-			oursLog.Reset()
-			errSDK, errOurs := do(sdk), do(ours)
-			// The log's lines are in the order the transport's goroutines
-			// write them: a response may be logged before its request.
-			lines := func(b *strings.Builder) string {
-				return strings.Join(slices.Sorted(strings.Lines(b.String())), "")
-			}
-			if fmt.Sprint(errSDK) != fmt.Sprint(errOurs) || lines(sdkLog) != lines(oursLog) {
-				t.Errorf("version %q, %s:\nSDK (%v):\n%s\nours (%v):\n%s", version, what, errSDK, sdkLog, errOurs, oursLog)
+			errSDK := do(sdk)
+			wantSDK := sdkLog.last(t)
+			errOurs := do(ours)
+			got := oursLog.last(t)
+			if fmt.Sprint(errSDK) != fmt.Sprint(errOurs) || got != wantSDK {
+				t.Errorf("version %q, %s:\nSDK (%v):\n%s\nours (%v):\n%s", version, what, errSDK, wantSDK, errOurs, got)
 			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(reads)) {
@@ -230,4 +229,66 @@ func TestFinishersDifferential(t *testing.T) {
 			})
 		}
 	}
+}
+
+// wireLog is what a LoggingTransport writes, one line a message, which its
+// goroutines may write after the call that sent the message returns.
+type wireLog struct {
+	mu    sync.Mutex
+	lines []string
+	part  string
+}
+
+func (l *wireLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	text := l.part + string(p)
+	for {
+		line, rest, ok := strings.Cut(text, "\n")
+		if !ok {
+			break
+		}
+		if line != "" {
+			l.lines = append(l.lines, line)
+		}
+		text = rest
+	}
+	l.part = text
+	return len(p), nil
+}
+
+// last returns the last request the client wrote and the response it
+// read to it, waiting a while for the response to be logged.
+func (l *wireLog) last(t *testing.T) string {
+	t.Helper()
+	idOf := func(line, prefix string) (string, bool) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		body, ok := strings.CutPrefix(line, prefix)
+		if !ok || json.Unmarshal([]byte(body), &m) != nil || m.ID == nil {
+			return "", false
+		}
+		return string(m.ID), prefix == "read: " || m.Method != ""
+	}
+	for wait := time.Now().Add(5 * time.Second); time.Now().Before(wait); time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		var write, id string
+		for _, line := range slices.Backward(l.lines) {
+			if i, ok := idOf(line, "write: "); ok {
+				write, id = line, i
+				break
+			}
+		}
+		for _, line := range l.lines {
+			if i, ok := idOf(line, "read: "); ok && write != "" && i == id {
+				l.mu.Unlock()
+				return write + "\n" + line
+			}
+		}
+		l.mu.Unlock()
+	}
+	t.Fatal("no response logged to the last request")
+	return ""
 }

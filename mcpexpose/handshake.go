@@ -261,13 +261,14 @@ func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, 
 		params := &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: fc.Args}
 		req := &mcp.CallToolRequest{Session: ls.ss, Params: params, Extra: extra}
 		var cs *callStream
+		var route callRoute // none: the session's capabilities, read by the call
 		if params.GetProgressToken() != nil || s.opts.ForwardLogs || (rec.tool != nil && rec.tool.asks) {
 			cs = &callStream{w: w, sess: se, level: h.sessions.logLevel(ls), holder: r.Context()}
-			ctx = &edgeCaps{Context: ctx, h: h, req: req, stream: cs}
+			route = &edgeCaps{h: h, req: req, stream: cs}
 			h.sessions.keepStream(ls, cs)
 			defer h.sessions.dropStream(ls, cs)
 		}
-		res, err = s.callTool(ctx, rec, req)
+		res, err = s.callTool(ctx, rec, req, route)
 		res = finished(res)
 		if cs != nil {
 			h.fastServed.Add(1)

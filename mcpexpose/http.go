@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -21,16 +20,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
-// defaultMaxBodyBytes is the default limit on the size of a request body.
-const defaultMaxBodyBytes = 1 << 20
-
 // maxClockSkew bounds how long after its expiry a token a verifier accepted
 // is still let through: verifiers check expiry with their own (smaller)
 // leeway.
 const maxClockSkew = 5 * time.Minute
-
-// modernVersion is the first protocol version served without sessions.
-const modernVersion = mcpversion.Modern
 
 // HandlerOptions configures [NewHandler]: what the server behind the
 // handler does (Server), who may call it (Tokens, AllowAnonymous,

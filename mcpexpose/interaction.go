@@ -274,11 +274,15 @@ func answerOf(r mcp.InputResponse) (execution.Answer, bool) {
 // legacyRounds bridges input requests to a handshake-era client as
 // server-to-client requests on its session, round after round, calling the
 // tool again with the answers, until the call completes.
-func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (*mcp.CallToolResult, agnara.Label, error) {
+func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission, route callRoute) (*mcp.CallToolResult, agnara.Label, error) {
 	// On the edge, the questions go on the call's own stream (edgeask.go).
-	e, edge := edgeCapsOf(ctx, req)
-	edge = edge && e.stream != nil && e.stream.sess != nil
-	res, label, err := s.call(ctx, req, t, p, adm)
+	ask := askSession
+	if route != nil {
+		if a := route.asker(); a != nil {
+			ask = a
+		}
+	}
+	res, label, err := s.call(ctx, req, t, p, adm, route)
 	for round := 0; err == nil && res.InputRequests != nil && req.Session != nil; round++ {
 		if round == maxLegacyRounds {
 			f := execution.Fail(execution.InteractionRequired, "too many rounds of questions", nil)
@@ -288,11 +292,7 @@ func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *
 		for key, ir := range res.InputRequests {
 			var resp mcp.InputResponse
 			var ferr error
-			if edge {
-				resp, ferr = e.stream.ask(ctx, req.Session, ir)
-			} else {
-				resp, ferr = askSession(ctx, req.Session, ir)
-			}
+			resp, ferr = ask(ctx, req.Session, ir)
 			if ferr != nil {
 				return nil, "error", ferr
 			}
@@ -304,10 +304,7 @@ func (s *server) legacyRounds(ctx context.Context, req *mcp.CallToolRequest, t *
 		retry := *req
 		retry.Params = &params
 		req = &retry
-		if edge {
-			e.req = req // the next round's request is this call's
-		}
-		res, label, err = s.call(ctx, req, t, p, adm)
+		res, label, err = s.call(ctx, req, t, p, adm, route)
 	}
 	return res, label, err
 }

@@ -9,12 +9,6 @@ import (
 	"time"
 )
 
-// defaultStreamKeepAlive is the default of [Limits.StreamKeepAlive]: a
-// quarter of the 60 s idle timeouts of nginx (proxy_read_timeout) and AWS
-// ALB, so that a late comment is still in time, and a gone client found
-// within 30 s behind HAProxy.
-const defaultStreamKeepAlive = 15 * time.Second
-
 // keepAliveComment is what a quiet stream writes: an SSE comment (a line
 // beginning with ':', which every SSE client ignores) and the blank line
 // that ends it, as the SDK's own ": ok" opening a GET stream.

@@ -150,3 +150,44 @@ func (l *Limits) withDefaults() (Limits, error) {
 	}
 	return o, nil
 }
+
+// defaultMaxBodyBytes is the default limit on the size of a request body.
+const defaultMaxBodyBytes = 1 << 20
+
+// defaultReplayBytes is the default of [Limits.ReplayBytes].
+const defaultReplayBytes = 4 << 20
+
+// defaultStreamKeepAlive is the default of [Limits.StreamKeepAlive]: a
+// quarter of the 60 s idle timeouts of nginx (proxy_read_timeout) and AWS
+// ALB, so that a late comment is still in time, and a gone client found
+// within 30 s behind HAProxy.
+const defaultStreamKeepAlive = 15 * time.Second
+
+// Defaults of [Limits.MaxSessions] and
+// [Limits.MaxSessionsPerPrincipal]. A live handshake-era session
+// costs about 5.5 KiB of live heap when idle (TestSessionFloodIsBounded,
+// go-sdk v1.8.0) and more in RSS (issue 16 saw some 13 KiB), so the
+// default cap holds the sessions of a handler to some 5–15 MiB.
+const (
+	defaultMaxSessions             = 1000
+	defaultMaxSessionsPerPrincipal = 32
+)
+
+// sessionRetryAfter is the Retry-After of a refused initialize: how soon a
+// slot may free up is unknown (a DELETE, an idle timeout, a token's
+// expiry), so the client is asked to wait a while rather than hammer.
+const sessionRetryAfter = 30 * time.Second
+
+// Defaults of [Limits.MaxStreams],
+// [Limits.MaxStreamsPerPrincipal] and
+// [Limits.StreamLifetime]. An open subscriptions/listen stream
+// costs about 30 KiB of live heap and 4 goroutines
+// (TestListenFloodIsBounded, go-sdk v1.8.0): the connection, the SDK's
+// session for the request and its handler, and its keep-alive (0.7 KiB,
+// keepalive.go), so the default cap holds a handler's streams to some
+// 30 MiB of heap.
+const (
+	defaultMaxStreams             = 1000
+	defaultMaxStreamsPerPrincipal = 32
+	defaultStreamLifetime         = 30 * time.Minute
+)

@@ -205,34 +205,3 @@ func (s *Snapshot) answers(name string) bool {
 	_, withdrawn := s.withdrawn[name]
 	return tool || withdrawn
 }
-
-// Swap replaces the snapshot the handler serves with snap, atomically.
-// Calls already running finish on the snapshot they started with; requests
-// that arrive after Swap returns see snap. No session, connection, stream or
-// subscription is dropped. Every handshake-era session and every
-// 2026-07-28 subscriptions/listen stream whose caller's visible list
-// changed (a tool added, removed or redefined among those its scopes show)
-// is sent notifications/tools/list_changed, shortly after (the SDK batches
-// changes for 10 ms); the others are not.
-//
-// snap must come from an application of the same name: the same one
-// ([Exposure.Compile] on a new exposure of it), or one built anew, as a
-// gateway builds one for each catalog it imports. The name is the server's
-// identity and the audience its request state is bound to; the server keeps
-// the logger and observer of the application it was built with. nil, an
-// application of another name, or a handler built without
-// [ServerOptions.Swappable] is an error, and the old snapshot keeps
-// serving. A snapshot that does not compile never reaches Swap: Compile
-// reports its mistakes and the running one is untouched.
-//
-// Swap is safe for concurrent use with requests and with itself.
-func (h *Handler) Swap(snap *Snapshot) error {
-	if err := h.srv.swap(snap); err != nil {
-		return err
-	}
-	h.setMetadata(snap)
-	return nil
-}
-
-// Snapshot returns the snapshot new requests are served from.
-func (h *Handler) Snapshot() *Snapshot { return h.srv.cur.Load().snap }

@@ -88,25 +88,6 @@ func (e MeterEvent) String() string {
 	return "MeterEvent(?)"
 }
 
-// Load is what a [Handler] holds open now, against its caps (negative: no
-// limit).
-type Load struct {
-	// Sessions are the live handshake-era sessions (and those being
-	// opened); MaxSessions is Limits.MaxSessions.
-	Sessions, MaxSessions int
-	// Streams are the open subscriptions/listen streams; MaxStreams is
-	// Limits.MaxStreams.
-	Streams, MaxStreams int
-}
-
-// Load reports what the handler holds open now. It takes two short locks
-// and is meant for a metrics scrape, not for every request.
-func (h *Handler) Load() Load {
-	sessions, _ := h.sessions.count("")
-	streams, _ := h.streams.count("")
-	return Load{Sessions: sessions, MaxSessions: h.sessions.slots.max, Streams: streams, MaxStreams: h.streams.slots.max}
-}
-
 // meterCall tells s's meter of a decided tools/call of the tool named
 // name, started at start, that ended as label, answered with res or with
 // err. Nothing is computed without a meter.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -49,7 +51,7 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 					defer stop()
 				}
 			}
-			res, err := s.callTool(ctx, rec, cr)
+			res, err := s.callTool(ctx, rec, cr, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -211,4 +213,41 @@ func (s *server) listTools(e *epoch, req mcp.Request, p policy.Principal) (mcp.R
 		res.CacheScope = "private"
 	}
 	return res, nil
+}
+
+// boundListen returns the context a subscriptions/listen handler waits on:
+// ctx, ending at the handler's StreamLifetime or at the expiry of the
+// token the listen came with, whichever is first. When it ends, the SDK's
+// handler returns the listen's result and the stream closes cleanly, as
+// the 2026-07-28 revision lets a server end it, for the client to listen
+// again (with a fresh token).
+func (s *server) boundListen(ctx context.Context, req mcp.Request) (context.Context, context.CancelFunc) {
+	var deadline time.Time
+	if s.streamLifetime > 0 {
+		deadline = time.Now().Add(s.streamLifetime)
+	}
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		if exp := extra.TokenInfo.Expiration; !exp.IsZero() && (deadline.IsZero() || exp.Before(deadline)) {
+			deadline = exp
+		}
+	}
+	if deadline.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, deadline)
+}
+
+// poll arms the SSE polling of the stream of req, a tools/call the SDK
+// serves (Limits.PollAfter): once pollAfter has passed, the SDK ends the
+// call's stream with a retry: field of pollRetry, and what the call sends
+// afterwards waits in the event store for the client to resume the
+// stream. It returns the function that disarms it, or nil when req's
+// stream is not polled: only a 2025-11-25 session's, whose client has the
+// event id of the priming event to resume from.
+func (s *server) poll(req *mcp.CallToolRequest) func() bool {
+	if req.Extra == nil || req.Extra.CloseSSEStream == nil || req.ProtocolVersion() != mcpversion.Handshake20251125 {
+		return nil
+	}
+	end, retry := req.Extra.CloseSSEStream, s.pollRetry
+	return time.AfterFunc(s.pollAfter, func() { end(mcp.CloseSSEStreamArgs{RetryAfter: retry}) }).Stop
 }

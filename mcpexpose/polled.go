@@ -42,7 +42,7 @@ func (h *Handler) answerPolled(ctx context.Context, cancel context.CancelFunc, w
 	fc, s := rec.fast, h.srv
 	req := &mcp.CallToolRequest{Session: ls.ss, Params: &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: fc.Args}, Extra: &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}}
 	cs := &callStream{w: w, sess: h.sessionEvents(r, ls), level: h.sessions.logLevel(ls), holder: r.Context()}
-	ctx = &edgeCaps{Context: ctx, h: h, req: req, stream: cs}
+	route := &edgeCaps{h: h, req: req, stream: cs}
 	h.sessions.keepStream(ls, cs)
 	if rec.e != nil {
 		rec.e.pin() // ServeHTTP lets the edge's hold go when the POST ends
@@ -59,7 +59,7 @@ func (h *Handler) answerPolled(ctx context.Context, cancel context.CancelFunc, w
 				s.release(rec.e)
 			}
 		}()
-		res, err := s.callTool(ctx, rec, req)
+		res, err := s.callTool(ctx, rec, req, route)
 		buf := wire.GetBuf()
 		defer wire.PutBuf(buf)
 		s.wire.Response(buf, fc, finished(res), err, false)

@@ -168,3 +168,6 @@ func (s *server) recordFor(ctx context.Context, method string, req mcp.Request) 
 	s.fill(ctx, rec, true)
 	return rec
 }
+
+// methodListen opens a 2026-07-28 subscription stream (SEP-2575).
+const methodListen = "subscriptions/listen"

@@ -575,15 +575,6 @@ func (s *server) resourceUpdated(ctx context.Context, uri string) error {
 	return s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 }
 
-// ResourceUpdated tells every client subscribed to the resource at uri
-// (resources/subscribe on handshake-era sessions, subscriptions/listen at
-// 2026-07-28) that its contents changed, so that it reads them again.
-// Only callers who could read uri when they subscribed are subscribed. It
-// is safe for concurrent use.
-func (h *Handler) ResourceUpdated(ctx context.Context, uri string) error {
-	return h.srv.resourceUpdated(ctx, uri)
-}
-
 // ResourceUpdated tells the clients subscribed to uri that it changed (see
 // [Handler.ResourceUpdated]).
 func (l *Live) ResourceUpdated(ctx context.Context, uri string) error {

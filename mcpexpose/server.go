@@ -243,3 +243,6 @@ var (
 func unknownTool(name string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 }
+
+// modernVersion is the first protocol version served without sessions.
+const modernVersion = mcpversion.Modern

@@ -68,7 +68,7 @@ func TestPolledCallDifferential(t *testing.T) {
 		polled    bool
 	}{
 		{"outlasts", `{}`, "", 20 * time.Millisecond, true},
-		{"tells-before", `{"tell":"before"}`, `,"_meta":{"progressToken":"p"}`, 300 * time.Millisecond, true},
+		{"tells-before", `{"tell":"before"}`, `,"_meta":{"progressToken":"p"}`, time.Second, true},
 		{"tells-after", `{"tell":"after"}`, `,"_meta":{"progressToken":7}`, 20 * time.Millisecond, true},
 		{"in-time", `{"tell":"after"}`, `,"_meta":{"progressToken":"p"}`, time.Minute, false},
 	} {

@@ -17,21 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults of [Limits.MaxSessions] and
-// [Limits.MaxSessionsPerPrincipal]. A live handshake-era session
-// costs about 5.5 KiB of live heap when idle (TestSessionFloodIsBounded,
-// go-sdk v1.8.0) and more in RSS (issue 16 saw some 13 KiB), so the
-// default cap holds the sessions of a handler to some 5–15 MiB.
-const (
-	defaultMaxSessions             = 1000
-	defaultMaxSessionsPerPrincipal = 32
-)
-
-// sessionRetryAfter is the Retry-After of a refused initialize: how soon a
-// slot may free up is unknown (a DELETE, an idle timeout, a token's
-// expiry), so the client is asked to wait a while rather than hammer.
-const sessionRetryAfter = 30 * time.Second
-
 // The limits named in a refusal, as the options that set them.
 const (
 	limitSessions             = "MaxSessions"

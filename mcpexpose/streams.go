@@ -1,7 +1,6 @@
 package mcpexpose
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -11,25 +10,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// Defaults of [Limits.MaxStreams],
-// [Limits.MaxStreamsPerPrincipal] and
-// [Limits.StreamLifetime]. An open subscriptions/listen stream
-// costs about 30 KiB of live heap and 4 goroutines
-// (TestListenFloodIsBounded, go-sdk v1.8.0): the connection, the SDK's
-// session for the request and its handler, and its keep-alive (0.7 KiB,
-// keepalive.go), so the default cap holds a handler's streams to some
-// 30 MiB of heap.
-const (
-	defaultMaxStreams             = 1000
-	defaultMaxStreamsPerPrincipal = 32
-	defaultStreamLifetime         = 30 * time.Minute
-)
-
-// methodListen opens a 2026-07-28 subscription stream (SEP-2575).
-const methodListen = "subscriptions/listen"
 
 // The limits named in a refused listen, as the options that set them.
 const (
@@ -122,26 +103,4 @@ func (st *streams) refuse(w http.ResponseWriter, r *http.Request, id json.RawMes
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter/time.Second)))
 	wire.WriteError(w, http.StatusServiceUnavailable, id, codeSessionLimit, fmt.Sprintf("%s (limit %s)", msg, limit))
-}
-
-// boundListen returns the context a subscriptions/listen handler waits on:
-// ctx, ending at the handler's StreamLifetime or at the expiry of the
-// token the listen came with, whichever is first. When it ends, the SDK's
-// handler returns the listen's result and the stream closes cleanly, as
-// the 2026-07-28 revision lets a server end it, for the client to listen
-// again (with a fresh token).
-func (s *server) boundListen(ctx context.Context, req mcp.Request) (context.Context, context.CancelFunc) {
-	var deadline time.Time
-	if s.streamLifetime > 0 {
-		deadline = time.Now().Add(s.streamLifetime)
-	}
-	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
-		if exp := extra.TokenInfo.Expiration; !exp.IsZero() && (deadline.IsZero() || exp.Before(deadline)) {
-			deadline = exp
-		}
-	}
-	if deadline.IsZero() {
-		return ctx, func() {}
-	}
-	return context.WithDeadline(ctx, deadline)
 }

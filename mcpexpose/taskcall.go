@@ -31,7 +31,7 @@ type invoked struct {
 //
 // A call past TaskOptions.MaxTasks or MaxTasksPerPrincipal is refused
 // first, before its request state is opened or anything runs.
-func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission) (mcp.Result, *mcp.CallToolResult, agnara.Label, error) {
+func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission, route callRoute) (mcp.Result, *mcp.CallToolResult, agnara.Label, error) {
 	tr := s.tasks
 	slot, refused := tr.reserve(ctx, p)
 	if refused != nil {
@@ -48,7 +48,7 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 		return nil, nil, agnara.LabelError, err
 	}
 	run := &localRun{wake: make(chan struct{}, 1)}
-	inv := s.invocation(ctx, req, p, adm, round)
+	inv := s.invocation(req, p, adm, round, route)
 	inv.Progress, inv.DetachByHandler = &run.progress, t.askFirst
 	// What the client supports, read now: the invocation, which may
 	// outlive the request, keeps that and not the request itself.

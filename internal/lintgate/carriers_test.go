@@ -25,6 +25,23 @@ var contextKeysAllowed = []struct{ dir, key, why string }{
 	{"policy", "principalKey", "the principal a capability runs as, for the service's own code (policy.FromContext)"},
 }
 
+// contextValuesAllowed lists the types of the server's packages that
+// answer context keys themselves (a Value method), each with its reason.
+var contextValuesAllowed = []struct{ dir, typ, why string }{
+	{"execution", "Context", "the context a capability's handler is given: the principal and the call's own facts, for the service's code (execution.FromContext)"},
+}
+
+// recvName names the receiver type expression e: T or *T gives T.
+func recvName(e ast.Expr) string {
+	if star, ok := e.(*ast.StarExpr); ok {
+		e = star.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
 // contextKeys returns the messages for the context.WithValue calls in
 // src, the file at rel, whose key is not a composite literal that
 // contextKeysAllowed lists for the file's directory.
@@ -36,6 +53,18 @@ func contextKeys(rel string, src any) ([]string, error) {
 	}
 	dir := path.Dir(rel)
 	var out []string
+	for _, d := range f.Decls {
+		// A type that answers context keys itself (a Value method beside
+		// an embedded context) carries values as WithValue does.
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv == nil || fd.Name.Name != "Value" || fd.Type.Params.NumFields() != 1 {
+			continue
+		}
+		recv := recvName(fd.Recv.List[0].Type)
+		if !slices.ContainsFunc(contextValuesAllowed, func(a struct{ dir, typ, why string }) bool { return a.dir == dir && a.typ == recv }) {
+			out = append(out, fmt.Sprintf("%s: %s answers context keys itself (a Value method): a request's record and the edge's state reach a call as arguments, never in a context (ADR 75, ADR 77); if this is not what a call is, list the type in contextValuesAllowed with the reason", fset.Position(fd.Pos()), recv))
+		}
+	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok || len(call.Args) != 3 {
@@ -125,5 +154,18 @@ func c(ctx context.Context, ti any) context.Context { return context.WithValue(c
 	}
 	if ms, _ := contextKeys("gateway/x.go", src); len(ms) != 3 {
 		t.Errorf("in another directory, %d refused, want all 3 (none listed there)", len(ms))
+	}
+	// The edge's capabilities as they were carried before ADR 77: a type
+	// embedding the request's context and answering a key with itself.
+	carrier := `package mcpexpose
+import "context"
+type edgeCaps struct{ context.Context }
+func (e *edgeCaps) Value(key any) any { return e.Context.Value(key) }
+`
+	if ms, _ := contextKeys("mcpexpose/x.go", carrier); len(ms) != 1 || !strings.Contains(ms[0], "edgeCaps answers context keys") {
+		t.Errorf("messages = %q, want edgeCaps refused", ms)
+	}
+	if ms, _ := contextKeys("execution/x.go", strings.Replace(carrier, "edgeCaps", "Context", -1)); len(ms) != 0 {
+		t.Errorf("execution.Context refused: %q", ms)
 	}
 }
