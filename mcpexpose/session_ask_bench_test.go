@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose"
 )
 
@@ -19,9 +20,13 @@ import (
 // POST, the question on its stream, the answer's POST, the plan run
 // again with the answer), and the round trip the question adds
 // ("roundtrip": a POST of a JSON-RPC response to the session, answered
-// 202), with the edge answering the calls and without it (DisableFastPath).
+// 202), and a plain call that sends one event before its answer
+// ("tells": a progress report, as an asking call sends its question),
+// with the edge answering the calls and without it (DisableFastPath).
 // Issue 39 asks that asks ≤ plain + roundtrip (each wall time per op,
-// client included, on the same machine).
+// client included, on the same machine); by construction an asking call
+// also sends one more event and runs its plan once more (ADR 74), so
+// the target measured here is asks ≤ tells + roundtrip + one invocation.
 func BenchmarkSessionAsk(b *testing.B) {
 	app := agnara.New("ask", nil)
 	exp := mcpexpose.New(app)
@@ -29,6 +34,13 @@ func BenchmarkSessionAsk(b *testing.B) {
 		&agnara.CapabilityOptions{Name: "plain", Description: "Echo."}), &mcpexpose.ToolOptions{Name: "plain"})
 	exp.Tool(app.Capability(func(_ context.Context, in benchIn) (benchOut, error) { return benchOut(in), nil },
 		&agnara.CapabilityOptions{Name: "confirmed", Description: "Echo, once confirmed.", Confirm: "Echo it?", AnyoneMayCall: true, Annotations: agnara.Destructive}), &mcpexpose.ToolOptions{Name: "confirmed"})
+	// A plain call that tells its client one thing first (a progress
+	// event on its stream), as an asking call tells its question.
+	exp.Tool(app.Capability(func(ctx context.Context, in benchIn) (benchOut, error) {
+		ec, _ := execution.FromContext(ctx)
+		ec.Progress(1, 1, "")
+		return benchOut(in), nil
+	}, &agnara.CapabilityOptions{Name: "tells", Description: "Echo, after one progress report."}), &mcpexpose.ToolOptions{Name: "tells"})
 	snap, err := exp.Compile()
 	if err != nil {
 		b.Fatal(err)
@@ -64,6 +76,16 @@ func BenchmarkSessionAsk(b *testing.B) {
 				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				if !strings.Contains(string(body), `"result"`) {
+					b.Fatal(string(body))
+				}
+			}
+		})
+		b.Run(name+"/tells", func(b *testing.B) {
+			for b.Loop() {
+				resp := post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tells","arguments":{"message":"hi"},"_meta":{"progressToken":"p"}}}`)
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if !strings.Contains(string(body), `"notifications/progress"`) || !strings.Contains(string(body), `"id":3,"result"`) {
 					b.Fatal(string(body))
 				}
 			}
