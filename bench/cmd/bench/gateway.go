@@ -21,22 +21,27 @@ import (
 const (
 	upstreamServer = "agnara"
 	gatewayServer  = "gateway"
+	proxyServer    = "revproxy"
 
 	modeDirect  = "direct"
 	modeGateway = "via-gateway"
+	// modeProxy calls the upstream through servers/revproxy, a bare
+	// httputil.ReverseProxy: the floor the gateway is held to (issue 40).
+	modeProxy = "via-proxy"
 )
 
 // GatewayRun is one measured run of the gateway comparison.
 type GatewayRun struct {
-	Mode        string `json:"mode"` // modeDirect or modeGateway
+	Mode        string `json:"mode"` // modeDirect, modeGateway or modeProxy
 	Era         string `json:"era"`  // of the load generator's requests
 	Concurrency int    `json:"concurrency"`
 	Rep         int    `json:"rep"`
 	load.Result
 	P50Us float64 `json:"p50_us"`
 	P99Us float64 `json:"p99_us"`
-	// CPU time of the upstream and (via-gateway only) of the gateway
-	// process over the window, in clock ticks and per completed call.
+	// CPU time of the upstream and (via-gateway and via-proxy) of the
+	// process in front of it over the window, in clock ticks and per
+	// completed call.
 	UpstreamTicks        int64   `json:"upstream_cpu_ticks"`
 	GatewayTicks         int64   `json:"gateway_cpu_ticks"`
 	UpstreamCPUPerCallUs float64 `json:"upstream_cpu_us_per_call"`
@@ -83,18 +88,31 @@ type GatewaySummary struct {
 	UpstreamViaSpread    float64 `json:"upstream_via_spread_percent"`
 	GatewaySpread        float64 `json:"gateway_spread_percent"`
 	GatewayRSSMiB        float64 `json:"gateway_rss_mib"`
-	Errors               int     `json:"errors"`
+	// The same upstream behind a bare reverse proxy (servers/revproxy):
+	// its throughput, the proxy's CPU per call, the upstream's on the
+	// proxy's calls, and GatewayVsProxy, GatewayUs ÷ ProxyUs (issue 40:
+	// at most 1.1 at 1 and 8 clients).
+	ProxyReqPerSec  float64 `json:"proxy_req_per_sec,omitempty"`
+	ProxyUs         float64 `json:"proxy_cpu_us_per_call,omitempty"`
+	UpstreamProxyUs float64 `json:"upstream_via_proxy_cpu_us_per_call,omitempty"`
+	GatewayVsProxy  float64 `json:"gateway_vs_proxy,omitempty"`
+	ProxySpread     float64 `json:"proxy_spread_percent,omitempty"`
+	Errors          int     `json:"errors"`
 }
 
+// gatewayModes are the runs of one repetition of the gateway comparison,
+// in order.
+var gatewayModes = []string{modeDirect, modeGateway, modeProxy}
+
 // runGateway runs the gateway comparison: for each era and concurrency,
-// o.gatewayReps times, a direct run then a via-gateway run.
+// o.gatewayReps times, a direct run, a via-gateway run and a via-proxy run.
 func runGateway(ctx context.Context, o options, cs *children, bins string, ticks int64, logf *os.File, rep *Report) error {
-	total := len(o.gatewayEras) * len(o.gatewayConc) * o.gatewayReps * 2
+	total := len(o.gatewayEras) * len(o.gatewayConc) * o.gatewayReps * len(gatewayModes)
 	n := 0
 	for _, era := range o.gatewayEras {
 		for _, c := range o.gatewayConc {
 			for r := 1; r <= o.gatewayReps; r++ {
-				for _, mode := range []string{modeDirect, modeGateway} {
+				for _, mode := range gatewayModes {
 					n++
 					res, err := runGatewayOne(ctx, cs, bins, mode, era, c, r, o, ticks, logf)
 					if err != nil {
@@ -123,6 +141,26 @@ func runGatewayOne(ctx context.Context, cs *children, bins, mode, era string, c,
 	defer cs.stop(up)
 	target := up
 	var gw *child
+	// The gateway's and the proxy's runtime policy, the same for both.
+	var policy []string
+	if o.gatewayGOGC != 0 {
+		policy = append(policy, "-gogc", fmt.Sprint(o.gatewayGOGC))
+	}
+	if o.gatewayMemLimitMiB > 0 {
+		policy = append(policy, "-memlimit-mib", fmt.Sprint(o.gatewayMemLimitMiB))
+	}
+	if o.gatewayProcs > 0 {
+		policy = append(policy, "-gomaxprocs", fmt.Sprint(o.gatewayProcs))
+	}
+	if mode == modeProxy {
+		gw, err = startServer(ctx, proxyServer, filepath.Join(bins, proxyServer), logf, append([]string{"-upstream", up.url}, policy...)...)
+		if err != nil {
+			return GatewayRun{}, err
+		}
+		cs.add(gw)
+		defer cs.stop(gw)
+		target = gw
+	}
 	if mode == modeGateway {
 		args := []string{"-upstream", up.url}
 		switch o.gatewayUpstreamProtocol {
@@ -132,15 +170,7 @@ func runGatewayOne(ctx context.Context, cs *children, bins, mode, era string, c,
 		default:
 			args = append(args, "-upstream-protocol", o.gatewayUpstreamProtocol)
 		}
-		if o.gatewayGOGC != 0 {
-			args = append(args, "-gogc", fmt.Sprint(o.gatewayGOGC))
-		}
-		if o.gatewayMemLimitMiB > 0 {
-			args = append(args, "-memlimit-mib", fmt.Sprint(o.gatewayMemLimitMiB))
-		}
-		if o.gatewayProcs > 0 {
-			args = append(args, "-gomaxprocs", fmt.Sprint(o.gatewayProcs))
-		}
+		args = append(args, policy...)
 		if o.gatewayProfile != "" {
 			args = append(args, "-cpuprofile", fmt.Sprintf("%s-%s-c%d-rep%d.pprof", o.gatewayProfile, era, c, rep))
 		}
@@ -207,7 +237,7 @@ func (rep *Report) summarizeGateway(o options) {
 	for _, era := range o.gatewayEras {
 		for _, c := range o.gatewayConc {
 			s := GatewaySummary{Era: era, Concurrency: c}
-			var dRPS, vRPS, dP50, vP50, upD, upV, gw, rss []float64
+			var dRPS, vRPS, dP50, vP50, upD, upV, gw, rss, pRPS, pUs, upP []float64
 			for _, r := range rep.Gateway {
 				if r.Era != era || r.Concurrency != c {
 					continue
@@ -221,6 +251,8 @@ func (rep *Report) summarizeGateway(o options) {
 					vRPS, vP50 = append(vRPS, r.ReqPerSec), append(vP50, r.P50Us)
 					upV, gw = append(upV, r.UpstreamCPUPerCallUs), append(gw, r.GatewayCPUPerCallUs)
 					rss = append(rss, r.GatewayRSSMiB)
+				case modeProxy:
+					pRPS, pUs, upP = append(pRPS, r.ReqPerSec), append(pUs, r.GatewayCPUPerCallUs), append(upP, r.UpstreamCPUPerCallUs)
 				}
 			}
 			if s.Reps == 0 {
@@ -235,6 +267,12 @@ func (rep *Report) summarizeGateway(o options) {
 				s.GatewayVsUpstream = s.GatewayUs / d
 				s.UpstreamViaVsDirect = s.UpstreamViaUs / d
 				s.AddedVsUpstream = (s.GatewayUs + s.UpstreamViaUs - d) / d
+			}
+			if len(pUs) > 0 {
+				s.ProxyReqPerSec, s.ProxyUs, s.UpstreamProxyUs, s.ProxySpread = median(pRPS), median(pUs), median(upP), spread(pUs)
+				if s.ProxyUs > 0 {
+					s.GatewayVsProxy = s.GatewayUs / s.ProxyUs
+				}
 			}
 			rep.GatewaySummary = append(rep.GatewaySummary, s)
 		}
@@ -288,7 +326,37 @@ func (rep *Report) gatewayMarkdown() string {
 	for _, s := range rep.GatewaySummary {
 		floor = append(floor, fmt.Sprintf("%s c=%d %.2f×", s.Era, s.Concurrency, s.UpstreamViaVsDirect))
 	}
+	b.WriteString(rep.proxyMarkdown())
 	fmt.Fprintf(&b, "The target is at most 1× at 8 clients. A gateway's server half runs the upstream's own path (mcpexpose's answer around a handler) at the gateway's request rate, where the upstream itself costs `up via ÷ direct` times its direct cost; so even with a client half that cost nothing, gw ÷ up would be about that: %s.\n", strings.Join(floor, ", "))
+	return b.String()
+}
+
+// proxyMarkdown is the comparison of the gateway with a bare reverse
+// proxy in front of the same upstream, or "" without proxy runs.
+func (rep *Report) proxyMarkdown() string {
+	var b strings.Builder
+	for _, s := range rep.GatewaySummary {
+		if s.ProxyUs == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nBeside a bare reverse proxy (`servers/revproxy`: `httputil.ReverseProxy` with mcpimport's connection pool, in front of the same upstream, with the gateway's GC policy, run after the gateway in each repetition). `gw ÷ proxy` is the gateway's own CPU per call ÷ the proxy's; issue 40 asks for at most 1.1× at 1 and 8 clients.\n\n")
+			b.WriteString("| era | c | req/s via gateway | req/s via proxy | gateway CPU µs/call | proxy CPU µs/call | gw ÷ proxy | upstream CPU µs/call via proxy | ± proxy |\n")
+			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.1f | %.1f | %s | %.1f | %.0f%% |\n",
+			s.Era, s.Concurrency, s.ViaReqPerSec, s.ProxyReqPerSec, s.GatewayUs, s.ProxyUs, ratio(s.GatewayVsProxy), s.UpstreamProxyUs, s.ProxySpread)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	var verdict []string
+	for _, s := range rep.GatewaySummary {
+		if s.ProxyUs > 0 {
+			verdict = append(verdict, fmt.Sprintf("%s c=%d %.2f×", s.Era, s.Concurrency, s.GatewayVsProxy))
+		}
+	}
+	fmt.Fprintf(&b, "\ngateway CPU per call ÷ reverse proxy's: %s.\n\n", strings.Join(verdict, ", "))
 	return b.String()
 }
 

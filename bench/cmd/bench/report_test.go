@@ -117,3 +117,51 @@ func TestGatewayReport(t *testing.T) {
 		t.Errorf("a report without gateway runs has %d gateway rows", len(rep.GatewaySummary))
 	}
 }
+
+// TestProxyReport: with via-proxy runs beside the gateway's, each row
+// gains the proxy's CPU per call and the gateway's ratio to it; without
+// them, no proxy table.
+func TestProxyReport(t *testing.T) {
+	o := options{eras: []string{load.Modern}, conc: []int{1}, gateway: true,
+		gatewayEras: []string{load.Modern}, gatewayConc: []int{1, 8}, gatewayReps: 3, duration: time.Second, warmup: time.Second}
+	rep := &Report{Meta: meta(o, 100)}
+	for _, c := range o.gatewayConc {
+		for r := 1; r <= o.gatewayReps; r++ {
+			// 1000 calls; the gateway 80 ticks (800 µs/call), the proxy
+			// 60+r (610–630), the upstream 110 behind the proxy.
+			result := load.Result{Calls: 1000, Window: time.Second, ReqPerSec: 1000, P50: time.Millisecond}
+			runs := []GatewayRun{
+				{Mode: modeDirect, Era: load.Modern, Concurrency: c, Rep: r, UpstreamTicks: 100, Result: result},
+				{Mode: modeGateway, Era: load.Modern, Concurrency: c, Rep: r, UpstreamTicks: 120, GatewayTicks: 80, Result: result},
+				{Mode: modeProxy, Era: load.Modern, Concurrency: c, Rep: r, UpstreamTicks: 110, GatewayTicks: int64(60 + r), Result: result},
+			}
+			for i := range runs {
+				runs[i].derive(100)
+			}
+			rep.Gateway = append(rep.Gateway, runs...)
+		}
+	}
+	rep.summarizeGateway(o)
+	for _, s := range rep.GatewaySummary {
+		if s.ProxyUs != 620 || s.UpstreamProxyUs != 1100 || s.GatewayUs != 800 || s.GatewayVsProxy < 1.290 || s.GatewayVsProxy > 1.291 {
+			t.Errorf("summary %+v", s)
+		}
+	}
+	md := rep.markdown()
+	for _, want := range []string{"Beside a bare reverse proxy", "| modern | 8 | 1000 | 1000 | 800.0 | 620.0 | 1.29 | 1100.0 | 2% |", "gateway CPU per call ÷ reverse proxy's: modern c=1 1.29×, modern c=8 1.29×."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	var without []GatewayRun
+	for _, r := range rep.Gateway {
+		if r.Mode != modeProxy {
+			without = append(without, r)
+		}
+	}
+	rep.Gateway = without
+	rep.summarizeGateway(o)
+	if strings.Contains(rep.markdown(), "Beside a bare reverse proxy") {
+		t.Error("a report without proxy runs has a proxy table")
+	}
+}
