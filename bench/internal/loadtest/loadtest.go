@@ -1,4 +1,5 @@
-// Package loadtest runs the load generator against a handler in tests.
+// Package loadtest runs the load generator against a handler in tests,
+// and serves the upstream a gateway or a proxy stands in front of.
 package loadtest
 
 import (
@@ -8,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/bench/internal/serve"
 	"github.com/agnara-go/agnara/bench/load"
+	"github.com/agnara-go/agnara/mcpexpose"
 )
 
 // Run serves h on a loopback test server and drives c workers at it for d
@@ -48,4 +51,31 @@ func Run(t *testing.T, h http.Handler, c int, d time.Duration) {
 			}
 		})
 	}
+}
+
+type echoIn struct {
+	Message string `json:"message"`
+}
+
+type echoOut struct {
+	Message string `json:"message"`
+}
+
+// Upstream is the agnara benchmark server's echo (servers/agnara), for a
+// test to put a gateway or a proxy in front of.
+func Upstream(t testing.TB) http.Handler {
+	t.Helper()
+	app := agnara.New("bench", nil)
+	exp := mcpexpose.New(app)
+	exp.Tool(app.Capability(func(_ context.Context, in echoIn) (echoOut, error) { return echoOut(in), nil },
+		&agnara.CapabilityOptions{Name: "echo", Description: "Echo."}), &mcpexpose.ToolOptions{Name: "echo"})
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mcpexpose.NewHandler(snap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -19,8 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/agnara-go/agnara/agnara"
@@ -34,9 +32,7 @@ import (
 var (
 	upstream = flag.String("upstream", "", "MCP endpoint of the upstream serving echo, on a loopback address")
 	protocol = flag.String("upstream-protocol", mcpimport.HTTPProtocolVersion, "protocol version to ask the upstream for (empty: the newest the SDK speaks)")
-	gogc     = flag.Int("gogc", 0, "garbage collection target percentage (debug.SetGCPercent; 0: the runtime's, GOGC or 100)")
-	memlimit = flag.Int64("memlimit-mib", 0, "soft memory limit in MiB (debug.SetMemoryLimit; 0: the runtime's, GOMEMLIMIT or none)")
-	procs    = flag.Int("gomaxprocs", 0, "processors running Go code at once (runtime.GOMAXPROCS; 0: the runtime's, GOMAXPROCS or the CPUs it may use)")
+	policy   = serve.PolicyFlags()
 )
 
 // gateway connects to the upstream at url and returns the handler serving
@@ -95,15 +91,7 @@ func upstreamClient() *http.Client { return mcpimport.HTTPClient(nil) }
 func main() {
 	// The session lives as long as the process.
 	serve.Main(func() (http.Handler, error) {
-		if *procs > 0 {
-			runtime.GOMAXPROCS(*procs)
-		}
-		if *gogc != 0 {
-			debug.SetGCPercent(*gogc)
-		}
-		if *memlimit > 0 {
-			debug.SetMemoryLimit(*memlimit << 20)
-		}
+		policy.Apply()
 		h, _, err := gateway(context.Background(), *upstream, *protocol)
 		return h, err
 	})

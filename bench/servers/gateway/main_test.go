@@ -9,44 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/bench/internal/loadtest"
 	"github.com/agnara-go/agnara/bench/internal/serve"
 	"github.com/agnara-go/agnara/bench/load"
-	"github.com/agnara-go/agnara/mcpexpose"
 )
-
-type echoIn struct {
-	Message string `json:"message"`
-}
-
-type echoOut struct {
-	Message string `json:"message"`
-}
-
-// upstreamHandler is the agnara benchmark server's echo (servers/agnara).
-func upstreamHandler(t testing.TB) http.Handler {
-	t.Helper()
-	app := agnara.New("bench", nil)
-	exp := mcpexpose.New(app)
-	exp.Tool(app.Capability(func(_ context.Context, in echoIn) (echoOut, error) { return echoOut(in), nil },
-		&agnara.CapabilityOptions{Name: "echo", Description: "Echo."}), &mcpexpose.ToolOptions{Name: "echo"})
-	snap, err := exp.Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := mcpexpose.NewHandler(snap, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
 
 func TestLoad(t *testing.T) {
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("upstream="+version, func(t *testing.T) {
 			mux := http.NewServeMux()
-			mux.Handle(serve.Path, upstreamHandler(t))
+			mux.Handle(serve.Path, loadtest.Upstream(t))
 			up := httptest.NewServer(mux)
 			defer up.Close()
 			h, sess, err := gateway(context.Background(), up.URL+serve.Path, version)
@@ -71,7 +43,7 @@ func TestRefusesNonLoopbackUpstream(t *testing.T) {
 // times only indicative).
 func BenchmarkCall(b *testing.B) {
 	mux := http.NewServeMux()
-	mux.Handle(serve.Path, upstreamHandler(b))
+	mux.Handle(serve.Path, loadtest.Upstream(b))
 	up := httptest.NewServer(mux)
 	defer up.Close()
 	h, sess, err := gateway(context.Background(), up.URL+serve.Path, "")

@@ -16,8 +16,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"runtime"
-	"runtime/debug"
 
 	"github.com/agnara-go/agnara/bench/internal/serve"
 	"github.com/agnara-go/agnara/bench/load"
@@ -26,9 +24,7 @@ import (
 
 var (
 	upstream = flag.String("upstream", "", "MCP endpoint of the upstream, on a loopback address")
-	gogc     = flag.Int("gogc", 0, "garbage collection target percentage (debug.SetGCPercent; 0: the runtime's, GOGC or 100)")
-	memlimit = flag.Int64("memlimit-mib", 0, "soft memory limit in MiB (debug.SetMemoryLimit; 0: the runtime's, GOMEMLIMIT or none)")
-	procs    = flag.Int("gomaxprocs", 0, "processors running Go code at once (runtime.GOMAXPROCS; 0: the runtime's)")
+	policy   = serve.PolicyFlags()
 )
 
 // proxy returns the reverse proxy to the upstream endpoint raw: every
@@ -54,15 +50,7 @@ func proxy(raw string) (http.Handler, error) {
 
 func main() {
 	serve.Main(func() (http.Handler, error) {
-		if *procs > 0 {
-			runtime.GOMAXPROCS(*procs)
-		}
-		if *gogc != 0 {
-			debug.SetGCPercent(*gogc)
-		}
-		if *memlimit > 0 {
-			debug.SetMemoryLimit(*memlimit << 20)
-		}
+		policy.Apply()
 		return proxy(*upstream)
 	})
 }
