@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,45 @@ func TestPolledCallDifferential(t *testing.T) {
 				t.Errorf("the answer is not where it belongs (polled: %v):\nPOST:\n%s\nGET:\n%s", tc.polled, edgePost.raw, edgeGet.raw)
 			}
 		})
+	}
+}
+
+// TestPolledStreamResumesOnlyForItsCaller attacks a polled call on the
+// edge: once its POST has ended with the close event, another caller's
+// GET with the stream's Last-Event-ID (on the session, with their own
+// valid token) is refused as the SDK refuses a stranger (403) and is sent
+// nothing of the call; the session's own caller then resumes it and gets
+// the answer.
+func TestPolledStreamResumesOnlyForItsCaller(t *testing.T) {
+	const rev = "2025-11-25"
+	gate := make(chan struct{})
+	h, err := mcpexpose.NewHandler(pollApp(t, gate), &mcpexpose.HandlerOptions{Tokens: tokens,
+		Limits: &mcpexpose.Limits{PollAfter: 20 * time.Millisecond, PollRetry: 40 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	client := &http.Client{Timeout: 30 * time.Second}
+	wendy := openSession(t, client, srv.URL, "Bearer writer", rev)
+	post := wendy.send(t, wireRequest{name: "polled", header: sessionHeader(rev), body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait","arguments":{}}}`})
+	m := firstEvent.FindStringSubmatch(post.raw)
+	if m == nil || !strings.Contains(post.raw, "event: close\nretry: 40\n") {
+		t.Fatalf("the POST did not end polled: %d %s", post.status, post.raw)
+	}
+	if h.FastPathRequests() == 0 {
+		t.Fatal("the edge did not answer the call")
+	}
+	// While the call still waits at its gate: a stream the edge would
+	// hold open for its caller is refused at once to another.
+	rita := &sessionConn{url: wendy.url, id: wendy.id, authz: "Bearer reader", client: &http.Client{Timeout: 5 * time.Second}}
+	stolen := rita.resume(t, rev, m[1]+"_0")
+	if stolen.status != http.StatusForbidden || strings.Contains(stolen.raw, "through") {
+		t.Fatalf("another caller's resume: %d %s", stolen.status, stolen.raw)
+	}
+	close(gate)
+	got := wendy.resume(t, rev, m[1]+"_0")
+	if got.status != http.StatusOK || !strings.Contains(got.raw, `"id":7,"result"`) {
+		t.Fatalf("the caller's own resume: %d %s", got.status, got.raw)
 	}
 }
