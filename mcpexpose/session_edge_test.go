@@ -364,7 +364,11 @@ func FuzzSessionEdge(f *testing.F) {
 		}
 	}
 	edgeApp, sdkApp := newDiffApp(f), newDiffApp(f)
-	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: &mcpexpose.ServerOptions{Identity: mapper, ForwardLogs: true}}
+	// Calls may be polled (answered before they are): the edge answers
+	// them apart from their POST (polled.go), and must still answer as
+	// the SDK does.
+	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: &mcpexpose.ServerOptions{Identity: mapper, ForwardLogs: true},
+		Limits: &mcpexpose.Limits{PollAfter: time.Minute}}
 	edgeH, err := mcpexpose.NewHandler(edgeApp.snap, &opts)
 	if err != nil {
 		f.Fatal(err)
