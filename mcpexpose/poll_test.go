@@ -93,6 +93,9 @@ func TestPollEndsStreamAndResumes(t *testing.T) {
 	if len(ids) != 1 {
 		t.Fatalf("event ids %q, want the priming event's", ids)
 	}
+	if h.FastPathRequests() != 1 {
+		t.Errorf("the edge answered %d requests, want the call (ADR 76)", h.FastPathRequests())
+	}
 
 	free()
 	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
@@ -176,6 +179,9 @@ func TestPollGoClient(t *testing.T) {
 	runs.Range(func(any, any) bool { n++; return true })
 	if n != 1 {
 		t.Errorf("the handler ran %d times, want once", n)
+	}
+	if h.FastPathRequests() == 0 {
+		t.Error("the edge did not answer the call (ADR 76)")
 	}
 }
 
