@@ -105,7 +105,7 @@ func (s *server) callTool(ctx context.Context, rec *record, req *mcp.CallToolReq
 		// What the SDK refuses of a tool handler's result
 		// (handleMultiRoundTripResult), refused here on either route.
 		s.sdkLogger.Warn("handler returned both content and inputRequests")
-		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
+		err = errBothResults
 	}
 	if err != nil && label != agnara.LabelCanceled {
 		s.audit(ctx, req, t, p, agnara.LabelError, nil)

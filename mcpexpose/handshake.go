@@ -251,18 +251,16 @@ func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, 
 		cancel()
 	}()
 	s := h.srv
-	extra := &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}
 	se := h.sessionEvents(r, ls)
 	var res mcp.Result
 	var err error
+	var cs *callStream
 	if fc.List {
-		res, err = s.listToolsOf(ctx, rec, &mcp.ListToolsRequest{Session: ls.ss, Params: &mcp.ListToolsParams{Meta: fc.Decoded}, Extra: extra})
+		res, err = s.listToolsOf(ctx, rec, &mcp.ListToolsRequest{Session: ls.ss, Params: &mcp.ListToolsParams{Meta: fc.Decoded}, Extra: &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}})
 	} else {
-		params := &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: fc.Args}
-		req := &mcp.CallToolRequest{Session: ls.ss, Params: params, Extra: extra}
-		var cs *callStream
+		req := sessionCall(r, rec, ls)
 		var route callRoute // none: the session's capabilities, read by the call
-		if params.GetProgressToken() != nil || s.opts.ForwardLogs || (rec.tool != nil && rec.tool.asks) {
+		if req.Params.GetProgressToken() != nil || s.opts.ForwardLogs || (rec.tool != nil && rec.tool.asks) {
 			cs = &callStream{w: w, sess: se, level: h.sessions.logLevel(ls), holder: r.Context()}
 			route = &edgeCaps{h: h, req: req, stream: cs}
 			h.sessions.keepStream(ls, cs)
@@ -270,22 +268,29 @@ func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, 
 		}
 		res, err = s.callTool(ctx, rec, req, route)
 		res = finished(res)
-		if cs != nil {
-			h.fastServed.Add(1)
-			buf := wire.GetBuf()
-			defer wire.PutBuf(buf)
-			s.wire.Response(buf, fc, res, err, false)
-			if cs.finish(buf.Bytes()) {
-				return // after the events it began with, to whoever holds the stream now
-			}
-			h.writeSession(w, se, buf.Bytes())
-			return
-		}
 	}
 	h.fastServed.Add(1) // before the write, as answer counts
+	h.finishSession(w, se, cs, fc, res, err)
+}
+
+// sessionCall is the SDK's request value of rec, a tools/call POSTed as r
+// that the edge answers on the live session ls.
+func sessionCall(r *http.Request, rec *record, ls *liveSession) *mcp.CallToolRequest {
+	fc := rec.fast
+	return &mcp.CallToolRequest{Session: ls.ss, Params: &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: fc.Args}, Extra: &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}}
+}
+
+// finishSession writes the answer to fc, res or err, on the session's
+// stream se: as the last event after those cs began with, to whichever
+// request holds the stream now; or, when there is no cs or it told
+// nothing, whole on w (writeSession).
+func (h *Handler) finishSession(w http.ResponseWriter, se *sessionEvents, cs *callStream, fc *wire.Call, res mcp.Result, err error) {
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
-	s.wire.Response(buf, fc, res, err, false)
+	h.srv.wire.Response(buf, fc, res, err, false)
+	if cs != nil && cs.finish(buf.Bytes()) {
+		return
+	}
 	h.writeSession(w, se, buf.Bytes())
 }
 

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/internal/mcpversion"
-	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A call on a 2025-11-25 session with Limits.PollAfter set is polled: once
@@ -40,7 +38,7 @@ func pollsAsTheSDK(r *http.Request, ls *liveSession) bool {
 // answers.
 func (h *Handler) answerPolled(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) {
 	fc, s := rec.fast, h.srv
-	req := &mcp.CallToolRequest{Session: ls.ss, Params: &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: fc.Args}, Extra: &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}}
+	req := sessionCall(r, rec, ls)
 	cs := &callStream{w: w, sess: h.sessionEvents(r, ls), level: h.sessions.logLevel(ls), holder: r.Context()}
 	route := &edgeCaps{h: h, req: req, stream: cs}
 	h.sessions.keepStream(ls, cs)
@@ -60,12 +58,7 @@ func (h *Handler) answerPolled(ctx context.Context, cancel context.CancelFunc, w
 			}
 		}()
 		res, err := s.callTool(ctx, rec, req, route)
-		buf := wire.GetBuf()
-		defer wire.PutBuf(buf)
-		s.wire.Response(buf, fc, finished(res), err, false)
-		if !cs.finish(buf.Bytes()) {
-			h.writeSession(w, cs.sess, buf.Bytes()) // nothing told, not polled: whole
-		}
+		h.finishSession(w, cs.sess, cs, fc, finished(res), err)
 	}()
 	t := time.NewTimer(s.pollAfter)
 	defer t.Stop()

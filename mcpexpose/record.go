@@ -138,20 +138,6 @@ func (rec *record) key() string {
 // own record of a request it hands over stays the edge's: nothing carries
 // it to the SDK, in ctx or under the token facts (ADR 75).
 func (s *server) recordOf(ctx context.Context, method string, req mcp.Request) (*record, func()) {
-	rec := s.recordFor(ctx, method, req)
-	return rec, func() { rec.release(s) }
-}
-
-// callerOf returns who req, a request of method the middleware is
-// handling, acts as: its record's caller.
-func (s *server) callerOf(ctx context.Context, method string, req mcp.Request) (policy.Principal, error) {
-	rec, release := s.recordOf(ctx, method, req)
-	defer release()
-	return rec.principal()
-}
-
-// recordFor builds the record of a request of method that no edge read.
-func (s *server) recordFor(ctx context.Context, method string, req mcp.Request) *record {
 	rec := &record{method: method}
 	if extra := req.GetExtra(); extra != nil {
 		rec.ti = extra.TokenInfo
@@ -166,7 +152,15 @@ func (s *server) recordFor(ctx context.Context, method string, req mcp.Request) 
 		rec.modern = r.ProtocolVersion() >= modernVersion
 	}
 	s.fill(ctx, rec, true)
-	return rec
+	return rec, func() { rec.release(s) }
+}
+
+// callerOf returns who req, a request of method the middleware is
+// handling, acts as: its record's caller.
+func (s *server) callerOf(ctx context.Context, method string, req mcp.Request) (policy.Principal, error) {
+	rec, release := s.recordOf(ctx, method, req)
+	defer release()
+	return rec.principal()
 }
 
 // methodListen opens a 2026-07-28 subscription stream (SEP-2575).
