@@ -26,7 +26,14 @@ check: deps engines fmt-check vet api-check
 # Pinned MCP peers (official conformance suite on Node 22, TypeScript SDK
 # client) from conformance/package-lock.json; installed once, again when the
 # lockfile changes.
-deps: conformance/node_modules/.installed
+deps: conformance/node_modules/.installed peers/authserver/.modules
+
+# The authorization server the gateway's credential tests start on
+# loopback (peers/authserver, zitadel/oidc's OpenID provider; built by
+# internal/astest): its Go modules, from the module proxy.
+peers/authserver/.modules: peers/authserver/go.sum
+	cd peers/authserver && $(GO) mod download && $(GO) mod verify
+	touch $@
 
 conformance/node_modules/.installed: conformance/package-lock.json
 	cd conformance && npm ci --no-audit --no-fund --loglevel=error
@@ -87,6 +94,7 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	cd peers/authserver && $(GO) vet ./...
 
 # staticcheck, pinned, from the Go module proxy. Deliberate exceptions are
 # marked in the code with //lint:ignore or //lint:file-ignore and a reason.
@@ -98,6 +106,7 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 	cd bench && $(GO) run $(STATICCHECK) ./...
 	cd api && $(GO) run $(STATICCHECK) ./...
+	cd peers/authserver && $(GO) run $(STATICCHECK) ./... && $(GO) test -count=1 ./...
 
 unit:
 	$(GO) test -race -count=1 ./...
