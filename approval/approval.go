@@ -166,6 +166,14 @@ type Intent struct {
 	// both valid UTF-8 without NUL.
 	Description string
 	Server      string
+	// Credential names whose authority the write reaches its server with,
+	// as the host says, for approvers to read: package gateway's upstream
+	// credentials, "gateway" (the gateway's own identity) or
+	// "token_exchange" (the requester's own token, exchanged). Never a
+	// credential itself; not part of the intent's identity (a gateway's
+	// binding revision covers it); at most 64 bytes of valid UTF-8 without
+	// NUL, and may be empty.
+	Credential string
 }
 
 // MaxArguments is the largest Intent.Arguments, in bytes, a store records.

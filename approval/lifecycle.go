@@ -43,6 +43,9 @@ func checkIntent(in Intent) (Intent, error) {
 	if err := checkText("server", in.Server, 128); err != nil {
 		return Intent{}, err
 	}
+	if err := checkText("credential", in.Credential, 64); err != nil {
+		return Intent{}, err
+	}
 	if len(in.Arguments) > MaxArguments {
 		return Intent{}, fmt.Errorf("%w: arguments are %d bytes; the limit is %d", ErrInvalid, len(in.Arguments), MaxArguments)
 	}
@@ -111,11 +114,11 @@ func (s *sqlStore) Prepare(ctx context.Context, in Intent) (Approval, error) {
 		b := in.Binding
 		_, err = tx.ExecContext(ctx, `INSERT INTO approvals (id, idempotency_key, state, tool, binding_id,
 			binding_revision, scope_id, scope_revision, effect, principal_id, principal_issuer,
-			arguments, arguments_digest, summary, created_at, expires_at, description, server)
-			VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+			arguments, arguments_digest, summary, created_at, expires_at, description, server, credential)
+			VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 			id, in.IdempotencyKey, b.Tool, b.ID, b.Revision, b.ScopeID, b.ScopeRevision, b.Effect,
 			in.PrincipalID, in.PrincipalIssuer, []byte(in.Arguments), in.ArgumentsDigest, in.Summary,
-			nanos(now), nanos(now.Add(s.opts.PendingTTL)), in.Description, in.Server)
+			nanos(now), nanos(now.Add(s.opts.PendingTTL)), in.Description, in.Server, in.Credential)
 		if err != nil {
 			return s.fail("prepare", err)
 		}

@@ -149,13 +149,20 @@ CREATE TABLE inbox_signins (
 );
 CREATE INDEX inbox_signins_expiry ON inbox_signins (expires_at);
 `},
+	// 3: whose credential a write reaches its server with, for approvers
+	// to read (Intent.Credential; issue 40).
+	{sqlite: `
+ALTER TABLE approvals ADD COLUMN credential TEXT NOT NULL DEFAULT '';
+`, postgres: `
+ALTER TABLE approvals ADD COLUMN credential TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // SchemaVersion is the schema version this build writes and understands,
 // on SQLite (PRAGMA user_version) and on PostgreSQL (table approval_schema)
 // alike. OpenSQLite and OpenPostgres refuse a database with a higher one;
 // OpenPostgres also one with a lower one.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrate brings the SQLite database to SchemaVersion in one transaction, or
 // refuses a database written by a newer build.

@@ -121,7 +121,7 @@ const approvalColumns = `id, idempotency_key, state, tool, binding_id, binding_r
 	scope_id, scope_revision, effect, principal_id, principal_issuer, arguments,
 	arguments_digest, summary, created_at, expires_at, decided_by, decided_at, note,
 	claimed_at, receipt_effect, receipt_code, receipt_result, receipt_at,
-	recon_by, recon_effect, recon_evidence, recon_at, description, server`
+	recon_by, recon_effect, recon_evidence, recon_at, description, server, credential`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -140,7 +140,7 @@ func scanApproval(row scanner) (Approval, error) {
 		&in.PrincipalID, &in.PrincipalIssuer, &args, &in.ArgumentsDigest, &in.Summary,
 		&created, &expires, &a.DecidedBy, &decided, &a.Note, &claimed,
 		&rEffect, &rCode, &rResult, &rAt, &reconBy, &reconEffect, &reconEvidence, &reconAt,
-		&in.Description, &in.Server)
+		&in.Description, &in.Server, &in.Credential)
 	if err != nil {
 		return Approval{}, err
 	}

@@ -84,6 +84,19 @@ var funcs = template.FuncMap{
 	"short":  func(s string) string { return shorten(s, 24) },
 	"result": readResult,
 	"lines":  lines,
+	"actsAs": actsAs,
+}
+
+// actsAs says whose authority a write reaches its server with, from its
+// approval's credential (approval.Intent.Credential).
+func actsAs(credential string) string {
+	switch credential {
+	case "gateway":
+		return "the gateway's own identity"
+	case "token_exchange":
+		return "the requester's own token, exchanged for this server"
+	}
+	return credential
 }
 
 // shorten cuts s to n runes with an ellipsis.

@@ -33,6 +33,7 @@ func prepareTool(t *testing.T, s approval.Store, requester, summary, args string
 		IdempotencyKey: "key-" + summary + requester + digest, Summary: summary,
 		Description: "Create multiple new entities in the knowledge graph, each with a name, a type and observations.",
 		Server:      "notes",
+		Credential:  "token_exchange",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +202,9 @@ func TestInboxPagesFitTheScreen(t *testing.T) {
 		}
 		if got := text(t, alice, "#server"); got != "notes" {
 			t.Errorf("the server reads %q", got)
+		}
+		if got := text(t, alice, "#credential"); got != "the requester's own token, exchanged for this server" {
+			t.Errorf("whose authority the write goes with reads %q", got)
 		}
 		shootPage(t, alice, filepath.Join(dir, "history-"+size.name+".png"))
 

@@ -315,6 +315,9 @@ func writeApproval(out io.Writer, a approval.Approval, evs []approval.Event) {
 	row("Binding", printable(b.ID)+" @ "+printable(b.Revision))
 	row("Scope", printable(b.ScopeID)+" @ "+printable(b.ScopeRevision))
 	row("Requester", principal(in.PrincipalID, in.PrincipalIssuer))
+	if in.Credential != "" {
+		row("Acts as", actsAs(in.Credential))
+	}
 	row("Idempotency key", printable(in.IdempotencyKey))
 	row("Created", stamp(a.CreatedAt))
 	if a.State == approval.StatePending || a.State == approval.StateApproved {
@@ -541,4 +544,16 @@ func statesList() string {
 		ss = append(ss, string(st))
 	}
 	return strings.Join(ss, ", ")
+}
+
+// actsAs says whose authority a write reaches its server with, from its
+// approval's credential (approval.Intent.Credential).
+func actsAs(credential string) string {
+	switch credential {
+	case "gateway":
+		return "the gateway's own identity (gateway)"
+	case "token_exchange":
+		return "the requester's own token, exchanged for the server (token_exchange)"
+	}
+	return printable(credential)
 }

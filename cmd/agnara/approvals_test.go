@@ -102,7 +102,9 @@ func fixture(t *testing.T, d database) (pending, approved, completed string) {
 	s := d.open(t, &approval.Options{Clock: func() time.Time { return at }})
 	defer s.Close()
 	ctx := context.Background()
-	c, err := s.Prepare(ctx, intent(t, "k1", "gw.update_document", "alice", `{"id":42,"title":"Q3 plan"}`))
+	in := intent(t, "k1", "gw.update_document", "alice", `{"id":42,"title":"Q3 plan"}`)
+	in.Credential = "token_exchange" // a gateway upstream that acts as the requester
+	c, err := s.Prepare(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +191,7 @@ func testShow(t *testing.T, d database) {
 		"Binding:          document-service @ sha256:abc",
 		"Scope:            sandbox-documents @ scope-1",
 		"Requester:        alice (https://idp.example)",
+		"Acts as:          the requester's own token, exchanged for the server (token_exchange)",
 		`Decided:          bob at 2026-12-01T09:01:00Z (note: "checked")`,
 		"Claimed:          2026-12-01T09:01:00Z",
 		"Receipt:          unknown at 2026-12-01T09:01:00Z, reason mcp_timeout",
