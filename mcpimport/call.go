@@ -31,6 +31,12 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (execution.Resu
 			return execution.Result{}, t.fail(ec, ReasonScopeDenied, err)
 		}
 	}
+	if code, err := c.authorized(ec, ec.Principal()); code != "" {
+		if ec.Err() != nil {
+			return execution.Result{}, ec.Err()
+		}
+		return execution.Result{}, t.fail(ec, code, err)
+	}
 	if t.turn != nil {
 		select {
 		case t.turn <- struct{}{}:
@@ -130,6 +136,9 @@ func (t *tool) questionsFailed(ec *execution.Context, qerr error) error {
 // classify names the failure of a tools/call request that returned err.
 func classify(ctx context.Context, err error) execution.Reason {
 	var wire *jsonrpc.Error
+	if r := credentialReason(err); r != "" {
+		return r // the host's transport refused before sending (credential.go)
+	}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return ReasonTimeout

@@ -63,7 +63,11 @@ type Catalog struct {
 	limits  Limits
 	logger  *slog.Logger
 	store   approval.Store // write catalogs only
-	tools   []*tool        // in snapshot order
+	// authorize is the session's ConnectOptions.Authorizer, or nil.
+	authorize Authorizer
+	// credential is the session's ConnectOptions.Credential.
+	credential string
+	tools      []*tool // in snapshot order
 	// Catalogs of resources and prompts (DiscoverFeatures) only, in
 	// snapshot order.
 	resources []*resource
@@ -179,12 +183,14 @@ func discover(ctx context.Context, sess *Session, sels []selection, o Options, v
 	}
 
 	c := &Catalog{
-		session: session,
-		tasks:   sess.tasks,
-		monitor: monitor,
-		limits:  limits,
-		logger:  o.Logger,
-		store:   store,
+		session:    session,
+		authorize:  sess.authorize,
+		credential: sess.credential,
+		tasks:      sess.tasks,
+		monitor:    monitor,
+		limits:     limits,
+		logger:     o.Logger,
+		store:      store,
 	}
 	c.valid.Store(&validity{gen: w.gen, stale: w.stale})
 	snap := &Snapshot{schemaVersion: version, serverID: serverID, protocolVersion: w.version}

@@ -142,6 +142,11 @@ var callFailures = map[execution.Reason]callFailure{
 	ReasonTaskCancelled:     {execution.Unavailable, "the remote server cancelled the tool's task"},
 	ReasonTaskLost:          {execution.Unavailable, "the remote server no longer knows the tool's task"},
 
+	// Requests made for a caller with the caller's own credential
+	// (credential.go).
+	ReasonCredentialRefused:     {execution.Forbidden, credentialRefusedMessage},
+	ReasonCredentialUnavailable: {execution.Unavailable, credentialUnavailableMessage},
+
 	// Reads of imported resources (features.go).
 	ReasonResourceNotFound: {execution.NotFound, "the remote server has no such resource"},
 

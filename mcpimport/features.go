@@ -111,7 +111,7 @@ func DiscoverFeatures(ctx context.Context, sess *Session, bindings FeatureBindin
 	if err != nil {
 		return nil, err
 	}
-	c := &Catalog{session: sess.cs, monitor: sess.mon, limits: limits, logger: o.Logger}
+	c := &Catalog{session: sess.cs, authorize: sess.authorize, monitor: sess.mon, limits: limits, logger: o.Logger}
 	c.valid.Store(&validity{gen: w.gen, stale: w.stale})
 	snap := &Snapshot{schemaVersion: FeatureSnapshotSchemaVersion, serverID: sess.serverID, protocolVersion: w.version}
 	for _, s := range sels {
@@ -408,6 +408,9 @@ var featureFailures = map[execution.Reason]string{
 	ReasonResultUnsupported: "the remote server's answer holds content that cannot be passed on",
 	ReasonResultTooLarge:    "the remote server's answer is too large",
 	ReasonResourceNotFound:  "the remote server has no such resource",
+
+	ReasonCredentialRefused:     credentialRefusedMessage,
+	ReasonCredentialUnavailable: credentialUnavailableMessage,
 }
 
 // featureFailure returns the canonical failure of a failed read or get.

@@ -207,6 +207,9 @@ func (p *prompt) get(ctx context.Context, args json.RawMessage) ([]execution.Mes
 	if err := json.Unmarshal(args, &values); err != nil {
 		return nil, c.failFeature(ctx, "prompt", p.entry.RemoteName, ReasonInvalidArguments, err)
 	}
+	if code, err := c.authorizedFor(ctx); code != "" {
+		return nil, c.failFeature(ctx, "prompt", p.entry.RemoteName, code, err)
+	}
 	gctx, cancel := context.WithTimeout(ctx, c.limits.CallTimeout)
 	defer cancel()
 	res, err := c.session.GetPrompt(gctx, &mcp.GetPromptParams{Name: p.entry.RemoteName, Arguments: values})

@@ -314,6 +314,9 @@ func (r *resource) read(ctx context.Context, uri string) ([]execution.Content, e
 	if code, ok := c.monitor.currentFeatures(gen); !ok {
 		return nil, c.failFeature(ctx, "resource", r.entry.RemoteURI, code, nil)
 	}
+	if code, err := c.authorizedFor(ctx); code != "" {
+		return nil, c.failFeature(ctx, "resource", r.entry.RemoteURI, code, err)
+	}
 	rctx, cancel := context.WithTimeout(ctx, c.limits.CallTimeout)
 	defer cancel()
 	res, err := c.session.ReadResource(rctx, &mcp.ReadResourceParams{URI: uri})

@@ -20,6 +20,9 @@ type Session struct {
 	mon      *Monitor
 	tasks    *taskRegistry // nil unless ConnectOptions.Tasks
 	fast     *fastCaller   // nil unless Connect set up the fast path (fastcall.go)
+
+	authorize  Authorizer // ConnectOptions.Authorizer
+	credential string     // ConnectOptions.Credential
 }
 
 // ConnectOptions configures [Connect]. A nil *ConnectOptions and every zero
@@ -51,6 +54,14 @@ type ConnectOptions struct {
 	// fraction of the cost; see docs/gateway.md, "Cost", and ADR 44 for what
 	// it takes and what it leaves to the SDK. Default: false.
 	DisableFastPath bool
+	// Authorizer, when set, is asked before anything is sent upstream on a
+	// caller's behalf ([Authorizer]). Default: none.
+	Authorizer Authorizer
+	// Credential names, for approvers, whose authority requests to the
+	// remote server carry (package gateway: its upstream's credentials,
+	// such as "token_exchange"); recorded in each write's approval
+	// (approval.Intent.Credential). At most 64 bytes. Default: "".
+	Credential string
 }
 
 // Connect connects to the remote server the host calls serverID (1 to 128
@@ -125,7 +136,7 @@ func Connect(ctx context.Context, serverID string, transport mcp.Transport, opts
 	if fast != nil && !fast.arm(cs) {
 		fast = nil
 	}
-	return &Session{serverID: serverID, cs: cs, mon: mon, tasks: tasks, fast: fast}, nil
+	return &Session{serverID: serverID, cs: cs, mon: mon, tasks: tasks, fast: fast, authorize: o.Authorizer, credential: o.Credential}, nil
 }
 
 // NewSession pairs a client session the host connected itself with its

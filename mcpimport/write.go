@@ -209,6 +209,7 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 		Summary:         t.entry.Title,
 		Description:     approvalDescription(t.entry.Description),
 		Server:          t.cat.snap.serverID,
+		Credential:      t.cat.credential,
 	}
 	a, err := c.store.Prepare(ec, intent)
 	if err != nil {
@@ -227,6 +228,14 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	case approval.StateCompleted:
 		return t.receipt(&a)
 	case approval.StateApproved:
+		// The caller's credential first: a caller who cannot have one
+		// leaves the approval approved, to claim once they can.
+		if code, err := c.authorized(ec, caller); code != "" {
+			if ec.Err() != nil {
+				return execution.Result{}, ec.Err()
+			}
+			return execution.Result{}, t.fail(ec, code, err)
+		}
 		return t.dispatch(ec, intent, args, a, false)
 	}
 	return execution.Result{}, t.fail(ec, approval.ReasonUnavailable, errors.New("approval in state "+string(a.State)))
@@ -431,6 +440,12 @@ func (t *tool) dispatch(ec *execution.Context, intent approval.Intent, args json
 		}
 	case err != nil:
 		code = classify(ctx, err)
+		if credentialReason(err) != "" {
+			// The host's transport refused before sending: nothing left.
+			record(approval.Receipt{Effect: stopped, Reason: code})
+			t.fail(ec, code, err)
+			return execution.Result{}, writeFailure(code, &claimed, stopped)
+		}
 	default:
 		if cur, ok := c.monitor.current(gen); !ok {
 			code = cur
