@@ -150,10 +150,58 @@ type HTTPUpstream struct {
 	// half's fast path. 2025-11-25 keeps one session for every call, which
 	// costs an SDK-based upstream less and the gateway more. (protocol)
 	Protocol string `yaml:"protocol"`
+	// Credentials says whose authority a request to the upstream carries
+	// (docs/gateway.md, "Credentials"):
+	//
+	//   - "gateway" (the default): the gateway's own identity, the tokens
+	//     OAuth gets, or none. Every caller reaches the upstream as the
+	//     gateway.
+	//   - "token_exchange": each caller's own. The gateway exchanges the
+	//     caller's verified token at the authorization server (RFC 8693)
+	//     for one whose audience is the upstream, as TokenExchange says,
+	//     and sends that; the caller's token never reaches the upstream.
+	//     Needs auth.issuer, and the 2026-07-28 revision upstream, where
+	//     every request stands alone.
+	//
+	// Callers' tokens are never forwarded as they are. Requests the gateway
+	// makes for no caller (discovery, pings) carry the gateway's identity
+	// in every mode. (credentials)
+	Credentials string `yaml:"credentials"`
+	// TokenExchange is how the gateway exchanges a caller's token for the
+	// upstream; required with credentials "token_exchange". (token_exchange)
+	TokenExchange *TokenExchange `yaml:"token_exchange"`
 	// OAuth, when set, gets the gateway its own tokens for the upstream with
-	// the client credentials grant. Callers' tokens are never forwarded.
-	// (oauth)
+	// the client credentials grant: the gateway's identity. (oauth)
 	OAuth *ClientCredentials `yaml:"oauth"`
+}
+
+// The values of [HTTPUpstream].Credentials, also what an audit record's
+// credential names (docs/audit.md).
+const (
+	CredentialsGateway       = "gateway"
+	CredentialsTokenExchange = "token_exchange"
+)
+
+// TokenExchange is the gateway's client at the authorization server that
+// issued its callers' tokens (auth.issuer), and what it asks for there on a
+// caller's behalf (RFC 8693): a token for Resource (RFC 8707), with at most
+// Scopes, for the caller's own subject. An exchanged token is kept per
+// caller and upstream until shortly before it expires.
+type TokenExchange struct {
+	// TokenURL is the authorization server's token endpoint. (token_url)
+	TokenURL string `yaml:"token_url"`
+	// ClientID is the gateway's client id there. (client_id)
+	ClientID string `yaml:"client_id"`
+	// ClientSecretEnv names the environment variable holding the client
+	// secret. (client_secret_env)
+	ClientSecretEnv string `yaml:"client_secret_env"`
+	// Scopes are the scopes to ask for: what the upstream's bindings need,
+	// no more. The authorization server grants at most what the caller's
+	// own token holds. Default: none named (the server decides). (scopes)
+	Scopes []string `yaml:"scopes"`
+	// Resource is the upstream's resource identifier, the audience of the
+	// exchanged token (RFC 8707). Default: the upstream URL. (resource)
+	Resource string `yaml:"resource"`
 }
 
 // ClientCredentials are the gateway's own credentials at an upstream's

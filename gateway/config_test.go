@@ -210,3 +210,30 @@ func TestParseTaskBindings(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCredentials: an HTTP upstream's credentials, each mistake with
+// what to do.
+func TestParseCredentials(t *testing.T) {
+	t.Setenv("GATEWAY_TEST_SET", "x")
+	issuer := strings.Replace(valid, "development: {scopes: [a:read]}", "{issuer: http://127.0.0.1:3, resource: http://127.0.0.1:8090/mcp}", 1)
+	exchange := "token_exchange: {token_url: http://127.0.0.1:2/token, client_id: gw, client_secret_env: GATEWAY_TEST_SET, scopes: [orders.read]}"
+	for _, tc := range []struct{ name, base, http, want string }{
+		{"the gateway's identity, named", valid, "credentials: gateway", ""},
+		{"token exchange", issuer, "credentials: token_exchange, " + exchange, ""},
+		{"token exchange at 2026-07-28", issuer, "credentials: token_exchange, protocol: 2026-07-28, " + exchange, ""},
+		{"unknown mode", valid, "credentials: forward", `upstreams[0].http.credentials: "forward": want gateway (the gateway's own identity) or token_exchange`},
+		{"exchange without its block", issuer, "credentials: token_exchange", "upstreams[0].http.token_exchange: say how to exchange a caller's token"},
+		{"a block without the mode", issuer, exchange, "upstreams[0].http.token_exchange: the upstream is reached with the gateway's identity: set credentials: token_exchange"},
+		{"exchange for a development principal", valid, "credentials: token_exchange, " + exchange, "upstreams[0].http.credentials: token_exchange exchanges each caller's token, and a development principal has none"},
+		{"exchange on a session", issuer, "credentials: token_exchange, protocol: 2025-11-25, " + exchange, `upstreams[0].http.protocol: "2025-11-25": a caller's own credential needs 2026-07-28`},
+		{"exchange secret unset", issuer, "credentials: token_exchange, " + strings.Replace(exchange, "GATEWAY_TEST_SET", "GATEWAY_TEST_UNSET", 1), "token_exchange.client_secret_env: the environment variable GATEWAY_TEST_UNSET is not set"},
+		{"exchange token url", issuer, "credentials: token_exchange, " + strings.Replace(exchange, "http://127.0.0.1:2/token", "http://as.example.com/token", 1), "token_exchange.token_url: \"http://as.example.com/token\": want the authorization server's token endpoint, https"},
+		{"exchange resource", issuer, "credentials: token_exchange, " + strings.Replace(exchange, "scopes:", "resource: urn:orders, scopes:", 1), `token_exchange.resource: "urn:orders": want an absolute http(s) URI`},
+	} {
+		yaml := strings.Replace(tc.base, "stdio: {command: server}", "http: {url: http://127.0.0.1:1/mcp, "+tc.http+"}", 1)
+		_, err := gateway.Parse("gw.yaml", []byte(yaml))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

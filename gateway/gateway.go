@@ -79,6 +79,10 @@ type Options struct {
 	// before it serves: a host attaches what reads the gateway's state
 	// (prommcp.Metrics.Gateway and Handler do). Default: none.
 	Started func(*Gateway)
+	// Audit, when set, receives an audit record of each decided tools/call
+	// (see [mcpexpose.AuditSink]); the record of an imported tool names
+	// its upstream's credentials (AuditRecord.Credential). Default: none.
+	Audit mcpexpose.AuditSink
 	// Reload, when set, makes the gateway reload ([Gateway.Reload]) each
 	// time a value is received from it, from Start until Close; the
 	// command `agnara gateway` feeds it SIGHUP.
@@ -142,6 +146,9 @@ type Gateway struct {
 	opts   Options
 	logger *slog.Logger
 	ups    []*upstream
+	// subjects holds each verified caller's token, for the upstreams
+	// whose credentials are "token_exchange" (exchange.go); nil when none.
+	subjects *subjectTokens
 
 	mu       sync.Mutex // serializes publish; guards each upstream's served state, and lock
 	lock     *Lock
@@ -196,6 +203,12 @@ func New(cfg Config, opts *Options) (*Gateway, error) {
 	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	o.StartTimeout = cmp.Or(o.StartTimeout, 30*time.Second)
 	g := &Gateway{cfg: cfg, opts: o, logger: o.Logger, store: o.Approvals}
+	for _, u := range cfg.Upstreams {
+		if u.HTTP != nil && u.HTTP.Credentials == CredentialsTokenExchange {
+			g.subjects = newSubjectTokens()
+			break
+		}
+	}
 	for i := range g.cfg.Upstreams {
 		g.ups = append(g.ups, newUpstream(g, &g.cfg.Upstreams[i]))
 	}
@@ -429,6 +442,9 @@ func (g *Gateway) handlerOptions(ctx context.Context) (*mcpexpose.HandlerOptions
 			MaxSessionsPerPrincipal: g.cfg.Limits.MaxSessionsPerPrincipal,
 		},
 	}
+	if g.opts.Audit != nil {
+		opts.Server.Audit = credentialAudit{sink: g.opts.Audit, modes: g.credentialModes()}
+	}
 	if r := g.cfg.Limits.RateLimit; r != nil {
 		opts.Server.RateLimit = agnara.RateLimit{Rate: r.PerSecond, Burst: r.Burst}
 	}
@@ -439,6 +455,9 @@ func (g *Gateway) handlerOptions(ctx context.Context) (*mcpexpose.HandlerOptions
 			return nil, fmt.Errorf("auth: %w", err)
 		}
 		opts.Tokens = v.Verify
+		if g.subjects != nil {
+			opts.Tokens = g.subjects.keep(v.Verify)
+		}
 		opts.Resource = &mcpexpose.Resource{URL: a.Resource, AuthorizationServers: []string{a.Issuer}}
 	case a.Development != nil:
 		dev := policy.NewPrincipal(a.Development.Principal, a.Development.Scopes)

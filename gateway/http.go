@@ -18,8 +18,22 @@ import (
 // own client credentials when configured (never a caller's token), a
 // bound on every response body to a POST, and a connection pool sized for
 // a gateway's concurrent calls.
-func httpClient(ctx context.Context, h *HTTPUpstream, maxBody int, lookupEnv func(string) (string, bool)) *http.Client {
+//
+// With x (credentials "token_exchange"), a request made for a caller
+// carries the caller's exchanged token instead (callerCredentials), and
+// only a request made for no caller the gateway's identity.
+func httpClient(ctx context.Context, h *HTTPUpstream, maxBody int, lookupEnv func(string) (string, bool), x *exchanger) *http.Client {
 	tr := mcpimport.HTTPClient(nil).Transport // pooled for concurrent calls
+	c := gatewayClient(ctx, h, tr, maxBody, lookupEnv)
+	if x == nil {
+		return c
+	}
+	return &http.Client{Transport: &callerCredentials{x: x, caller: LimitBodies(tr, int64(maxBody)), gateway: c.Transport}}
+}
+
+// gatewayClient is httpClient for requests carrying the gateway's own
+// identity.
+func gatewayClient(ctx context.Context, h *HTTPUpstream, tr http.RoundTripper, maxBody int, lookupEnv func(string) (string, bool)) *http.Client {
 	base := &http.Client{Transport: LimitBodies(tr, int64(maxBody))}
 	if h.OAuth == nil {
 		return base

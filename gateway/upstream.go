@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/agnara-go/agnara/mcpimport"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +52,10 @@ type upstream struct {
 	// hasFeatures.
 	features    mcpimport.FeatureBindings
 	hasFeatures bool
+
+	// exchange gets each caller's token for an HTTP upstream with
+	// credentials "token_exchange" (exchange.go); nil otherwise.
+	exchange *exchanger
 
 	// Guarded by g.mu.
 	served      served
@@ -112,6 +118,11 @@ func newUpstream(g *Gateway, cfg *Upstream) *upstream {
 		warned:   map[string]string{},
 	}
 	u.features, u.hasFeatures = featureBindings(cfg)
+	if h := cfg.HTTP; h != nil && h.Credentials == CredentialsTokenExchange {
+		secret, _ := os.LookupEnv(h.TokenExchange.ClientSecretEnv) // New checked it is set
+		as := &http.Client{Transport: LimitBodies(mcpimport.HTTPClient(nil).Transport, exchangeBodyLimit+1), Timeout: exchangeTimeout}
+		u.exchange = newExchanger(cfg.Name, h, secret, as, g.subjects, u.logger)
+	}
 	u.limits.CallTimeout = max(u.limits.CallTimeout, 0)
 	if u.limits.CallTimeout == 0 {
 		u.limits.CallTimeout = mcpimport.DefaultLimits().CallTimeout
@@ -141,7 +152,7 @@ func newUpstream(g *Gateway, cfg *Upstream) *upstream {
 		u.writes[t.Remote] = mcpimport.WriteBinding{
 			Name: t.Name, Title: t.Title, Description: t.Description, Effect: approval.Effect(t.Write),
 			Scopes: slices.Clone(t.Scopes), ScopeValidator: validator,
-			BindingID: cfg.Name, BindingRevision: bindingRevision(t),
+			BindingID: cfg.Name, BindingRevision: bindingRevision(t, cfg),
 			ScopeID: t.ApprovalScope, ScopeRevision: t.ApprovalScopeRevision,
 			Profile: profile(t.Profile),
 		}
@@ -156,8 +167,16 @@ func anyIdentifiedCaller(context.Context, policy.Principal, json.RawMessage) err
 
 // bindingRevision names a write binding's declaration: approvals record it,
 // and a changed declaration is a new revision.
-func bindingRevision(t Tool) string {
+//
+// Whose authority the write reaches its upstream with is part of it when
+// it is not the gateway's own (the revisions of those predate the
+// choice): an approval given for a write as the gateway does not let it go
+// as the caller, nor the other way round.
+func bindingRevision(t Tool, u *Upstream) string {
 	b, _ := json.Marshal(t)
+	if h := u.HTTP; h != nil && h.Credentials != "" && h.Credentials != CredentialsGateway {
+		b = append(b, "\x00credentials="+h.Credentials...)
+	}
 	sum := sha256.Sum256(b)
 	return fmt.Sprintf("config-%x", sum[:8])
 }
@@ -315,7 +334,7 @@ func (u *upstream) transport(ctx context.Context) (mcp.Transport, *stdioTranspor
 	if h := u.cfg.HTTP; h != nil {
 		return &mcp.StreamableClientTransport{
 			Endpoint:   h.URL,
-			HTTPClient: httpClient(ctx, h, u.cfg.Limits.MessageBytes, os.LookupEnv),
+			HTTPClient: httpClient(ctx, h, u.cfg.Limits.MessageBytes, os.LookupEnv, u.exchange),
 			MaxRetries: -1,
 		}, nil
 	}
@@ -346,6 +365,8 @@ func (u *upstream) connect(ctx, connectCtx context.Context) (sess *mcpimport.Ses
 		ClientOptions:  &mcp.ClientOptions{KeepAlive: sessionKeepAlive},
 		Tasks:          u.tasks,
 		SessionOptions: &mcp.ClientSessionOptions{ProtocolVersion: protocol},
+		Authorizer:     u.authorizer(),
+		Credential:     u.credentials(),
 	})
 	if err != nil {
 		// mcpimport keeps the transport's words out of its message (they
@@ -362,7 +383,41 @@ func (u *upstream) connect(ctx, connectCtx context.Context) (sess *mcpimport.Ses
 		}
 		return nil, stdio, fmt.Errorf("connecting: %w%s", err, cause)
 	}
+	if v := sess.ProtocolVersion(); u.exchange != nil && v != mcpversion.Modern {
+		// A handshake-era session belongs upstream to the identity that
+		// opened it, the gateway's: no caller's token may ride on it.
+		sess.Close()
+		return nil, nil, &revisionError{fmt.Sprintf("connecting: the upstream speaks %s, and credentials token_exchange needs %s, where every request stands alone; use credentials: gateway for it", v, mcpversion.Modern)}
+	}
 	return sess, stdio, nil
+}
+
+// revisionError is an upstream refused for the revision it speaks: a
+// permanent failure ([mcpimport.ProtocolUnsupported]).
+type revisionError struct{ msg string }
+
+func (e *revisionError) Error() string { return e.msg }
+
+// FailureReason returns [mcpimport.ProtocolUnsupported].
+func (e *revisionError) FailureReason() execution.Reason { return mcpimport.ProtocolUnsupported }
+
+// credentials returns the upstream's credentials: whose authority its
+// requests carry.
+func (u *upstream) credentials() string {
+	if h := u.cfg.HTTP; h != nil && h.Credentials != "" {
+		return h.Credentials
+	}
+	return CredentialsGateway
+}
+
+// authorizer is the upstream session's mcpimport.ConnectOptions.Authorizer:
+// with credentials "token_exchange", the caller's exchanged token, got
+// before anything is sent; nil otherwise.
+func (u *upstream) authorizer() mcpimport.Authorizer {
+	if u.exchange == nil {
+		return nil // not a nil *exchanger in a non-nil interface
+	}
+	return u.exchange
 }
 
 // session makes one session and serves it until it ends or ctx is done.

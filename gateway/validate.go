@@ -119,6 +119,9 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 			bad("set http or stdio, not both")(at()...)
 		case u.HTTP != nil:
 			checkHTTP(bad, lookupEnv, u.HTTP, at("http"))
+			if u.HTTP.Credentials == CredentialsTokenExchange && c.Auth.Issuer == "" {
+				bad("token_exchange exchanges each caller's token, and a development principal has none: configure auth.issuer, or use credentials: gateway")(at("http", "credentials")...)
+			}
 		case u.Stdio != nil:
 			checkStdio(bad, u.Stdio, at("stdio"))
 		default:
@@ -340,6 +343,40 @@ func checkHTTP(bad func(string, ...any) func(...any), lookupEnv func(string) (st
 	}
 	if h.Protocol != "" && !slices.Contains(mcpversion.Supported(), h.Protocol) {
 		bad("%q: want one of %s", h.Protocol, strings.Join(mcpversion.Supported(), ", "))(p("protocol")...)
+	}
+	switch h.Credentials {
+	case "", CredentialsGateway:
+		if h.TokenExchange != nil {
+			bad("the upstream is reached with the gateway's identity: set credentials: token_exchange to exchange each caller's token")(p("token_exchange")...)
+		}
+	case CredentialsTokenExchange:
+		if h.Protocol != "" && h.Protocol != mcpversion.Modern {
+			bad("%q: a caller's own credential needs %s, where every request stands alone (a handshake-era session upstream belongs to the one identity that opened it)", h.Protocol, mcpversion.Modern)(p("protocol")...)
+		}
+		x := h.TokenExchange
+		if x == nil {
+			bad("say how to exchange a caller's token: token_url, client_id, client_secret_env")(p("token_exchange")...)
+			break
+		}
+		if u, err := url.Parse(x.TokenURL); err != nil || u.Host == "" || u.Scheme != "https" && !isLoopbackURL(u) {
+			bad("%q: want the authorization server's token endpoint, https (http only on a loopback address)", x.TokenURL)(p("token_exchange", "token_url")...)
+		}
+		if x.ClientID == "" {
+			bad("give the gateway's client id at the authorization server")(p("token_exchange", "client_id")...)
+		}
+		if x.ClientSecretEnv == "" {
+			bad("name the environment variable holding the client secret (the file holds no secrets)")(p("token_exchange", "client_secret_env")...)
+		} else {
+			checkEnv(bad, lookupEnv, x.ClientSecretEnv, p("token_exchange", "client_secret_env")...)
+		}
+		if x.Resource != "" {
+			if u, err := url.Parse(x.Resource); err != nil || u.Host == "" || u.Fragment != "" || (u.Scheme != "http" && u.Scheme != "https") {
+				bad("%q: want an absolute http(s) URI without a fragment (RFC 8707)", x.Resource)(p("token_exchange", "resource")...)
+			}
+		}
+		checkScopes(bad, x.Scopes, p("token_exchange", "scopes")...)
+	default:
+		bad("%q: want gateway (the gateway's own identity) or token_exchange (each caller's, exchanged)", h.Credentials)(p("credentials")...)
 	}
 	if o := h.OAuth; o != nil {
 		if u, err := url.Parse(o.TokenURL); err != nil || u.Host == "" || u.Scheme != "https" && !isLoopbackURL(u) {

@@ -71,6 +71,13 @@ type AuditRecord struct {
 	// imported write's "approval_id": pending, rejected, in progress, or a
 	// receipt that is not committed), or "".
 	ApprovalID string
+	// Credential names whose authority reached past this server for the
+	// call, as the host serving the tool says; never a credential itself.
+	// Package gateway sets it on each imported tool's record to its
+	// upstream's credentials: "gateway" (the gateway's own identity),
+	// "token_exchange" (the caller's token, exchanged). "" when the host
+	// says nothing.
+	Credential string
 	// TraceID is the W3C trace id of the request's _meta traceparent (32
 	// lowercase hex digits), or "" when it has none or it is malformed.
 	TraceID string
@@ -271,6 +278,7 @@ func (a slogAudit) Record(ctx context.Context, r AuditRecord) {
 	rec.AddAttrs(slog.String("outcome", string(r.Outcome)))
 	optional("reason", string(r.Reason))
 	optional("approval_id", r.ApprovalID)
+	optional("credential", r.Credential)
 	optional("trace_id", r.TraceID)
 	rec.AddAttrs(slog.Bool("resumed", r.Resumed))
 	// A handler's write error has nowhere to go: the sink cannot fail the

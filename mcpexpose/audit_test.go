@@ -339,8 +339,11 @@ func auditSchema(t *testing.T) map[string][2]string {
 func TestSlogAuditMatchesTheDocumentedSchema(t *testing.T) {
 	schema := auditSchema(t)
 	var out mcptest.Buffer
+	// A host that says whose credential reached past the server (package
+	// gateway does, for its upstreams) sets Credential before the sink
+	// writes it.
 	h, err := mcpexpose.NewHandler(usersApp(t), &mcpexpose.HandlerOptions{Tokens: auditTokens, Server: &mcpexpose.ServerOptions{
-		Audit: mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(&out, nil))),
+		Audit: withCredential{mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(&out, nil)))},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -408,4 +411,13 @@ func TestSlogAuditMatchesTheDocumentedSchema(t *testing.T) {
 	if diff := cmp.Diff([]string{"input_required", "ok", "conflict", "forbidden"}, outcomes); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
+}
+
+// withCredential is a host's sink that names the credential of every
+// record, as package gateway's does.
+type withCredential struct{ next mcpexpose.AuditSink }
+
+func (w withCredential) Record(ctx context.Context, r mcpexpose.AuditRecord) {
+	r.Credential = "token_exchange"
+	w.next.Record(ctx, r)
 }

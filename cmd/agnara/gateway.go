@@ -13,10 +13,11 @@ import (
 
 	"github.com/agnara-go/agnara/gateway"
 	"github.com/agnara-go/agnara/internal/health"
+	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/prommcp"
 )
 
-const gatewayUsage = `usage: agnara gateway -config FILE [-check] [-log-level info] [-metrics-addr A]
+const gatewayUsage = `usage: agnara gateway -config FILE [-check] [-log-level info] [-audit FILE] [-metrics-addr A]
        agnara gateway diff -config FILE [-log-level warn]
        agnara gateway accept -config FILE [-tool NAME]... [-log-level warn]
        agnara gateway -sample
@@ -39,6 +40,10 @@ retries every upstream marked failed.
   -check           check the config and exit: every mistake, with its line
   -sample          print a commented sample config and exit
   -log-level LVL   debug, info, warn or error (default info)
+  -audit FILE      append an audit record per decided tools/call to FILE
+                   (JSON lines, docs/audit.md; created 0600): who called
+                   which tool, how it ended, and whose credential reached
+                   the upstream
 ` + health.MetricsUsage + `
 Beside the MCP endpoint it serves /healthz (the process serves) and
 /readyz (the approval store answers and an upstream is up; 503 names
@@ -68,6 +73,7 @@ func (c *cli) gateway(args []string) int {
 	check := flags.Bool("check", false, "")
 	sample := flags.Bool("sample", false, "")
 	level := flags.String("log-level", "info", "")
+	auditPath := flags.String("audit", "", "")
 	var metricsAddr health.MetricsFlag
 	flags.Var(&metricsAddr, "metrics-addr", "")
 	if err := flags.Parse(args); err != nil {
@@ -138,7 +144,17 @@ func (c *cli) gateway(args []string) int {
 		fmt.Fprintln(c.stderr, "agnara gateway:", err)
 		return 1
 	}
-	opts := &gateway.Options{Logger: logger, Reload: reload, Meter: m, WrapApprovals: m.Approvals,
+	var audit mcpexpose.AuditSink
+	if *auditPath != "" {
+		f, err := os.OpenFile(*auditPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			fmt.Fprintln(c.stderr, "agnara gateway: -audit:", err)
+			return 1
+		}
+		defer f.Close()
+		audit = mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(f, nil)))
+	}
+	opts := &gateway.Options{Logger: logger, Reload: reload, Meter: m, WrapApprovals: m.Approvals, Audit: audit,
 		Started: func(g *gateway.Gateway) {
 			if err := errors.Join(m.Gateway(g), m.Handler(g)); err != nil {
 				logger.Error("gateway metrics", slog.String("error", err.Error()))
