@@ -71,7 +71,9 @@ type Invocation struct {
 	// ([Context.URLDone]; for MCP at 2025-11-25, the
 	// notifications/elicitation/complete of the question's elicitation
 	// id). Nil when the caller's protocol has no such notice. It is called
-	// on the handler's goroutine and must not block for long.
+	// while the invocation runs, on the goroutine that called URLDone (a
+	// relaying capability may call it from another than the handler's),
+	// and must not block for long.
 	URLDone func(key string)
 	// Timeout, when positive, bounds this invocation like the capability's
 	// own Timeout: when it passes, the outcome is a Timeout failure. The
