@@ -11,7 +11,9 @@ import (
 // for questions asked together, at either protocol era (2026-07-28
 // input-required rounds and handshake-era elicitation requests alike).
 // Write one to answer per question, for example by its RequestedSchema or
-// Message; an error fails the call.
+// Message; an error fails the call. As [Options].OpenURL it answers URL
+// elicitations (q.Mode "url", q.URL the page to open): Accept(nil) says
+// the user opened it.
 type Answerer func(ctx context.Context, q *mcp.ElicitParams) (*mcp.ElicitResult, error)
 
 // Accept answers every question by accepting it with content.

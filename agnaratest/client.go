@@ -55,6 +55,13 @@ type Options struct {
 	// Default: none, and the client declares no elicitation capability, as
 	// a client without a user would not.
 	Answer Answerer
+	// OpenURL answers the server's URL elicitations (mode "url",
+	// execution.Context.AskURL): the question's URL is the page the user
+	// is asked to open, which the test may fetch itself before it answers
+	// (Accept(nil) for "opened it", Decline, Cancel). Default: none, and
+	// the client does not declare url mode: the server refuses a call
+	// that asks to open a URL, naming elicitation.url.
+	OpenURL Answerer
 	// Sample answers the server's sampling requests in the model's place.
 	// Default: none, and the client declares no sampling capability.
 	Sample func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
@@ -73,6 +80,7 @@ type Client struct {
 	// How a task's questions are answered (task.go), as the SDK client
 	// answers a direct call's, and what a task call declares.
 	answer   Answerer
+	open     Answerer
 	sample   func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	roots    []*mcp.Root
 	taskCaps map[string]any
@@ -149,11 +157,21 @@ func Connect(ctx context.Context, snap *mcpexpose.Snapshot, opts *Options) (*Cli
 	}
 
 	copts := &mcp.ClientOptions{}
-	c.answer, c.sample, c.roots = o.Answer, o.Sample, slices.Clone(o.Roots)
-	if o.Answer != nil {
+	c.answer, c.open, c.sample, c.roots = o.Answer, o.OpenURL, o.Sample, slices.Clone(o.Roots)
+	if o.Answer != nil || o.OpenURL != nil {
 		copts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return c.elicit(ctx, req.Params)
 		}
+	}
+	if o.OpenURL != nil {
+		// The modes declared are the ones answered: a client with only
+		// OpenURL has no forms. The roots are the SDK's default, which
+		// setting Capabilities replaces.
+		modes := &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}
+		if o.Answer != nil {
+			modes.Form = &mcp.FormElicitationCapabilities{}
+		}
+		copts.Capabilities = &mcp.ClientCapabilities{Elicitation: modes, RootsV2: &mcp.RootCapabilities{ListChanged: true}}
 	}
 	if o.Sample != nil {
 		sample := o.Sample
@@ -194,12 +212,20 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-// elicit records the question and answers it.
+// elicit records the question and answers it: a URL elicitation with
+// Options.OpenURL, any other with Options.Answer.
 func (c *Client) elicit(ctx context.Context, q *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	c.mu.Lock()
 	c.questions = append(c.questions, q)
 	c.mu.Unlock()
-	return c.answer(ctx, q)
+	answer := c.answer
+	if q.Mode == "url" {
+		answer = c.open
+	}
+	if answer == nil {
+		return nil, fmt.Errorf("agnaratest: the server asks a %q elicitation, and Options has nothing to answer it", cmp.Or(q.Mode, "form"))
+	}
+	return answer(ctx, q)
 }
 
 // Close ends the client's session and stops its server.

@@ -107,7 +107,7 @@ func (c *Client) Task(t testing.TB, name string, args any, opts *TaskOptions) *T
 func (c *Client) answerTask(ctx context.Context, _ string, q mcp.InputRequest) (mcp.InputResponse, error) {
 	switch q := q.(type) {
 	case *mcp.ElicitParams:
-		if c.answer != nil {
+		if c.answer != nil || c.open != nil {
 			return c.elicit(ctx, q)
 		}
 	case *mcp.ListRootsParams:
@@ -139,8 +139,15 @@ func taskCapabilities(o Options) map[string]any {
 		"extensions": map[string]any{mcpversion.TasksExtension: map[string]any{}},
 		"roots":      map[string]any{"listChanged": true},
 	}
-	if o.Answer != nil {
-		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+	if o.Answer != nil || o.OpenURL != nil {
+		modes := map[string]any{}
+		if o.Answer != nil {
+			modes["form"] = map[string]any{}
+		}
+		if o.OpenURL != nil {
+			modes["url"] = map[string]any{}
+		}
+		caps["elicitation"] = modes
 	}
 	if o.Sample != nil {
 		caps["sampling"] = map[string]any{}

@@ -17,3 +17,7 @@ func (l *LocalLimiter) Len() int { return l.len() }
 // LimiterUnavailable is the failure of a request whose rate limit cannot
 // be checked now.
 func LimiterUnavailable() *Failure { return limiterUnavailable() }
+
+// CheckURL reports why rawURL is not a URL [Context.AskURL] may ask the
+// caller to open, or nil.
+func CheckURL(rawURL string) error { return checkURL(rawURL) }

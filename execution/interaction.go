@@ -13,8 +13,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// ErrInputRequired is returned by [Context.Confirm], [Ask], [Context.Sample]
-// and [Context.Roots] when the caller has not answered yet. A handler
+// ErrInputRequired is returned by [Context.Confirm], [Ask], [Context.Sample],
+// [Context.Roots] and [Context.AskURL] when the caller has not answered yet. A handler
 // returns it (or an error wrapping it) as is; the invocation then ends with
 // an [*InputRequired] outcome carrying every question asked so far, keyed.
 //
@@ -41,6 +41,10 @@ const (
 	Sampling
 	// Roots asks the client for its filesystem roots.
 	Roots
+	// URLElicitation asks the user to open a URL, out of band (MCP's
+	// elicitation in url mode; [Context.AskURL]). Clients declare it
+	// apart from forms, so it is a kind of its own.
+	URLElicitation
 )
 
 // MarshalText encodes the kind's name.
@@ -48,7 +52,7 @@ func (k InputKind) MarshalText() ([]byte, error) { return []byte(k.String()), ni
 
 // UnmarshalText decodes a kind's name.
 func (k *InputKind) UnmarshalText(b []byte) error {
-	for _, c := range []InputKind{Elicitation, Sampling, Roots} {
+	for _, c := range []InputKind{Elicitation, Sampling, Roots, URLElicitation} {
 		if c.String() == string(b) {
 			*k = c
 			return nil
@@ -57,9 +61,11 @@ func (k *InputKind) UnmarshalText(b []byte) error {
 	return fmt.Errorf("execution: unknown input kind %q", b)
 }
 
-// String returns "elicitation", "sampling" or "roots".
+// String returns "elicitation", "sampling", "roots" or "url_elicitation".
 func (k InputKind) String() string {
 	switch k {
+	case URLElicitation:
+		return "url_elicitation"
 	case Elicitation:
 		return "elicitation"
 	case Sampling:
@@ -73,8 +79,10 @@ func (k InputKind) String() string {
 // InputRequest is one question put to the caller.
 type InputRequest struct {
 	Kind InputKind `json:"kind"`
-	// Message is the question, for Elicitation.
+	// Message is the question, for Elicitation and URLElicitation.
 	Message string `json:"message,omitempty"`
+	// URL is the address the user is asked to open, for URLElicitation.
+	URL string `json:"url,omitempty"`
 	// Schema is the form's JSON Schema, for Elicitation: a flat object of
 	// strings, numbers, booleans and enums.
 	Schema json.RawMessage `json:"schema,omitempty"`
@@ -114,7 +122,9 @@ type Root struct {
 // handler sees them.
 type Answer struct {
 	Kind InputKind
-	// Action is "accept", "decline" or "cancel", for Elicitation.
+	// Action is "accept", "decline" or "cancel", for Elicitation and
+	// URLElicitation (where accept means the user agreed to open the URL,
+	// not that what it leads to is done).
 	Action string
 	// Content is the submitted form, for an accepted Elicitation.
 	Content json.RawMessage
@@ -187,6 +197,7 @@ type interaction struct {
 	pending     map[string]InputRequest
 	roundIn     []byte // Invocation.RoundState
 	roundOut    []byte // Context.SetRoundState, guarded by mu
+	urlDone     func(key string)
 }
 
 // answer finds the answer of kind under key: one to a question that was

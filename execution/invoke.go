@@ -66,6 +66,15 @@ type Invocation struct {
 	// Supports reports whether the caller can answer questions of a kind
 	// (for MCP, the client's declared capabilities). Nil means every kind.
 	Supports func(InputKind) bool
+	// URLDone, when not nil, tells the caller that the out-of-band
+	// interaction of the URL question asked under key has finished
+	// ([Context.URLDone]; for MCP at 2025-11-25, the
+	// notifications/elicitation/complete of the question's elicitation
+	// id). Nil when the caller's protocol has no such notice. It is called
+	// while the invocation runs, on the goroutine that called URLDone (a
+	// relaying capability may call it from another than the handler's),
+	// and must not block for long.
+	URLDone func(key string)
 	// Timeout, when positive, bounds this invocation like the capability's
 	// own Timeout: when it passes, the outcome is a Timeout failure. The
 	// shorter of the two applies. Adapters use it for a server-wide limit.
@@ -217,6 +226,7 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation, principal policy.Pri
 	ec.inter.unsolicited = inv.Unsolicited
 	ec.inter.supports = inv.Supports
 	ec.inter.roundIn = inv.RoundState
+	ec.inter.urlDone = inv.URLDone
 	return p.run(ec, inv, &input{plan: p, args: args})
 }
 

@@ -64,7 +64,8 @@ func (c *Context) RoundState() []byte { return bytes.Clone(c.inter.roundIn) }
 // return as is (the invocation ends with an internal failure, its cause
 // logged): a sampling request needs q.Sampling with at least one message
 // of role "user" or "assistant" and a positive MaxTokens; roots need
-// nothing; an elicitation needs a message and a form (q.Schema) within the
+// nothing; a URL elicitation needs a message and a URL that passes the
+// checks of [Context.AskURL]; an elicitation needs a message and a form (q.Schema) within the
 // elicitation form subset of MCP (the requestedSchema of
 // elicitation/create), what a client can render as a flat form:
 //
@@ -93,7 +94,8 @@ func (c *Context) RoundState() []byte { return bytes.Clone(c.inter.roundIn) }
 // elicitation's content is validated against the form; one that does not
 // match ends the invocation with an InvalidInput failure naming every
 // violation. A sampling answer must carry the model's result, a roots
-// answer the roots.
+// answer the roots. An accepted URL elicitation can be reported done with
+// [Context.URLDone] under the same key.
 func (c *Context) Relay(key string, q InputRequest) (Answer, error) {
 	if key == ConfirmKey {
 		return Answer{}, errReservedKey
@@ -117,11 +119,21 @@ func (c *Context) Relay(key string, q InputRequest) (Answer, error) {
 			return Answer{}, err
 		}
 	case Roots:
+	case URLElicitation:
+		if err := checkURLQuestion(q.Message, q.URL); err != nil {
+			return Answer{}, err
+		}
 	default:
 		return Answer{}, fmt.Errorf("execution: cannot relay a question of kind %s", q.Kind)
 	}
 	if a, ok := c.inter.answer(key, q.Kind, true); ok {
 		switch q.Kind {
+		case URLElicitation:
+			switch a.Action {
+			case "accept", "decline", "cancel":
+				return Answer{Kind: URLElicitation, Action: a.Action}, nil
+			}
+			return Answer{}, invalidInput([]Violation{{Path: "/action", Message: fmt.Sprintf("%q is not an answer: want accept, decline or cancel", a.Action)}}, false)
 		case Elicitation:
 			switch a.Action {
 			case "decline", "cancel":
@@ -144,7 +156,7 @@ func (c *Context) Relay(key string, q InputRequest) (Answer, error) {
 			}
 		}
 	}
-	r := InputRequest{Kind: q.Kind, Message: q.Message}
+	r := InputRequest{Kind: q.Kind, Message: q.Message, URL: q.URL}
 	if form != nil {
 		r.Schema = bytes.Clone(form.schema)
 	}

@@ -40,6 +40,10 @@ type callRoute interface {
 	// asker returns what asks the session's client a question on the
 	// call's stream, or nil when the route asks on no session stream.
 	asker() func(ctx context.Context, ss *mcp.ServerSession, ir mcp.InputRequest) (mcp.InputResponse, error)
+	// urlDone sends notifications/elicitation/complete for the URL
+	// elicitation id on the call's session stream and reports whether it
+	// did: false when the route has no such stream.
+	urlDone(id string) bool
 }
 
 // callTool runs the tools/call rec describes, req being the call as the
@@ -187,6 +191,17 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 			inv.LogHandler = lh
 		} else if req.Session != nil {
 			inv.LogHandler = boundHandler{h: mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{LoggerName: t.plan.Identity()}), ctx: ctx}
+		}
+	}
+	if req.Session != nil && req.ProtocolVersion() < modernVersion && len(round.urls) > 0 {
+		// A URL question's completion, on the session whose client was
+		// asked it (ADR 0078); 2026-07-28 has no such notice.
+		inv.URLDone = func(key string) {
+			id := round.urls[key]
+			if id == "" || (route != nil && route.urlDone(id)) {
+				return
+			}
+			notifyURLDone(ctx, req.Session, id)
 		}
 	}
 	out, err := t.plan.Invoke(ctx, inv)

@@ -128,6 +128,23 @@ func (p *edgeProgress) ReportProgress(_ context.Context, done, total float64, ms
 	p.cs.send(data)
 }
 
+// urlDone tells the client that the URL elicitation id is complete, as
+// the SDK's ServerSession.NotifyElicitationComplete sends it with the
+// call's context: on the call's stream.
+func (cs *callStream) urlDone(id string) {
+	var params bytes.Buffer
+	enc := json.NewEncoder(&params)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&mcp.ElicitationCompleteParams{ElicitationID: id}); err != nil {
+		return // a string cannot fail to encode
+	}
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: "notifications/elicitation/complete", Params: bytes.TrimSuffix(params.Bytes(), []byte("\n"))})
+	if err != nil {
+		return
+	}
+	cs.send(data)
+}
+
 // edgeLog forwards a call's log records to its client, on its stream, as
 // the SDK's mcp.LoggingHandler over the request's session forwards them at
 // 2026-07-28 (ServerOptions.ForwardLogs): each record encoded by slog's

@@ -238,6 +238,16 @@ func (e *edgeCaps) logs(logger string) slog.Handler {
 	return newEdgeLog(e.stream, e.stream.level, logger)
 }
 
+// urlDone tells the session's client that a URL elicitation is
+// complete, on the call's stream, when it is a session's (edgeURLDone).
+func (e *edgeCaps) urlDone(id string) bool {
+	if e.stream == nil || e.stream.sess == nil {
+		return false
+	}
+	e.stream.urlDone(id)
+	return true
+}
+
 // asker asks a question on the call's stream, when it is a session's.
 func (e *edgeCaps) asker() func(context.Context, *mcp.ServerSession, mcp.InputRequest) (mcp.InputResponse, error) {
 	if e.stream == nil || e.stream.sess == nil {

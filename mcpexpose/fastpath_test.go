@@ -131,6 +131,18 @@ func newDiffApp(t testing.TB) *diffApp {
 		}
 		return fmt.Sprintf("%s of %s: %s (%d roots)", v.Name, v.Team, s.Text, len(roots)), nil
 	}, &agnara.CapabilityOptions{Name: "interview", Description: "Asks a name, a draft and the roots.", Forms: []agnara.Form{interviewForm}}), &mcpexpose.ToolOptions{Name: "interview"})
+	// A tool that sends its user to a page, and says when the page is
+	// done with (ADR 0078).
+	exp.Tool(app.Capability(func(ec *execution.Context) (string, error) {
+		count()
+		if err := ec.AskURL("signin", "Sign in to <Example> & come back", signinURL); err != nil {
+			return "", err
+		}
+		if err := ec.URLDone("signin"); err != nil {
+			return "", err
+		}
+		return "signed in", nil
+	}, &agnara.CapabilityOptions{Name: "signin", Description: "Asks the user to open a page."}), &mcpexpose.ToolOptions{Name: "signin"})
 	exp.Withdrawn("gone", execution.Fail(execution.Unavailable, "the upstream <no longer> offers this tool", nil).WithReason("mcp_catalog_stale"),
 		&mcpexpose.WithdrawnOptions{Scopes: []string{"ledger:write"}})
 	exp.Withdrawn("moved", execution.Fail(execution.NotFound, "moved", map[string]any{"to": "echo"}), nil)
@@ -511,11 +523,17 @@ var (
 	maskTime  = regexp.MustCompile(`"(createdAt|lastUpdatedAt)":"[^"]*"`)
 	maskEvent = regexp.MustCompile(`(?m)^id: .*$`)
 	maskLog   = regexp.MustCompile(`"data":\{"time":"[^"]*"`)
+	// A URL elicitation's id is fresh and random on each server.
+	maskElicitation = regexp.MustCompile(`"elicitationId":"[^"]*"`)
 )
+
+// signinURL is the page the signin tool sends its user to.
+const signinURL = "https://auth.example.com/start?flow=f1&next=%2Fdone"
 
 // mask hides what differs by nature between two servers.
 func mask(b string, h http.Header) string {
 	b = maskState.ReplaceAllString(b, `"requestState":"…"`)
+	b = maskElicitation.ReplaceAllString(b, `"elicitationId":"…"`)
 	b = maskRetry.ReplaceAllString(b, "${1}${2}0")
 	b = maskTask.ReplaceAllString(b, `"taskId":"…"`)
 	b = maskTime.ReplaceAllString(b, `"$1":"…"`)

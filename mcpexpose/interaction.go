@@ -4,10 +4,11 @@ package mcpexpose
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 
 	"github.com/agnara-go/agnara/agnara"
@@ -39,6 +40,11 @@ type roundState struct {
 	Asked   []string                    `json:"asked"`
 	Answers map[string]execution.Answer `json:"answers,omitempty"`
 	Kept    []byte                      `json:"kept,omitempty"`
+	// URLs are the URL questions asked in this call so far, by key, each
+	// with the elicitation id it was sent with at 2025-11-25 ("" at
+	// 2026-07-28, which has none): the answer to one is a URL answer, and
+	// execution.Context.URLDone names the id (ADR 0078).
+	URLs map[string]string `json:"urls,omitempty"`
 }
 
 // callRound is what a tools/call round knows about earlier rounds. The
@@ -49,7 +55,8 @@ type callRound struct {
 	params    *mcp.CallToolParamsRaw
 	principal policy.Principal
 	answers   map[string]execution.Answer
-	kept      []byte // the handler's round state, from the sealed state
+	kept      []byte            // the handler's round state, from the sealed state
+	urls      map[string]string // roundState.URLs, from the sealed state
 	// unsolicited are the answers no sealed question vouches for.
 	unsolicited map[string]execution.Answer
 	digest      string
@@ -127,14 +134,14 @@ func (s *server) openRound(ctx context.Context, req *mcp.CallToolRequest, t *too
 		if st.Tool != t.digest {
 			return nil, errToolChanged
 		}
-		round.answers, asked, round.resumed, round.kept = st.Answers, st.Asked, true, st.Kept
+		round.answers, asked, round.resumed, round.kept, round.urls = st.Answers, st.Asked, true, st.Kept, st.URLs
 		if round.answers == nil {
 			round.answers = map[string]execution.Answer{}
 		}
 	}
 	modern := mcpversion.IsModern(req.ProtocolVersion())
 	for key, resp := range params.InputResponses {
-		a, ok := answerOf(resp)
+		a, ok := answerOf(resp, askedKind(round.urls, key))
 		switch {
 		case !ok:
 			// not an answer we can read: ignored
@@ -166,29 +173,19 @@ func storeCause(err error) string {
 // result with fresh sealed state, or -32021 when the client cannot answer.
 func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, t *tool, round *callRound, ir *execution.InputRequired) (*mcp.CallToolResult, error) {
 	requests := ir.Requests
-	caps := req.ClientCapabilities()
-	var missing []execution.InputKind
-	for _, r := range requests {
-		if !supports(caps, r.Kind) && !slices.Contains(missing, r.Kind) {
-			missing = append(missing, r.Kind)
-		}
-	}
-	if len(missing) > 0 {
-		need := map[string]any{}
-		for _, k := range missing {
-			need[k.String()] = map[string]any{}
-		}
-		data, _ := json.Marshal(map[string]any{"requiredCapabilities": need})
-		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("this tool needs the client capabilities %v", missing), Data: data}
+	if err := missingCapabilities(req.ClientCapabilities(), requests, "tool"); err != nil {
+		return nil, err
 	}
 	if err := round.bind(); err != nil {
 		return nil, err
 	}
-	st := roundState{Tool: t.digest, Answers: round.answers, Kept: ir.RoundState}
+	st := roundState{Tool: t.digest, Answers: round.answers, Kept: ir.RoundState, URLs: maps.Clone(round.urls)}
 	out := make(mcp.InputRequestMap, len(requests))
+	version := req.ProtocolVersion()
 	for key, r := range requests {
 		st.Asked = append(st.Asked, key)
-		out[key] = inputRequestOf(r, req.ProtocolVersion())
+		id := st.askURL(key, r, version)
+		out[key] = inputRequestOf(r, version, id)
 	}
 	slices.Sort(st.Asked)
 	data, err := json.Marshal(st)
@@ -202,13 +199,52 @@ func (s *server) interact(ctx context.Context, req *mcp.CallToolRequest, t *tool
 	return &mcp.CallToolResult{InputRequests: out, RequestState: state}, nil
 }
 
+// askURL records r, asked under key in a round of a request at version,
+// when it is a URL question, and returns the elicitation id it is sent
+// with: a fresh one at 2025-11-25, none at 2026-07-28 (ADR 0078).
+func (st *roundState) askURL(key string, r execution.InputRequest, version string) string {
+	if r.Kind != execution.URLElicitation {
+		return ""
+	}
+	id := ""
+	if version < modernVersion {
+		id = newElicitationID()
+	}
+	if st.URLs == nil {
+		st.URLs = map[string]string{}
+	}
+	st.URLs[key] = id
+	return id
+}
+
+// newElicitationID is a fresh, unguessable elicitation id (130 random
+// bits): a URL elicitation's id is the client's handle on it, and a
+// guessed one could mark another's as complete.
+func newElicitationID() string { return rand.Text() }
+
+// askedKind is the kind of the question asked under key: a URL question
+// when urls (roundState.URLs) has it, else whatever the answer says.
+func askedKind(urls map[string]string, key string) execution.InputKind {
+	if _, ok := urls[key]; ok {
+		return execution.URLElicitation
+	}
+	return 0
+}
+
+// supports reports whether a client that declared caps can answer
+// questions of kind k. A client that declares elicitation with only url
+// mode has no forms, as the SDK's ServerSession.Elicit reads it; one that
+// declares neither mode has forms only.
 func supports(caps *mcp.ClientCapabilities, k execution.InputKind) bool {
 	if caps == nil {
 		return false
 	}
 	switch k {
 	case execution.Elicitation:
-		return caps.Elicitation != nil
+		e := caps.Elicitation
+		return e != nil && (e.Form != nil || e.URL == nil)
+	case execution.URLElicitation:
+		return caps.Elicitation != nil && caps.Elicitation.URL != nil
 	case execution.Sampling:
 		return caps.Sampling != nil
 	case execution.Roots:
@@ -217,9 +253,12 @@ func supports(caps *mcp.ClientCapabilities, k execution.InputKind) bool {
 	return false
 }
 
-// inputRequestOf is the question r in the words of the revision version.
-func inputRequestOf(r execution.InputRequest, version string) mcp.InputRequest {
+// inputRequestOf is the question r in the words of the revision version;
+// id is a URL question's elicitation id ("" at 2026-07-28).
+func inputRequestOf(r execution.InputRequest, version, id string) mcp.InputRequest {
 	switch r.Kind {
+	case execution.URLElicitation:
+		return &mcp.ElicitParams{Mode: "url", Message: r.Message, URL: r.URL, ElicitationID: id}
 	case execution.Sampling:
 		p := &mcp.CreateMessageParams{MaxTokens: int64(r.Sampling.MaxTokens), SystemPrompt: r.Sampling.SystemPrompt}
 		for _, m := range r.Sampling.Messages {
@@ -232,10 +271,16 @@ func inputRequestOf(r execution.InputRequest, version string) mcp.InputRequest {
 	return &mcp.ElicitParams{Mode: "form", Message: r.Message, RequestedSchema: elicitSchema(r.Schema, version)}
 }
 
-// answerOf converts a client's input response; false when it is not one.
-func answerOf(r mcp.InputResponse) (execution.Answer, bool) {
+// answerOf converts a client's input response to a question of kind
+// asked (0 when the question is not known); false when it is not one. An
+// elicitation result answers a URL question when one was asked: its
+// action alone, since a URL question asks for no content.
+func answerOf(r mcp.InputResponse, asked execution.InputKind) (execution.Answer, bool) {
 	switch r := r.(type) {
 	case *mcp.ElicitResult:
+		if asked == execution.URLElicitation {
+			return execution.Answer{Kind: execution.URLElicitation, Action: r.Action}, true
+		}
 		a := execution.Answer{Kind: execution.Elicitation, Action: r.Action}
 		if r.Content != nil {
 			b, err := json.Marshal(r.Content)

@@ -63,15 +63,22 @@ func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCa
 	// counted against the rate limit, as does every later legacy round:
 	// one logical call is counted once.
 	counted := c.state != ""
+	// The elicitation ids of the URL questions asked on a session, by
+	// key, for execution.Context.URLDone.
+	var urls roundState
 	for round := 0; ; round++ {
-		out, err := c.plan.Invoke(ctx, &execution.Invocation{
+		inv := &execution.Invocation{
 			Principal: c.p, Admission: c.adm, Arguments: c.args, ArgumentsDigest: digest,
 			Timeout: s.opts.Timeout, RateLimit: s.opts.RateLimit, Limiter: s.opts.Limiter,
 			Counted:    counted || round > 0,
 			Answers:    answers,
 			RoundState: kept,
 			Supports:   func(k execution.InputKind) bool { return supports(caps, k) },
-		})
+		}
+		if legacy && len(urls.URLs) > 0 {
+			inv.URLDone = func(key string) { notifyURLDone(ctx, session, urls.URLs[key]) }
+		}
+		out, err := c.plan.Invoke(ctx, inv)
 		if err != nil {
 			return featureOutcome{}, err // the caller went away
 		}
@@ -79,7 +86,7 @@ func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCa
 		if !ok {
 			return featureOutcome{outcome: out}, nil
 		}
-		if err := missingCapabilities(caps, ir.Requests); err != nil {
+		if err := missingCapabilities(caps, ir.Requests, "request"); err != nil {
 			return featureOutcome{}, err
 		}
 		if !legacy {
@@ -93,11 +100,11 @@ func (s *server) invokeFeature(ctx context.Context, req mcp.Request, c featureCa
 			answers = map[string]execution.Answer{}
 		}
 		for key, r := range ir.Requests {
-			resp, err := askSession(ctx, session, inputRequestOf(r, version))
+			resp, err := askSession(ctx, session, inputRequestOf(r, version, urls.askURL(key, r, version)))
 			if err != nil {
 				return featureOutcome{}, err
 			}
-			if a, ok := answerOf(resp); ok {
+			if a, ok := answerOf(resp, r.Kind); ok {
 				answers[key] = a
 			}
 		}
@@ -133,7 +140,7 @@ func (s *server) openFeatureState(ctx context.Context, c featureCall, binding re
 		if !slices.Contains(st.Asked, key) {
 			continue
 		}
-		if a, ok := answerOf(resp); ok {
+		if a, ok := answerOf(resp, askedKind(st.URLs, key)); ok {
 			answers[key] = a
 		}
 	}
@@ -146,7 +153,7 @@ func (s *server) sealFeatureRound(c featureCall, binding requeststate.Binding, a
 	asked := make(mcp.InputRequestMap, len(requests))
 	for key, r := range requests {
 		st.Asked = append(st.Asked, key)
-		asked[key] = inputRequestOf(r, modernVersion)
+		asked[key] = inputRequestOf(r, modernVersion, st.askURL(key, r, modernVersion))
 	}
 	slices.Sort(st.Asked)
 	data, err := json.Marshal(st)
@@ -168,8 +175,11 @@ func featureNoun(method string) string {
 }
 
 // missingCapabilities is -32021 naming the client capabilities the
-// questions need and the client did not declare, or nil.
-func missingCapabilities(caps *mcp.ClientCapabilities, requests map[string]execution.InputRequest) error {
+// questions of a request of noun ("tool", "request") need and the client
+// did not declare, or nil. A URL question needs elicitation.url; a form
+// needs elicitation, and elicitation.form of a client that declared
+// elicitation without it (or that lacks url mode too).
+func missingCapabilities(caps *mcp.ClientCapabilities, requests map[string]execution.InputRequest, noun string) error {
 	var missing []execution.InputKind
 	for _, r := range requests {
 		if !supports(caps, r.Kind) && !slices.Contains(missing, r.Kind) {
@@ -179,12 +189,37 @@ func missingCapabilities(caps *mcp.ClientCapabilities, requests map[string]execu
 	if len(missing) == 0 {
 		return nil
 	}
+	slices.Sort(missing)
 	need := map[string]any{}
+	form, url := slices.Contains(missing, execution.Elicitation), slices.Contains(missing, execution.URLElicitation)
 	for _, k := range missing {
-		need[k.String()] = map[string]any{}
+		if k != execution.Elicitation && k != execution.URLElicitation {
+			need[k.String()] = map[string]any{}
+		}
+	}
+	if form || url {
+		modes := map[string]any{}
+		if url {
+			modes["url"] = map[string]any{}
+		}
+		if form && (url || (caps != nil && caps.Elicitation != nil)) {
+			modes["form"] = map[string]any{}
+		}
+		need["elicitation"] = modes
 	}
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": need})
-	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("this request needs the client capabilities %v", missing), Data: data}
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: fmt.Sprintf("this %s needs the client capabilities %v", noun, missing), Data: data}
+}
+
+// notifyURLDone sends notifications/elicitation/complete for the URL
+// elicitation id on ss, best effort (execution.Context.URLDone): nothing
+// for no id.
+func notifyURLDone(ctx context.Context, ss *mcp.ServerSession, id string) {
+	if id == "" || ss == nil {
+		return
+	}
+	// A notice that cannot be sent must not fail the call: it is advisory.
+	_ = ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id})
 }
 
 // askSession asks one question of a handshake-era client on its session.

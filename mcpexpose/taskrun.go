@@ -64,7 +64,7 @@ func (tr *taskRunner) run(ctx context.Context, cancel context.CancelCauseFunc, k
 			tr.complete(ctx, id, result)
 			return
 		}
-		if err := missingCapabilities(caps, ir.Requests); err != nil {
+		if err := missingCapabilities(caps, ir.Requests, "request"); err != nil {
 			tr.fail(id, err)
 			return
 		}
@@ -263,7 +263,7 @@ func (r *taskRun) ask(requests map[string]execution.InputRequest) (map[string]ex
 	tr := r.tr
 	asked := make(map[string]json.RawMessage, len(requests))
 	for key, q := range requests {
-		b, err := json.Marshal(mcp.InputRequestMap{key: inputRequestOf(q, modernVersion)})
+		b, err := json.Marshal(mcp.InputRequestMap{key: inputRequestOf(q, modernVersion, "")})
 		if err != nil {
 			return nil, err
 		}
@@ -314,7 +314,7 @@ func (r *taskRun) ask(requests map[string]execution.InputRequest) (map[string]ex
 			if json.Unmarshal(b, &m) != nil {
 				continue // tasks/update took only readable answers
 			}
-			if a, ok := answerOf(m[key]); ok {
+			if a, ok := answerOf(m[key], requests[key].Kind); ok {
 				answers[key] = a
 			}
 		}

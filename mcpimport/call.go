@@ -88,6 +88,7 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (execution.Resu
 			return execution.Result{}, t.fail(ec, code, err)
 		}
 	}
+	q.awaitURLDone(ec) // the completions the upstream sent before answering (questions.go)
 	if ec.Err() != nil {
 		return execution.Result{}, ec.Err() // the caller went away, or its own deadline passed: late results are discarded
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/agnara-go/agnara/execution"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,6 +57,50 @@ type asker struct {
 	n      int
 	asked  []execution.InputRequest // questions waiting for the caller
 	err    error                    // a question failed the checks, or the answer did
+	// urls are the keys of the URL questions the caller accepted, by the
+	// upstream's elicitation id (handshake-era upstreams), so that the
+	// upstream's completion reaches the caller (relayURLDone); pending
+	// counts those not completed yet, and completed is signalled at each.
+	urls      map[string]string
+	pending   int
+	completed chan struct{}
+}
+
+// urlDoneGrace bounds how long a call whose caller accepted a
+// handshake-era upstream's URL elicitation waits, once the upstream has
+// answered, for the upstream's completion of it. The SDK client hands a
+// notification to its handler on another goroutine than the answer that
+// followed it on the wire, so one the upstream sent before answering may
+// still be on its way; an upstream that sends none (the notice is
+// optional) costs its callers this much.
+const urlDoneGrace = 250 * time.Millisecond
+
+// awaitURLDone waits, at most urlDoneGrace, for the completions of the
+// URL elicitations the caller accepted during the call.
+func (a *asker) awaitURLDone(ctx context.Context) {
+	a.mu.Lock()
+	pending, completed := a.pending, a.completed
+	a.mu.Unlock()
+	if pending == 0 {
+		return
+	}
+	t := time.NewTimer(urlDoneGrace)
+	defer t.Stop()
+	for {
+		select {
+		case <-completed:
+			a.mu.Lock()
+			pending = a.pending
+			a.mu.Unlock()
+			if pending == 0 {
+				return
+			}
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // outcome reports how the questions went: asked (the round ends asking)
@@ -191,17 +236,36 @@ func askerOf(ctx context.Context, cs *mcp.ClientSession) *asker {
 // that is out when they come, unless co has its own. [Connect] calls it; a
 // host that builds its own SDK client for [NewSession] calls it on the
 // client's options. docs/import.md, "Questions", has the rules.
+//
+// With the elicitation handler it declares both elicitation modes, form
+// and url, unless co declares elicitation itself: a URL elicitation is
+// relayed too (ADR 0078), and a handshake-era upstream's completion of one
+// (notifications/elicitation/complete) is passed on to the caller.
 func RouteQuestions(co *mcp.ClientOptions) {
 	if co.ElicitationHandler == nil {
 		co.ElicitationHandler = relayElicitation
+		if co.ElicitationCompleteHandler == nil {
+			co.ElicitationCompleteHandler = relayURLDone
+		}
+		caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}} // the SDK's default
+		if co.Capabilities != nil {
+			cp := *co.Capabilities // the host's own is not changed
+			caps = &cp
+		}
+		if caps.Elicitation == nil {
+			caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
+		}
+		co.Capabilities = caps
 	}
 	if co.CreateMessageHandler == nil && co.CreateMessageWithToolsHandler == nil {
 		co.CreateMessageHandler = relaySampling
 	}
 }
 
-// relayElicitation relays a form elicitation. A URL elicitation is not
-// relayed: the caller would be sent to an address the upstream chose.
+// relayElicitation relays an elicitation: a form, or a URL the caller is
+// asked to open, which must pass the checks of execution.Context.AskURL
+// (an absolute https URL, without user information, bounded) whoever
+// chose it.
 func relayElicitation(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	a := askerOf(ctx, req.Session)
 	if a == nil || req.Params == nil {
@@ -212,8 +276,11 @@ func relayElicitation(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitR
 
 // elicit relays p.
 func (a *asker) elicit(p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if p.Mode != "" && p.Mode != "form" {
-		_, err := a.refuse(errors.New("a URL elicitation is not relayed"))
+	switch {
+	case p.Mode == "url" || p.Mode == "" && (p.URL != "" || p.ElicitationID != ""):
+		return a.elicitURL(p)
+	case p.Mode != "" && p.Mode != "form":
+		_, err := a.refuse(errors.New("an elicitation of an unknown mode is not relayed"))
 		return nil, err
 	}
 	schema, err := json.Marshal(p.RequestedSchema)
@@ -240,6 +307,63 @@ func (a *asker) elicit(p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// elicitURL relays p, a URL elicitation: the URL and message as the
+// upstream put them, checked as the caller's own URL questions are. The
+// answer is the caller's action alone.
+func (a *asker) elicitURL(p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if len(p.Message) > a.limits.DescriptionBytes {
+		_, err := a.refuse(errors.New("the question is over DescriptionBytes"))
+		return nil, err
+	}
+	q := execution.InputRequest{Kind: execution.URLElicitation, Message: p.Message, URL: p.URL}
+	ans, err := a.relay(q)
+	if err != nil {
+		return nil, err
+	}
+	if ans.Action == "accept" && p.ElicitationID != "" {
+		a.mu.Lock()
+		if a.urls == nil {
+			a.urls = map[string]string{}
+		}
+		if _, dup := a.urls[p.ElicitationID]; !dup && len(a.urls) < maxQuestions {
+			a.urls[p.ElicitationID] = questionKey(q)
+			a.pending++
+			if a.completed == nil {
+				a.completed = make(chan struct{}, maxQuestions)
+			}
+		}
+		a.mu.Unlock()
+	}
+	return &mcp.ElicitResult{Action: ans.Action}, nil
+}
+
+// relayURLDone passes a handshake-era upstream's completion of a URL
+// elicitation on to the caller that accepted it, while that caller's call
+// is out (execution.Context.URLDone); any other completion is dropped:
+// one that names no question the call relayed, or that comes after the
+// call ended.
+func relayURLDone(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+	if req.Params == nil {
+		return
+	}
+	a := askerOf(ctx, req.Session)
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	key, ok := a.urls[req.Params.ElicitationID]
+	if ok {
+		delete(a.urls, req.Params.ElicitationID) // one completion each
+		a.pending--
+	}
+	a.mu.Unlock()
+	if ok {
+		// The key is one the caller accepted: URLDone cannot refuse it.
+		_ = a.ec.URLDone(key)
+		a.completed <- struct{}{} // buffered for every pending one
+	}
 }
 
 // relaySampling relays a sampling request of text messages.

@@ -71,6 +71,7 @@ func (a *askingServer) server() *mcp.Server {
 	})
 	srv.AddTool(&mcp.Tool{Name: "roots", InputSchema: schema}, ask(&mcp.ListRootsParams{}))
 	srv.AddTool(&mcp.Tool{Name: "url", InputSchema: schema}, ask(&mcp.ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/login", ElicitationID: "e1"}))
+	srv.AddTool(&mcp.Tool{Name: "badurl", InputSchema: schema}, ask(&mcp.ElicitParams{Mode: "url", Message: "Sign in", URL: "http://example.com/login", ElicitationID: "e2"}))
 	srv.AddTool(&mcp.Tool{Name: "nested", InputSchema: schema}, ask(&mcp.ElicitParams{Message: "Address?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string", "pattern": "^x"}}}}))
 	return srv
 }
@@ -93,7 +94,7 @@ func askingPlans(t *testing.T, srv *mcp.Server, version string, concurrent bool)
 	}
 	t.Cleanup(func() { sess.Close() })
 	bindings := map[string]mcpimport.Binding{}
-	for _, name := range []string{"ask", "sample", "url", "nested", "polite", "roots"} {
+	for _, name := range []string{"ask", "sample", "url", "badurl", "nested", "polite", "roots"} {
 		bindings[name] = mcpimport.Binding{Name: name, Title: name, NoScopeValidator: true, ConcurrencySafe: concurrent}
 	}
 	cat, err := mcpimport.Discover(ctx, sess, bindings, nil)
@@ -134,6 +135,10 @@ func TestUpstreamQuestionsReachTheCaller(t *testing.T) {
 					execution.Answer{Kind: execution.Elicitation, Action: "decline"}, `answered {"action":"decline"}`},
 				{"sample", execution.InputRequest{Kind: execution.Sampling, Sampling: &execution.SamplingRequest{MaxTokens: 50, Messages: []execution.SamplingMessage{{Role: "user", Text: "Name a colour"}}}},
 					execution.Answer{Kind: execution.Sampling, Sampling: &execution.SamplingResult{Role: "assistant", Text: "teal", Model: "m1"}}, `answered {"content":{"type":"text","text":"teal"},"model":"m1","role":"assistant"}`},
+				{"url", execution.InputRequest{Kind: execution.URLElicitation, Message: "Sign in", URL: "https://example.com/login"},
+					execution.Answer{Kind: execution.URLElicitation, Action: "accept"}, `answered {"action":"accept"}`},
+				{"url", execution.InputRequest{Kind: execution.URLElicitation, Message: "Sign in", URL: "https://example.com/login"},
+					execution.Answer{Kind: execution.URLElicitation, Action: "cancel"}, `answered {"action":"cancel"}`},
 			} {
 				out, err := invoke(tc.tool, nil)
 				ir, ok := out.(*execution.InputRequired)
@@ -153,13 +158,12 @@ func TestUpstreamQuestionsReachTheCaller(t *testing.T) {
 					t.Errorf("%s, answered: %#v, %v; want %s", tc.tool, out, err, tc.got)
 				}
 			}
-			// A URL elicitation (which a handshake-era SDK server does not
-			// even send: the importer declares forms only) and a form
-			// outside the subset are never shown.
-			for _, tool := range []string{"url", "nested"} {
+			// A URL the caller's own questions could not send it to, and a
+			// form outside the subset, are never shown.
+			for _, tool := range []string{"badurl", "nested"} {
 				out, err := invoke(tool, nil)
 				f, ok := out.(*execution.Failure)
-				if r := execution.ReasonOf(f); err != nil || !ok || r != mcpimport.ReasonQuestionRefused && !(tool == "url" && version == "2025-11-25" && r == mcpimport.ReasonProtocolError) {
+				if r := execution.ReasonOf(f); err != nil || !ok || r != mcpimport.ReasonQuestionRefused {
 					t.Errorf("%s: %#v, %v; want %s", tool, out, err, mcpimport.ReasonQuestionRefused)
 				}
 			}
@@ -235,7 +239,7 @@ func TestUpstreamAsksOnlyWhatTheCallerCanAnswer(t *testing.T) {
 func TestQuestionsTheCallerCannotAnswer(t *testing.T) {
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		plans := askingPlans(t, (&askingServer{}).server(), version, false)
-		for _, tool := range []string{"ask", "sample"} {
+		for _, tool := range []string{"ask", "sample", "url"} {
 			p, _ := plans.Lookup("gw." + tool)
 			out, err := p.Invoke(context.Background(), &execution.Invocation{Principal: reader, Arguments: json.RawMessage(`{}`), Supports: func(execution.InputKind) bool { return false }})
 			if f, ok := out.(*execution.Failure); err != nil || !ok || execution.ReasonOf(f) != mcpimport.ReasonQuestionRefused {

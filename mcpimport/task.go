@@ -101,21 +101,31 @@ func callerDeclaration(ec *execution.Context, tasks bool) mcp.Meta {
 	if ec.CanAsk(execution.Sampling) {
 		i |= 4
 	}
+	if ec.CanAsk(execution.URLElicitation) {
+		i |= 8
+	}
 	// A new _meta per call (the SDK adds to it), the capabilities shared.
 	return mcp.Meta{mcp.MetaKeyClientCapabilities: declarations[i]}
 }
 
-// declarations are the eight capability sets callerDeclaration declares,
-// built once: bit 1 the tasks extension, 2 elicitation, 4 sampling. They
-// are never changed.
-var declarations = func() (d [8]map[string]any) {
+// declarations are the sixteen capability sets callerDeclaration
+// declares, built once: bit 1 the tasks extension, 2 elicitation in form
+// mode, 4 sampling, 8 elicitation in url mode. They are never changed.
+var declarations = func() (d [16]map[string]any) {
 	for i := range d {
 		caps := map[string]any{}
 		if i&1 != 0 {
 			caps["extensions"] = map[string]any{mcpversion.TasksExtension: map[string]any{}}
 		}
-		if i&2 != 0 {
-			caps["elicitation"] = map[string]any{"form": map[string]any{}}
+		if i&10 != 0 {
+			modes := map[string]any{}
+			if i&2 != 0 {
+				modes["form"] = map[string]any{}
+			}
+			if i&8 != 0 {
+				modes["url"] = map[string]any{}
+			}
+			caps["elicitation"] = modes
 		}
 		if i&4 != 0 {
 			caps["sampling"] = map[string]any{}

@@ -303,11 +303,18 @@ func (t *toolsCLI) connect(ctx context.Context, f *toolsFlags, endpoint, version
 	if err != nil {
 		return nil, nil, err
 	}
-	copts := &mcp.ClientOptions{ElicitationHandler: ask.elicit}
+	// Forms and URLs both: a URL question is shown, and followed only at
+	// a terminal (asker.openURL). The roots are the SDK's default, which
+	// setting Capabilities replaces.
+	copts := &mcp.ClientOptions{ElicitationHandler: ask.elicit, ElicitationCompleteHandler: ask.urlDone,
+		Capabilities: &mcp.ClientCapabilities{
+			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		}}
 	if f.task {
 		// Declared on every request, so that a TaskOptional tool answers
 		// with a task.
-		copts.Capabilities = &mcp.ClientCapabilities{Extensions: map[string]any{mcpversion.TasksExtension: map[string]any{}}}
+		copts.Capabilities.Extensions = map[string]any{mcpversion.TasksExtension: map[string]any{}}
 		hc = taskclient.Wrap(hc)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agnara", Version: "cli"}, copts)

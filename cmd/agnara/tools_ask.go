@@ -85,8 +85,7 @@ func (a *asker) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elicit
 	w := a.t.stderr
 	p := req.Params
 	if p.Mode == "url" {
-		fmt.Fprintf(w, "The server asks you to open %s (%s); declined: this command does not follow URL elicitations.\n", printable(p.URL), printable(p.Message))
-		return &mcp.ElicitResult{Action: "decline"}, nil
+		return a.openURL(p), nil
 	}
 	fields, err := formOf(p.RequestedSchema)
 	if err != nil {
@@ -121,6 +120,38 @@ func (a *asker) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elicit
 	}
 	fmt.Fprintf(w, "Declined the server's form (not a terminal; pass -answers JSON to fill it in): %s\n", printable(p.Message))
 	return &mcp.ElicitResult{Action: "decline"}, nil
+}
+
+// openURL answers a URL elicitation: at a terminal it shows the page and
+// asks whether the user opened it (this command never opens it itself);
+// elsewhere, -yes or not, it declines, saying what was asked. Accept only
+// says the user opened the page: the server learns the rest on its side.
+func (a *asker) openURL(p *mcp.ElicitParams) *mcp.ElicitResult {
+	w := a.t.stderr
+	if !a.t.interactive {
+		fmt.Fprintf(w, "Declined the server's request to open %s (not a terminal): %s\n", printable(p.URL), printable(p.Message))
+		return &mcp.ElicitResult{Action: "decline"}
+	}
+	fmt.Fprintf(w, "%s\nThe server asks you to open this page in your browser:\n  %s\nOpen it, then answer: did you open it? [y/N] ", printable(p.Message), printable(p.URL))
+	line, err := a.line()
+	if err != nil {
+		return &mcp.ElicitResult{Action: "cancel"}
+	}
+	if l := strings.ToLower(line); l == "y" || l == "yes" {
+		return &mcp.ElicitResult{Action: "accept"}
+	}
+	return &mcp.ElicitResult{Action: "decline"}
+}
+
+// urlDone reports that the server says a page it asked the user to open
+// is done with (notifications/elicitation/complete).
+func (a *asker) urlDone(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopSpinner != nil {
+		a.stopSpinner()
+	}
+	fmt.Fprintf(a.t.stderr, "The server says the page is done with (elicitation %s).\n", printable(req.Params.ElicitationID))
 }
 
 // fill asks for each field of a form on the terminal. An empty answer

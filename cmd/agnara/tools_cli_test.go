@@ -77,6 +77,18 @@ func hostileServer(t *testing.T) string {
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks."}, func(ctx context.Context, req *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
 		schema := map[string]any{"type": "object", "properties": map[string]any{"confirm": map[string]any{"type": "boolean"}}, "required": []string{"confirm"}}
 		msg := "Go ahead?\x1b[2J"
+		if in.What == "url" {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: "Sign in\x1b[2J", URL: "https://auth.example.com/x?\u202eevil", ElicitationID: "e-1"})
+			if err != nil {
+				return nil, nil, err
+			}
+			if res.Action == "accept" {
+				if err := req.Session.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: "e-1"}); err != nil {
+					return nil, nil, err
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, map[string]any{"action": res.Action}, nil
+		}
 		if in.What == "form" {
 			schema = map[string]any{"type": "object", "properties": map[string]any{
 				"name": map[string]any{"type": "string", "title": "Name"},
@@ -141,6 +153,10 @@ func TestToolsAskOnATerminal(t *testing.T) {
 		{"form", "old\n42\nAda\n", true, []string{"call", url, "ask", `{"what":"form"}`}, `"age": 42`, "age (integer):   want an integer; try again"},
 		{"form, required left empty", "\n", true, []string{"call", url, "ask", `{"what":"form"}`}, `"action": "cancel"`, "Name (string, required): "},
 		{"form -answers", "", false, []string{"call", url, "ask", `{"what":"form"}`, "-answers", `{"name":"Bo"}`}, `"name": "Bo"`, "Answered the form with -answers"},
+		{"url opened", "y\n", true, []string{"call", url, "ask", `{"what":"url"}`}, `"action": "accept"`, "\"Sign in\\x1b[2J\"\nThe server asks you to open this page in your browser:\n  \"https://auth.example.com/x?\\u202eevil\"\nOpen it, then answer: did you open it? [y/N] "},
+		{"url not opened", "n\n", true, []string{"call", url, "ask", `{"what":"url"}`}, `"action": "decline"`, "did you open it? [y/N] "},
+		{"url at end of input", "", true, []string{"call", url, "ask", `{"what":"url"}`}, `"action": "cancel"`, "did you open it? [y/N] "},
+		{"url, no terminal", "y\n", false, []string{"call", url, "ask", `{"what":"url"}`, "-yes"}, `"action": "decline"`, `Declined the server's request to open "https://auth.example.com/x?\u202eevil" (not a terminal): "Sign in\x1b[2J"`},
 		{"form, no terminal", "", false, []string{"call", url, "ask", `{"what":"form"}`, "-yes"}, `"action": "decline"`, "pass -answers JSON"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
