@@ -168,8 +168,9 @@ type Intent struct {
 	Server      string
 	// Credential names whose authority the write reaches its server with,
 	// as the host says, for approvers to read: package gateway's upstream
-	// credentials, "gateway" (the gateway's own identity) or
-	// "token_exchange" (the requester's own token, exchanged). Never a
+	// credentials, "gateway" (the gateway's own identity),
+	// "token_exchange" (the requester's own token, exchanged) or "consent"
+	// (the requester's own grant). Never a
 	// credential itself; not part of the intent's identity (a gateway's
 	// binding revision covers it); at most 64 bytes of valid UTF-8 without
 	// NUL, and may be empty.

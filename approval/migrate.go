@@ -150,11 +150,34 @@ CREATE TABLE inbox_signins (
 CREATE INDEX inbox_signins_expiry ON inbox_signins (expires_at);
 `},
 	// 3: whose credential a write reaches its server with, for approvers
-	// to read (Intent.Credential; issue 40).
+	// to read (Intent.Credential), and the grants a gateway keeps for the
+	// people it acts for at third parties, sealed (Connection; issue 40).
 	{sqlite: `
 ALTER TABLE approvals ADD COLUMN credential TEXT NOT NULL DEFAULT '';
+CREATE TABLE connections (
+	principal_id     TEXT    NOT NULL,
+	principal_issuer TEXT    NOT NULL,
+	upstream         TEXT    NOT NULL,
+	client_id        TEXT    NOT NULL, -- the MCP client the person allowed
+	scopes           TEXT    NOT NULL,
+	sealed           BLOB    NOT NULL, -- encrypted by the gateway; never read here
+	created_at       INTEGER NOT NULL,
+	updated_at       INTEGER NOT NULL,
+	PRIMARY KEY (principal_id, principal_issuer, upstream, client_id)
+);
 `, postgres: `
 ALTER TABLE approvals ADD COLUMN credential TEXT NOT NULL DEFAULT '';
+CREATE TABLE connections (
+	principal_id     TEXT    NOT NULL,
+	principal_issuer TEXT    NOT NULL,
+	upstream         TEXT    NOT NULL,
+	client_id        TEXT    NOT NULL,
+	scopes           TEXT    NOT NULL,
+	sealed           BYTEA   NOT NULL,
+	created_at       BIGINT  NOT NULL,
+	updated_at       BIGINT  NOT NULL,
+	PRIMARY KEY (principal_id, principal_issuer, upstream, client_id)
+);
 `},
 }
 

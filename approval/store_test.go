@@ -208,6 +208,7 @@ var behaviours = []struct {
 	{"ListAndFilter", testListAndFilter},
 	{"PagesStayPut", testPagesStayPut},
 	{"SignIns", testSignIns},
+	{"Connections", testConnections},
 	{"IntentDisplay", testIntentDisplay},
 	{"ClaimChecksTheCurrentBinding", testClaimChecksTheCurrentBinding},
 	{"Prepare", testPrepare},
@@ -703,20 +704,21 @@ func testIntentDisplay(t *testing.T, b backend) {
 	ctx := context.Background()
 	s := b.fresh(t, newClock())
 	in := testIntent(t, "display", `{}`)
-	in.Description, in.Server = "Updates a document's title <b>now</b>.", "documents"
+	in.Description, in.Server, in.Credential = "Updates a document's title <b>now</b>.", "documents", "token_exchange"
 	a, err := s.Prepare(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Get(ctx, a.ID)
-	if err != nil || got.Intent.Description != in.Description || got.Intent.Server != "documents" {
-		t.Fatalf("read back %q on %q (%v)", got.Intent.Description, got.Intent.Server, err)
+	if err != nil || got.Intent.Description != in.Description || got.Intent.Server != "documents" || got.Intent.Credential != "token_exchange" {
+		t.Fatalf("read back %q on %q as %q (%v)", got.Intent.Description, got.Intent.Server, got.Intent.Credential, err)
 	}
 	for name, mutate := range map[string]func(*approval.Intent){
 		"a NUL":                   func(in *approval.Intent) { in.Description = "a\x00b" },
 		"invalid UTF-8":           func(in *approval.Intent) { in.Server = "\xff" },
 		"too long":                func(in *approval.Intent) { in.Description = strings.Repeat("x", approval.MaxDescription+1) },
 		"a server over 128 bytes": func(in *approval.Intent) { in.Server = strings.Repeat("s", 129) },
+		"a credential over 64":    func(in *approval.Intent) { in.Credential = strings.Repeat("c", 65) },
 	} {
 		bad := testIntent(t, "bad "+name, `{}`)
 		mutate(&bad)

@@ -95,6 +95,8 @@ func actsAs(credential string) string {
 		return "the gateway's own identity"
 	case "token_exchange":
 		return "the requester's own token, exchanged for this server"
+	case "consent":
+		return "the requester's own grant, given by signing in at this server"
 	}
 	return credential
 }

@@ -165,6 +165,8 @@ func New(ctx context.Context, store Store, opts Options) (*Inbox, error) {
 	mux.HandleFunc("POST /approvals/{id}/decide", in.decide)
 	mux.HandleFunc("POST /approvals/{id}/reconcile", in.reconcile)
 	mux.HandleFunc("GET /events", in.events)
+	mux.HandleFunc("GET /connections", in.connections)
+	mux.HandleFunc("POST /connections/revoke", in.revokeConnection)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", in.static))
 	mux.HandleFunc("GET /login", in.login)
 	mux.HandleFunc("GET /callback", in.callback)
@@ -223,6 +225,7 @@ type page struct {
 	OIDC        bool
 	Live        bool
 	RequesterIs bool
+	Connections []approval.Connection
 }
 
 // event is an audit entry as shown: a sentence first, the raw record
@@ -319,6 +322,8 @@ func flashFor(done string) string {
 		return "Canceled. It will not run; if the agent asks again, a new approval is requested."
 	case "recorded":
 		return "Recorded. The receipt is unchanged; your finding is kept beside it."
+	case "revoked":
+		return "Revoked. The gateway no longer acts for you there; its next call for you asks you to sign in again."
 	}
 	return ""
 }

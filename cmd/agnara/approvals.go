@@ -41,6 +41,8 @@ Commands:
   cancel     cancel a pending or approved approval
   reconcile  record what an unknown effect turned out to be, with evidence
   serve      serve the approval inbox in the browser (docs/approvals.md)
+  connections  list one person's grants a gateway acts with, or revoke one
+             (credentials consent, docs/gateway.md)
 
 Run 'agnara approvals <command> -h' for a command's flags.
 `
@@ -61,13 +63,14 @@ func (c *cli) run(args []string) int {
 		return 1
 	}
 	cmds := map[string]func(name string, args []string) error{
-		"list":      c.list,
-		"show":      c.show,
-		"approve":   c.decide,
-		"reject":    c.decide,
-		"cancel":    c.decide,
-		"reconcile": c.reconcile,
-		"serve":     c.serve,
+		"list":        c.list,
+		"show":        c.show,
+		"approve":     c.decide,
+		"reject":      c.decide,
+		"cancel":      c.decide,
+		"reconcile":   c.reconcile,
+		"serve":       c.serve,
+		"connections": c.connections,
 	}
 	name := args[0]
 	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
@@ -554,6 +557,8 @@ func actsAs(credential string) string {
 		return "the gateway's own identity (gateway)"
 	case "token_exchange":
 		return "the requester's own token, exchanged for the server (token_exchange)"
+	case "consent":
+		return "the requester's own grant, given by signing in at the server (consent)"
 	}
 	return printable(credential)
 }

@@ -375,3 +375,42 @@ func TestPostgresFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalsConnections: `approvals connections` lists one person's
+// grants and nobody else's, revokes one by upstream and client, and says
+// what is missing.
+func TestApprovalsConnections(t *testing.T) {
+	d := sqliteDB(t)
+	s, err := approval.OpenSQLite(d.loc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := policy.NewPrincipal("alice", nil).WithIssuer("https://idp.example")
+	for _, cn := range []approval.Connection{
+		{Principal: alice, Upstream: "orders", ClientID: "agent", Scopes: []string{"orders.read"}, Sealed: []byte("x")},
+		{Principal: policy.NewPrincipal("bob", nil).WithIssuer("https://idp.example"), Upstream: "files", ClientID: "agent", Sealed: []byte("y")},
+	} {
+		if err := s.SaveConnection(context.Background(), cn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	code, out, errOut := run(now, "approvals", "connections", d.flag, d.loc, "-principal", "alice", "-issuer", "https://idp.example")
+	if code != 0 || !strings.Contains(out, "orders    agent   orders.read") || strings.Contains(out, "files") {
+		t.Fatalf("list = %d:\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(now, "approvals", "connections", d.flag, d.loc, "-principal", "alice", "-issuer", "https://idp.example", "-revoke", "orders"); code == 0 || !strings.Contains(errOut, "-revoke needs -client") {
+		t.Errorf("revoke without -client = %d: %s", code, errOut)
+	}
+	code, out, errOut = run(now, "approvals", "connections", d.flag, d.loc, "-principal", "alice", "-issuer", "https://idp.example", "-revoke", "orders", "-client", "agent")
+	if code != 0 || !strings.Contains(out, "revoked: orders no longer acts as alice through agent") {
+		t.Fatalf("revoke = %d:\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = run(now, "approvals", "connections", d.flag, d.loc, "-principal", "alice", "-issuer", "https://idp.example", "-revoke", "orders", "-client", "agent")
+	if code == 0 || !strings.Contains(errOut, "alice has no grant for orders through agent") {
+		t.Errorf("revoke again = %d: %s", code, errOut)
+	}
+	if code, _, errOut := run(now, "approvals", "connections", d.flag, d.loc); code == 0 || !strings.Contains(errOut, "-principal and -issuer are required") {
+		t.Errorf("without -principal = %d: %s", code, errOut)
+	}
+}
