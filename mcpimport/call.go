@@ -31,9 +31,12 @@ func (t *tool) call(ec *execution.Context, args json.RawMessage) (execution.Resu
 			return execution.Result{}, t.fail(ec, ReasonScopeDenied, err)
 		}
 	}
-	if code, err := c.authorized(ec, ec.Principal()); code != "" {
-		if ec.Err() != nil {
+	if code, err := c.authorized(ec, ec.Principal()); code != "" || err != nil {
+		switch {
+		case ec.Err() != nil:
 			return execution.Result{}, ec.Err()
+		case code == "":
+			return execution.Result{}, err
 		}
 		return execution.Result{}, t.fail(ec, code, err)
 	}

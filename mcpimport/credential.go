@@ -2,6 +2,7 @@ package mcpimport
 
 import (
 	"context"
+	"errors"
 
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
@@ -42,7 +43,11 @@ const (
 // anything leaves. An error ends the request, with
 // [ReasonCredentialRefused] or [ReasonCredentialUnavailable] when
 // [execution.ReasonOf] gives one, else with ReasonCredentialUnavailable;
-// the error itself is logged at debug, never shown to the caller. The
+// the error itself is logged at debug, never shown to the caller. An
+// Authorizer may ask the caller (a sign-in by URL: execution.Context.
+// AskURL, with the *execution.Context the context carries for a call):
+// execution.ErrInputRequired, or the *execution.Failure the caller's answer
+// ends in, ends the request as it is. The
 // transport's own failure with one of those reasons ends a request the
 // same way. Requests made for no caller (discovery, pings) do not ask it.
 // It must be safe for concurrent use.
@@ -62,7 +67,10 @@ func credentialReason(err error) execution.Reason {
 
 // authorized asks the session's Authorizer for caller before anything
 // is sent on the caller's behalf. It returns the reason the request ends
-// with, and the hook's error for the host's logs; "" when it may go.
+// with and the Authorizer's error, for the host's logs; "" and nil when it
+// may go; "" and an error to end the request with as it is: the
+// Authorizer asked the caller (execution.ErrInputRequired) or the
+// caller's answer refused (an *execution.Failure).
 func (c *Catalog) authorized(ctx context.Context, caller policy.Principal) (execution.Reason, error) {
 	if c.authorize == nil {
 		return "", nil
@@ -73,6 +81,12 @@ func (c *Catalog) authorized(ctx context.Context, caller policy.Principal) (exec
 	}
 	if r := credentialReason(err); r != "" {
 		return r, err
+	}
+	var f *execution.Failure
+	if errors.Is(err, execution.ErrInputRequired) || errors.As(err, &f) {
+		// The Authorizer asked the caller (a sign-in by URL), or the
+		// caller's answer ended the call: the request ends with it.
+		return "", err
 	}
 	return ReasonCredentialUnavailable, err
 }

@@ -207,7 +207,10 @@ func (p *prompt) get(ctx context.Context, args json.RawMessage) ([]execution.Mes
 	if err := json.Unmarshal(args, &values); err != nil {
 		return nil, c.failFeature(ctx, "prompt", p.entry.RemoteName, ReasonInvalidArguments, err)
 	}
-	if code, err := c.authorizedFor(ctx); code != "" {
+	if code, err := c.authorizedFor(ctx); code != "" || err != nil {
+		if code == "" {
+			code = ReasonCredentialRefused // a read or get cannot ask its caller
+		}
 		return nil, c.failFeature(ctx, "prompt", p.entry.RemoteName, code, err)
 	}
 	gctx, cancel := context.WithTimeout(ctx, c.limits.CallTimeout)

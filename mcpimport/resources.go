@@ -314,7 +314,10 @@ func (r *resource) read(ctx context.Context, uri string) ([]execution.Content, e
 	if code, ok := c.monitor.currentFeatures(gen); !ok {
 		return nil, c.failFeature(ctx, "resource", r.entry.RemoteURI, code, nil)
 	}
-	if code, err := c.authorizedFor(ctx); code != "" {
+	if code, err := c.authorizedFor(ctx); code != "" || err != nil {
+		if code == "" {
+			code = ReasonCredentialRefused // a read or get cannot ask its caller
+		}
 		return nil, c.failFeature(ctx, "resource", r.entry.RemoteURI, code, err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.limits.CallTimeout)

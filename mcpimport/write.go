@@ -230,9 +230,12 @@ func (t *tool) write(ec *execution.Context, identity string, args json.RawMessag
 	case approval.StateApproved:
 		// The caller's credential first: a caller who cannot have one
 		// leaves the approval approved, to claim once they can.
-		if code, err := c.authorized(ec, caller); code != "" {
-			if ec.Err() != nil {
+		if code, err := c.authorized(ec, caller); code != "" || err != nil {
+			switch {
+			case ec.Err() != nil:
 				return execution.Result{}, ec.Err()
+			case code == "":
+				return execution.Result{}, err
 			}
 			return execution.Result{}, t.fail(ec, code, err)
 		}
