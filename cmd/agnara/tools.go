@@ -308,6 +308,7 @@ func (t *toolsCLI) connect(ctx context.Context, f *toolsFlags, endpoint, version
 	// setting Capabilities replaces.
 	copts := &mcp.ClientOptions{ElicitationHandler: ask.elicit, ElicitationCompleteHandler: ask.urlDone,
 		Capabilities: &mcp.ClientCapabilities{
+			//lint:ignore SA1019 roots are deprecated at 2026-07-28 (SEP-2577) but remain during the deprecation window: declared, they keep the SDK's default, which setting Capabilities replaces.
 			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
 			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
 		}}
