@@ -36,6 +36,10 @@ type Config struct {
 	// Upstreams are the servers tools are imported from, at least one.
 	// (upstreams)
 	Upstreams []Upstream `yaml:"upstreams"`
+	// Connections is where people grant the gateway the right to act for
+	// them at upstreams whose credentials are "consent". Required with
+	// any. (connections)
+	Connections *Connections `yaml:"connections"`
 
 	// Lock is the lock file: the definition of each bound tool an operator
 	// accepted ([Lock]). A tool is served only while its upstream offers
@@ -162,6 +166,12 @@ type HTTPUpstream struct {
 	//     and sends that; the caller's token never reaches the upstream.
 	//     Needs auth.issuer, and the 2026-07-28 revision upstream, where
 	//     every request stands alone.
+	//   - "consent": each caller's own grant at the upstream's own
+	//     authorization server, which the person gives by signing in there
+	//     once, through a link the gateway asks the caller to open (a URL
+	//     elicitation), as Consent says; kept sealed in the approval store
+	//     and refreshed. Needs auth.issuer, connections and approvals, and
+	//     2026-07-28 upstream.
 	//
 	// Callers' tokens are never forwarded as they are. Requests the gateway
 	// makes for no caller (discovery, pings) carry the gateway's identity
@@ -170,6 +180,9 @@ type HTTPUpstream struct {
 	// TokenExchange is how the gateway exchanges a caller's token for the
 	// upstream; required with credentials "token_exchange". (token_exchange)
 	TokenExchange *TokenExchange `yaml:"token_exchange"`
+	// Consent is the gateway's client at the upstream's own authorization
+	// server; required with credentials "consent". (consent)
+	Consent *Consent `yaml:"consent"`
 	// OAuth, when set, gets the gateway its own tokens for the upstream with
 	// the client credentials grant: the gateway's identity. (oauth)
 	OAuth *ClientCredentials `yaml:"oauth"`
@@ -180,7 +193,59 @@ type HTTPUpstream struct {
 const (
 	CredentialsGateway       = "gateway"
 	CredentialsTokenExchange = "token_exchange"
+	CredentialsConsent       = "consent"
 )
+
+// Consent is the gateway's registered client at an upstream's own
+// authorization server, through which each person grants the gateway the
+// right to act for them there (the authorization-code flow with PKCE,
+// redirecting to the gateway's connections/callback page).
+type Consent struct {
+	// AuthorizationServer is that server's issuer URL (its metadata, RFC
+	// 8414 or OpenID discovery, names its endpoints). Default: the first
+	// one the upstream's protected resource metadata names (RFC 9728).
+	// (authorization_server)
+	AuthorizationServer string `yaml:"authorization_server"`
+	// ClientID is the gateway's client id there. (client_id)
+	ClientID string `yaml:"client_id"`
+	// ClientSecretEnv names the variable holding its secret; empty for a
+	// public client, which PKCE alone binds. (client_secret_env)
+	ClientSecretEnv string `yaml:"client_secret_env"`
+	// Scopes are the scopes to ask the person for: what the upstream's
+	// bindings need, no more. (scopes)
+	Scopes []string `yaml:"scopes"`
+	// Resource is the upstream's resource identifier (RFC 8707). Default:
+	// the upstream URL. (resource)
+	Resource string `yaml:"resource"`
+}
+
+// Connections is where people connect the upstreams whose credentials are
+// "consent": pages the gateway serves under URL + "/connections/", where a
+// person signs in with the gateway's own issuer (auth.issuer), agrees, and
+// is sent to the upstream's authorization server; and where they see and
+// revoke their own grants.
+type Connections struct {
+	// URL is the gateway's public base URL, such as
+	// https://gateway.example.com (http only on a loopback address). The
+	// upstreams' authorization servers must have URL +
+	// "/connections/callback" registered, exactly, and auth.issuer URL +
+	// "/connections/signed-in". (url)
+	URL string `yaml:"url"`
+	// KeyEnv names the variable holding the key that seals the grants at
+	// rest and the pages' cookies: 32 random bytes, base64 (openssl rand
+	// -base64 32). Every gateway sharing the approval store needs the
+	// same. (key_env)
+	KeyEnv string `yaml:"key_env"`
+	// SignIn is the gateway's client at auth.issuer, to sign people in on
+	// the pages. (sign_in)
+	SignIn ClientRegistration `yaml:"sign_in"`
+}
+
+// ClientRegistration is a client id and the variable holding its secret.
+type ClientRegistration struct {
+	ClientID        string `yaml:"client_id"`         // (client_id)
+	ClientSecretEnv string `yaml:"client_secret_env"` // (client_secret_env)
+}
 
 // TokenExchange is the gateway's client at the authorization server that
 // issued its callers' tokens (auth.issuer), and what it asks for there on a

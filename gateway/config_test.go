@@ -221,7 +221,7 @@ func TestParseCredentials(t *testing.T) {
 		{"the gateway's identity, named", valid, "credentials: gateway", ""},
 		{"token exchange", issuer, "credentials: token_exchange, " + exchange, ""},
 		{"token exchange at 2026-07-28", issuer, "credentials: token_exchange, protocol: 2026-07-28, " + exchange, ""},
-		{"unknown mode", valid, "credentials: forward", `upstreams[0].http.credentials: "forward": want gateway (the gateway's own identity) or token_exchange`},
+		{"unknown mode", valid, "credentials: forward", `upstreams[0].http.credentials: "forward": want gateway (the gateway's own identity), token_exchange (each caller's, exchanged) or consent`},
 		{"exchange without its block", issuer, "credentials: token_exchange", "upstreams[0].http.token_exchange: say how to exchange a caller's token"},
 		{"a block without the mode", issuer, exchange, "upstreams[0].http.token_exchange: the upstream is reached with the gateway's identity: set credentials: token_exchange"},
 		{"exchange for a development principal", valid, "credentials: token_exchange, " + exchange, "upstreams[0].http.credentials: token_exchange exchanges each caller's token, and a development principal has none"},
@@ -229,6 +229,38 @@ func TestParseCredentials(t *testing.T) {
 		{"exchange secret unset", issuer, "credentials: token_exchange, " + strings.Replace(exchange, "GATEWAY_TEST_SET", "GATEWAY_TEST_UNSET", 1), "token_exchange.client_secret_env: the environment variable GATEWAY_TEST_UNSET is not set"},
 		{"exchange token url", issuer, "credentials: token_exchange, " + strings.Replace(exchange, "http://127.0.0.1:2/token", "http://as.example.com/token", 1), "token_exchange.token_url: \"http://as.example.com/token\": want the authorization server's token endpoint, https"},
 		{"exchange resource", issuer, "credentials: token_exchange, " + strings.Replace(exchange, "scopes:", "resource: urn:orders, scopes:", 1), `token_exchange.resource: "urn:orders": want an absolute http(s) URI`},
+	} {
+		yaml := strings.Replace(tc.base, "stdio: {command: server}", "http: {url: http://127.0.0.1:1/mcp, "+tc.http+"}", 1)
+		_, err := gateway.Parse("gw.yaml", []byte(yaml))
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestParseConsent: credentials consent and the connections pages, each
+// mistake with what to do.
+func TestParseConsent(t *testing.T) {
+	t.Setenv("GATEWAY_TEST_SET", "x")
+	t.Setenv("GATEWAY_TEST_KEY", "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80=")
+	t.Setenv("GATEWAY_TEST_SHORT_KEY", "c2hvcnQ=")
+	issuer := strings.Replace(valid, "development: {scopes: [a:read]}", "{issuer: http://127.0.0.1:3, resource: http://127.0.0.1:8090/mcp}", 1)
+	conns := "connections: {url: http://127.0.0.1:8090, key_env: GATEWAY_TEST_KEY, sign_in: {client_id: gw-web}}\n"
+	consent := "credentials: consent, consent: {client_id: gw, client_secret_env: GATEWAY_TEST_SET, scopes: [orders.read]}"
+	for _, tc := range []struct{ name, base, http, want string }{
+		{"consent", issuer + conns, consent, ""},
+		{"consent with its server named", issuer + conns, strings.Replace(consent, "client_id: gw,", "authorization_server: https://login.example.com, client_id: gw,", 1), ""},
+		{"consent without connections", issuer, consent, "upstreams[0].http.credentials: consent needs connections"},
+		{"consent for a development principal", valid + conns, consent, "consent keeps a grant per person, who signs in with auth.issuer"},
+		{"consent without approvals", strings.Replace(strings.Replace(issuer, "approvals: {sqlite: approvals.db}\n", "", 1), ", write: write", "", 1) + conns, consent, "consent keeps each person's grant in the approval store: set approvals"},
+		{"consent without its block", issuer + conns, "credentials: consent", "upstreams[0].http.consent: say which client the gateway is"},
+		{"a consent block without the mode", issuer + conns, strings.Replace(consent, "credentials: consent, ", "", 1), "upstreams[0].http.consent: set credentials: consent to use it"},
+		{"consent on a session", issuer + conns, "protocol: 2025-11-25, " + consent, `upstreams[0].http.protocol: "2025-11-25": a caller's own credential needs 2026-07-28`},
+		{"a short key", issuer + strings.Replace(conns, "GATEWAY_TEST_KEY", "GATEWAY_TEST_SHORT_KEY", 1), consent, "connections.key_env: the environment variable GATEWAY_TEST_SHORT_KEY: the key is 5 bytes: want 32 random bytes"},
+		{"a key not set", issuer + strings.Replace(conns, "GATEWAY_TEST_KEY", "GATEWAY_TEST_UNSET", 1), consent, "connections.key_env: the environment variable GATEWAY_TEST_UNSET is not set"},
+		{"pages off loopback over http", issuer + strings.Replace(conns, "http://127.0.0.1:8090", "http://gateway.example.com", 1), consent, `connections.url: "http://gateway.example.com": want the gateway's public base URL, https`},
+		{"pages under a path", issuer + strings.Replace(conns, "http://127.0.0.1:8090", "https://gateway.example.com/gw", 1), consent, "without a path"},
+		{"pages without a sign-in client", issuer + strings.Replace(conns, ", sign_in: {client_id: gw-web}", "", 1), consent, "connections.sign_in.client_id: give the gateway's client id at auth.issuer"},
 	} {
 		yaml := strings.Replace(tc.base, "stdio: {command: server}", "http: {url: http://127.0.0.1:1/mcp, "+tc.http+"}", 1)
 		_, err := gateway.Parse("gw.yaml", []byte(yaml))

@@ -350,11 +350,12 @@ func printableCode(s string) string {
 
 // callerCredentials is an HTTP upstream's transport in a per-caller mode:
 // a request made for a caller (the context carries its principal:
-// policy.PrincipalFrom) carries the caller's exchanged token and goes by
+// policy.PrincipalFrom) carries the caller's own token (exchanged, or
+// from the caller's grant) and goes by
 // caller; one made for no caller goes by gateway, the gateway's own
 // identity. A caller's request never falls back to the gateway's identity.
 type callerCredentials struct {
-	x       *exchanger
+	x       credentialSource
 	caller  http.RoundTripper
 	gateway http.RoundTripper
 }

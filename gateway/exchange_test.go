@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -18,11 +19,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/approval"
 	"github.com/agnara-go/agnara/gateway"
 	"github.com/agnara-go/agnara/internal/astest"
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/mcpexpose/oidc"
+	"github.com/agnara-go/agnara/policy"
+	"github.com/agnara-go/agnara/prommcp"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -39,6 +43,8 @@ type exchangeWorld struct {
 	gw          *gateway.Gateway
 	log         *mcptest.Buffer
 	audit       *mcptest.Buffer
+	approvals   *approval.SQLiteStore
+	metrics     *prommcp.Metrics
 }
 
 // tokenLog is what the upstream saw: the subject, audience and digest of
@@ -59,6 +65,12 @@ func (l *tokenLog) add(s seenToken, raw string) {
 	defer l.mu.Unlock()
 	l.seen = append(l.seen, s)
 	l.raw = append(l.raw, raw)
+}
+
+func (l *tokenLog) rawTokens() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.raw)
 }
 
 func (l *tokenLog) calls() []seenToken {
@@ -125,6 +137,11 @@ func newExchangeWorld(t *testing.T, users ...string) *exchangeWorld {
 	mcp.AddTool(server, &mcp.Tool{Name: "whoami", Description: "who called"}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, textOut, error) {
 		return nil, textOut{"sub=" + req.Extra.TokenInfo.UserID}, nil
 	})
+	mcp.AddTool(server, &mcp.Tool{Name: "note", Description: "keeps a note"}, func(_ context.Context, req *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, textOut, error) {
+		return nil, textOut{req.Extra.TokenInfo.UserID + " noted " + in.Text}, nil
+	})
 	// Stateless: the SDK's only way to serve 2026-07-28 (docs/SDK notes).
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true})
 	recording := func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
@@ -146,13 +163,26 @@ func newExchangeWorld(t *testing.T, users ...string) *exchangeWorld {
 				TokenExchange: &gateway.TokenExchange{TokenURL: w.as.TokenURL(), ClientID: "gateway", ClientSecretEnv: gwClientSecretEnv, Scopes: []string{"orders.read"}},
 				OAuth:         &gateway.ClientCredentials{TokenURL: w.as.TokenURL(), ClientID: "gateway", ClientSecretEnv: gwClientSecretEnv, Scopes: []string{"orders.read"}},
 			},
-			Tools: []gateway.Tool{{Remote: "whoami", Title: "Who am I", Scopes: []string{"orders.read"}, ConcurrencySafe: true}},
+			Tools: []gateway.Tool{
+				{Remote: "whoami", Title: "Who am I", Scopes: []string{"orders.read"}, ConcurrencySafe: true},
+				{Remote: "note", Title: "Keep a note", Scopes: []string{"orders.read"}, Write: "write"},
+			},
 		}},
 		Lock: filepath.Join(t.TempDir(), "gateway.lock"),
 	}
+	var err2 error
+	if w.approvals, err2 = approval.OpenSQLite(filepath.Join(t.TempDir(), "approvals.db"), nil); err2 != nil {
+		t.Fatal(err2)
+	}
+	t.Cleanup(func() { w.approvals.Close() })
+	if w.metrics, err2 = prommcp.New(nil); err2 != nil {
+		t.Fatal(err2)
+	}
 	opts := &gateway.Options{
-		Logger: slog.New(slog.NewTextHandler(w.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Audit:  mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(w.audit, nil))),
+		Logger:    slog.New(slog.NewTextHandler(w.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Audit:     mcpexpose.NewSlogAudit(slog.New(slog.NewJSONHandler(w.audit, nil))),
+		Approvals: w.approvals,
+		Meter:     w.metrics,
 	}
 	accept(t, gcfg, opts)
 	g, err := gateway.New(gcfg, opts)
@@ -163,6 +193,9 @@ func newExchangeWorld(t *testing.T, users ...string) *exchangeWorld {
 		t.Fatal(err)
 	}
 	w.gw = g
+	if err := errors.Join(w.metrics.Gateway(g), w.metrics.Handler(g)); err != nil {
+		t.Fatal(err)
+	}
 	srv := &httptest.Server{Listener: gwLn, Config: &http.Server{Handler: g}}
 	srv.Start()
 	t.Cleanup(func() {
@@ -301,13 +334,16 @@ func TestTokenExchangeActsForEachCaller(t *testing.T) {
 		}
 	}
 
-	// No token in the gateway's log (at debug) or the audit trail.
-	w.upstream.mu.Lock()
-	raws := append(slices.Clone(w.upstream.raw), tokens["alice"], tokens["bob"])
-	w.upstream.mu.Unlock()
-	for _, tok := range raws {
-		if strings.Contains(w.log.String(), tok) || strings.Contains(w.audit.String(), tok) {
-			t.Fatal("a token is in the gateway's log or audit trail")
+	// No token in the gateway's log (at debug), the audit trail or the
+	// metrics.
+	rec := httptest.NewRecorder()
+	w.metrics.HTTPHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), "agnara_mcp_") {
+		t.Fatalf("the metrics hold no agnara series:\n%s", rec.Body.String())
+	}
+	for _, tok := range append(w.upstream.rawTokens(), tokens["alice"], tokens["bob"]) {
+		if strings.Contains(w.log.String(), tok) || strings.Contains(w.audit.String(), tok) || strings.Contains(rec.Body.String(), tok) {
+			t.Fatal("a token is in the gateway's log, audit trail or metrics")
 		}
 	}
 	records := strings.Count(w.audit.String(), `"credential":"token_exchange"`)
@@ -352,5 +388,49 @@ func TestTokenExchangeRefusedEndsTheCall(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(w.audit.String()), []byte(`"reason":"mcp_credential_refused"`)) {
 		t.Errorf("the audit trail does not record the refusal:\n%s", w.audit.String())
+	}
+}
+
+// TestTokenExchangeWriteKeepsItsApproval: an approved write whose caller
+// cannot have an exchanged token (the token was revoked at the
+// authorization server) is refused before its approval is claimed: the
+// approval stays approved and nothing reaches the upstream; signed in
+// again, the same call claims it and the write goes as the caller.
+func TestTokenExchangeWriteKeepsItsApproval(t *testing.T) {
+	w := newExchangeWorld(t, "alice")
+	token := w.signIn(t, "alice")
+	cs := w.connectAs(t, token)
+	args := map[string]any{"text": "hello"}
+	text, _ := call(t, cs, "gateway.note", args)
+	var f struct {
+		Reason  string
+		Details struct {
+			ApprovalID string `json:"approval_id"`
+		}
+	}
+	if err := json.Unmarshal([]byte(text), &f); err != nil || f.Reason != string(approval.ReasonPending) || f.Details.ApprovalID == "" {
+		t.Fatalf("the first call: %s, want a pending approval", text)
+	}
+	id := f.Details.ApprovalID
+	if _, err := w.approvals.Approve(context.Background(), id, policy.NewPrincipal("carol", []string{approval.DefaultApproverScope}), "fine"); err != nil {
+		t.Fatal(err)
+	}
+	w.as.Revoke(t, "agent", "agent-secret", token)
+	text, isErr := call(t, cs, "gateway.note", args)
+	if f := parseFailure(t, text); !isErr || f.Reason != "mcp_credential_refused" {
+		t.Fatalf("the approved call with a revoked token: %s, want mcp_credential_refused", text)
+	}
+	if a, err := w.approvals.Get(context.Background(), id); err != nil || a.State != approval.StateApproved {
+		t.Fatalf("the approval after the refusal: %s (%v), want approved, unclaimed", a.State, err)
+	}
+	for _, c := range w.upstream.calls() {
+		t.Errorf("the upstream saw a call: %+v", c)
+	}
+	text, isErr = call(t, w.connectAs(t, w.signIn(t, "alice")), "gateway.note", args)
+	if isErr || text != `{"text":"alice noted hello"}` {
+		t.Fatalf("the call signed in again: %s", text)
+	}
+	if a, err := w.approvals.Get(context.Background(), id); err != nil || a.State != approval.StateCompleted || a.Intent.Credential != "token_exchange" {
+		t.Errorf("the approval after the write: %s as %q (%v), want completed, token_exchange", a.State, a.Intent.Credential, err)
 	}
 }

@@ -149,6 +149,9 @@ type Gateway struct {
 	// subjects holds each verified caller's token, for the upstreams
 	// whose credentials are "token_exchange" (exchange.go); nil when none.
 	subjects *subjectTokens
+	// conn serves the connections pages, for the upstreams whose
+	// credentials are "consent" (connect.go); nil when none.
+	conn *connector
 
 	mu       sync.Mutex // serializes publish; guards each upstream's served state, and lock
 	lock     *Lock
@@ -209,6 +212,19 @@ func New(cfg Config, opts *Options) (*Gateway, error) {
 			break
 		}
 	}
+	for _, u := range cfg.Upstreams {
+		if u.HTTP != nil && u.HTTP.Credentials == CredentialsConsent {
+			v, _ := os.LookupEnv(cfg.Connections.KeyEnv)
+			key, _ := sealingKey(v) // validated
+			secret, _ := os.LookupEnv(cfg.Connections.SignIn.ClientSecretEnv)
+			conn, err := newConnector(&g.cfg, key, secret, o.Logger)
+			if err != nil {
+				return nil, err
+			}
+			g.conn = conn
+			break
+		}
+	}
 	for i := range g.cfg.Upstreams {
 		g.ups = append(g.ups, newUpstream(g, &g.cfg.Upstreams[i]))
 	}
@@ -243,6 +259,13 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if err := g.openApprovals(ctx); err != nil {
 		return err
 	}
+	if g.conn != nil {
+		// The store as opened: a wrapper need not keep connections.
+		if err := g.conn.start(ctx, g.store); err != nil {
+			g.closeApprovals()
+			return fmt.Errorf("gateway: connections: %w", err)
+		}
+	}
 	if g.store != nil && g.opts.WrapApprovals != nil {
 		g.store = g.opts.WrapApprovals(g.store)
 	}
@@ -264,6 +287,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.handler = h
 	r := chi.NewRouter()
 	h.Mount(r, g.cfg.Path) // the handler checks Host itself
+	if g.conn != nil {
+		r.Handle(connectionsPath+"*", g.conn) // the connector checks Host itself
+	}
 	// /healthz and /readyz answer only loopback names on a loopback
 	// listener, as the MCP endpoint does.
 	local := r.With(func(next http.Handler) http.Handler { return hostcheck.OnLoopbackListener(next, nil) })
@@ -458,6 +484,7 @@ func (g *Gateway) handlerOptions(ctx context.Context) (*mcpexpose.HandlerOptions
 		if g.subjects != nil {
 			opts.Tokens = g.subjects.keep(v.Verify)
 		}
+		opts.Server.Identity = clientPrincipal
 		opts.Resource = &mcpexpose.Resource{URL: a.Resource, AuthorizationServers: []string{a.Issuer}}
 	case a.Development != nil:
 		dev := policy.NewPrincipal(a.Development.Principal, a.Development.Scopes)

@@ -19,10 +19,10 @@ import (
 // bound on every response body to a POST, and a connection pool sized for
 // a gateway's concurrent calls.
 //
-// With x (credentials "token_exchange"), a request made for a caller
-// carries the caller's exchanged token instead (callerCredentials), and
+// With x (credentials "token_exchange" or "consent"), a request made for a
+// caller carries the caller's own token instead (callerCredentials), and
 // only a request made for no caller the gateway's identity.
-func httpClient(ctx context.Context, h *HTTPUpstream, maxBody int, lookupEnv func(string) (string, bool), x *exchanger) *http.Client {
+func httpClient(ctx context.Context, h *HTTPUpstream, maxBody int, lookupEnv func(string) (string, bool), x credentialSource) *http.Client {
 	tr := mcpimport.HTTPClient(nil).Transport // pooled for concurrent calls
 	c := gatewayClient(ctx, h, tr, maxBody, lookupEnv)
 	if x == nil {

@@ -54,8 +54,10 @@ type upstream struct {
 	hasFeatures bool
 
 	// exchange gets each caller's token for an HTTP upstream with
-	// credentials "token_exchange" (exchange.go); nil otherwise.
+	// credentials "token_exchange" (exchange.go), consent each caller's
+	// grant for one with "consent" (consent.go); nil otherwise.
 	exchange *exchanger
+	consent  *consentClient
 
 	// Guarded by g.mu.
 	served      served
@@ -122,6 +124,12 @@ func newUpstream(g *Gateway, cfg *Upstream) *upstream {
 		secret, _ := os.LookupEnv(h.TokenExchange.ClientSecretEnv) // New checked it is set
 		as := &http.Client{Transport: LimitBodies(mcpimport.HTTPClient(nil).Transport, exchangeBodyLimit+1), Timeout: exchangeTimeout}
 		u.exchange = newExchanger(cfg.Name, h, secret, as, g.subjects, u.logger)
+	}
+	if h := cfg.HTTP; h != nil && h.Credentials == CredentialsConsent && g.conn != nil {
+		secret, _ := os.LookupEnv(h.Consent.ClientSecretEnv)
+		as := &http.Client{Transport: LimitBodies(mcpimport.HTTPClient(nil).Transport, 1<<20), Timeout: 30 * time.Second}
+		u.consent = newConsentClient(g.conn, cfg.Name, h, secret, as, u.logger)
+		g.conn.clients[cfg.Name] = u.consent
 	}
 	u.limits.CallTimeout = max(u.limits.CallTimeout, 0)
 	if u.limits.CallTimeout == 0 {
@@ -334,7 +342,7 @@ func (u *upstream) transport(ctx context.Context) (mcp.Transport, *stdioTranspor
 	if h := u.cfg.HTTP; h != nil {
 		return &mcp.StreamableClientTransport{
 			Endpoint:   h.URL,
-			HTTPClient: httpClient(ctx, h, u.cfg.Limits.MessageBytes, os.LookupEnv, u.exchange),
+			HTTPClient: httpClient(ctx, h, u.cfg.Limits.MessageBytes, os.LookupEnv, u.source()),
 			MaxRetries: -1,
 		}, nil
 	}
@@ -383,41 +391,13 @@ func (u *upstream) connect(ctx, connectCtx context.Context) (sess *mcpimport.Ses
 		}
 		return nil, stdio, fmt.Errorf("connecting: %w%s", err, cause)
 	}
-	if v := sess.ProtocolVersion(); u.exchange != nil && v != mcpversion.Modern {
+	if v := sess.ProtocolVersion(); u.source() != nil && v != mcpversion.Modern {
 		// A handshake-era session belongs upstream to the identity that
 		// opened it, the gateway's: no caller's token may ride on it.
 		sess.Close()
-		return nil, nil, &revisionError{fmt.Sprintf("connecting: the upstream speaks %s, and credentials token_exchange needs %s, where every request stands alone; use credentials: gateway for it", v, mcpversion.Modern)}
+		return nil, nil, &revisionError{fmt.Sprintf("connecting: the upstream speaks %s, and credentials %s needs %s, where every request stands alone; use credentials: gateway for it", v, u.credentials(), mcpversion.Modern)}
 	}
 	return sess, stdio, nil
-}
-
-// revisionError is an upstream refused for the revision it speaks: a
-// permanent failure ([mcpimport.ProtocolUnsupported]).
-type revisionError struct{ msg string }
-
-func (e *revisionError) Error() string { return e.msg }
-
-// FailureReason returns [mcpimport.ProtocolUnsupported].
-func (e *revisionError) FailureReason() execution.Reason { return mcpimport.ProtocolUnsupported }
-
-// credentials returns the upstream's credentials: whose authority its
-// requests carry.
-func (u *upstream) credentials() string {
-	if h := u.cfg.HTTP; h != nil && h.Credentials != "" {
-		return h.Credentials
-	}
-	return CredentialsGateway
-}
-
-// authorizer is the upstream session's mcpimport.ConnectOptions.Authorizer:
-// with credentials "token_exchange", the caller's exchanged token, got
-// before anything is sent; nil otherwise.
-func (u *upstream) authorizer() mcpimport.Authorizer {
-	if u.exchange == nil {
-		return nil // not a nil *exchanger in a non-nil interface
-	}
-	return u.exchange
 }
 
 // session makes one session and serves it until it ends or ctx is done.

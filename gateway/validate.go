@@ -96,6 +96,27 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 		checkEnv(bad, lookupEnv, ap.PostgresEnv, "approvals", "postgres_env")
 	}
 
+	if cn := c.Connections; cn != nil {
+		if u, err := url.Parse(cn.URL); err != nil || u.Host == "" || u.Scheme != "https" && !isLoopbackURL(u) || u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" {
+			bad("%q: want the gateway's public base URL, https (http only on a loopback address), without a path", cn.URL)("connections", "url")
+		}
+		if cn.KeyEnv == "" {
+			bad("name the environment variable holding the sealing key: 32 random bytes, base64 (openssl rand -base64 32)")("connections", "key_env")
+		} else if v, ok := lookupEnv(cn.KeyEnv); ok {
+			if _, err := sealingKey(v); err != nil {
+				bad("the environment variable %s: %v", cn.KeyEnv, err)("connections", "key_env")
+			}
+		} else {
+			checkEnv(bad, lookupEnv, cn.KeyEnv, "connections", "key_env")
+		}
+		if cn.SignIn.ClientID == "" {
+			bad("give the gateway's client id at auth.issuer, to sign people in on the pages")("connections", "sign_in", "client_id")
+		}
+		if cn.SignIn.ClientSecretEnv != "" {
+			checkEnv(bad, lookupEnv, cn.SignIn.ClientSecretEnv, "connections", "sign_in", "client_secret_env")
+		}
+	}
+
 	if len(c.Upstreams) == 0 {
 		bad("declare at least one upstream")("upstreams")
 	}
@@ -121,6 +142,16 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 			checkHTTP(bad, lookupEnv, u.HTTP, at("http"))
 			if u.HTTP.Credentials == CredentialsTokenExchange && c.Auth.Issuer == "" {
 				bad("token_exchange exchanges each caller's token, and a development principal has none: configure auth.issuer, or use credentials: gateway")(at("http", "credentials")...)
+			}
+			if u.HTTP.Credentials == CredentialsConsent {
+				switch {
+				case c.Auth.Issuer == "":
+					bad("consent keeps a grant per person, who signs in with auth.issuer: configure it, or use credentials: gateway")(at("http", "credentials")...)
+				case c.Connections == nil:
+					bad("consent needs connections: the pages where people sign in and agree (url, key_env, sign_in)")(at("http", "credentials")...)
+				case c.Approvals == (Approvals{}):
+					bad("consent keeps each person's grant in the approval store: set approvals")(at("http", "credentials")...)
+				}
 			}
 		case u.Stdio != nil:
 			checkStdio(bad, u.Stdio, at("stdio"))
@@ -375,8 +406,37 @@ func checkHTTP(bad func(string, ...any) func(...any), lookupEnv func(string) (st
 			}
 		}
 		checkScopes(bad, x.Scopes, p("token_exchange", "scopes")...)
+	case CredentialsConsent:
+		if h.Protocol != "" && h.Protocol != mcpversion.Modern {
+			bad("%q: a caller's own credential needs %s, where every request stands alone (a handshake-era session upstream belongs to the one identity that opened it)", h.Protocol, mcpversion.Modern)(p("protocol")...)
+		}
+		x := h.Consent
+		if x == nil {
+			bad("say which client the gateway is at the upstream's authorization server: client_id (and client_secret_env), scopes")(p("consent")...)
+			break
+		}
+		if x.AuthorizationServer != "" {
+			if u, err := url.Parse(x.AuthorizationServer); err != nil || u.Host == "" || u.Scheme != "https" && !isLoopbackURL(u) {
+				bad("%q: want the authorization server's issuer URL, https (http only on a loopback address)", x.AuthorizationServer)(p("consent", "authorization_server")...)
+			}
+		}
+		if x.ClientID == "" {
+			bad("give the gateway's client id at the upstream's authorization server")(p("consent", "client_id")...)
+		}
+		if x.ClientSecretEnv != "" {
+			checkEnv(bad, lookupEnv, x.ClientSecretEnv, p("consent", "client_secret_env")...)
+		}
+		if x.Resource != "" {
+			if u, err := url.Parse(x.Resource); err != nil || u.Host == "" || u.Fragment != "" || (u.Scheme != "http" && u.Scheme != "https") {
+				bad("%q: want an absolute http(s) URI without a fragment (RFC 8707)", x.Resource)(p("consent", "resource")...)
+			}
+		}
+		checkScopes(bad, x.Scopes, p("consent", "scopes")...)
 	default:
-		bad("%q: want gateway (the gateway's own identity) or token_exchange (each caller's, exchanged)", h.Credentials)(p("credentials")...)
+		bad("%q: want gateway (the gateway's own identity), token_exchange (each caller's, exchanged) or consent (each person's own grant)", h.Credentials)(p("credentials")...)
+	}
+	if h.Credentials != CredentialsConsent && h.Consent != nil {
+		bad("set credentials: consent to use it")(p("consent")...)
 	}
 	if o := h.OAuth; o != nil {
 		if u, err := url.Parse(o.TokenURL); err != nil || u.Host == "" || u.Scheme != "https" && !isLoopbackURL(u) {

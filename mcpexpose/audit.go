@@ -75,8 +75,8 @@ type AuditRecord struct {
 	// call, as the host serving the tool says; never a credential itself.
 	// Package gateway sets it on each imported tool's record to its
 	// upstream's credentials: "gateway" (the gateway's own identity),
-	// "token_exchange" (the caller's token, exchanged). "" when the host
-	// says nothing.
+	// "token_exchange" (the caller's token, exchanged), "consent" (the
+	// caller's own grant). "" when the host says nothing.
 	Credential string
 	// TraceID is the W3C trace id of the request's _meta traceparent (32
 	// lowercase hex digits), or "" when it has none or it is malformed.
