@@ -484,7 +484,9 @@ func (g *Gateway) handlerOptions(ctx context.Context) (*mcpexpose.HandlerOptions
 		if g.subjects != nil {
 			opts.Tokens = g.subjects.keep(v.Verify)
 		}
-		opts.Server.Identity = clientPrincipal
+		if g.conn != nil {
+			opts.Server.Identity = clientPrincipal // consent is per client
+		}
 		opts.Resource = &mcpexpose.Resource{URL: a.Resource, AuthorizationServers: []string{a.Issuer}}
 	case a.Development != nil:
 		dev := policy.NewPrincipal(a.Development.Principal, a.Development.Scopes)
