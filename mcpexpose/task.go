@@ -344,10 +344,16 @@ func (tr *taskRunner) release(key string) {
 }
 
 // randomID returns n random bytes, base64url: task ids take 18 (144 bits).
+// It never begins with '-', which a command line would take for a flag
+// (`agnara tasks get URL -Ww...` failed one time in 64).
 func randomID(n int) string {
 	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24)
-	return base64.RawURLEncoding.EncodeToString(b)
+	for {
+		_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24)
+		if id := base64.RawURLEncoding.EncodeToString(b); id[0] != '-' {
+			return id
+		}
+	}
 }
 
 // hasTaskTools reports whether snap has a tool that runs as a task.
