@@ -310,6 +310,10 @@ func (c *connector) startPage(w http.ResponseWriter, r *http.Request, p *person)
 		c.page(w, http.StatusNotFound, "No such server", "The gateway connects no server by that name.", nil)
 		return
 	}
+	if !clientID(client) {
+		c.page(w, http.StatusBadRequest, "No such client", "The link names a client that no sign-in can name.", nil)
+		return
+	}
 	if _, err := cc.config(r.Context()); err != nil {
 		c.logger.LogAttrs(r.Context(), slog.LevelWarn, "connections: the upstream's authorization server cannot be reached", slog.String("upstream", upstream), slog.String("error", err.Error()))
 		c.page(w, http.StatusServiceUnavailable, "Not reachable", "The server's sign-in cannot be reached. Try again later.", nil)
@@ -332,6 +336,10 @@ func (c *connector) allow(w http.ResponseWriter, r *http.Request, p *person) {
 	cc := c.clients[upstream]
 	if cc == nil || len(client) > 256 {
 		c.page(w, http.StatusNotFound, "No such server", "The gateway connects no server by that name.", nil)
+		return
+	}
+	if !clientID(client) {
+		c.page(w, http.StatusBadRequest, "No such client", "The link names a client that no sign-in can name.", nil)
 		return
 	}
 	cfg, err := cc.config(r.Context())
@@ -386,6 +394,20 @@ func (c *connector) callback(w http.ResponseWriter, r *http.Request, p *person) 
 	}
 	c.logger.LogAttrs(ctx, slog.LevelInfo, "connections: connected", slog.String("principal", pr.ID()), slog.String("upstream", f.Upstream), slog.String("client", f.Client))
 	c.page(w, http.StatusOK, "Connected", "The gateway now acts for you at "+f.Upstream+" when "+clientName(f.Client)+" calls its tools. You can close this page and return to your client.", nil)
+}
+
+// clientID reports whether client can be an OAuth client id: visible
+// ASCII and spaces (RFC 6749, appendix A.1). The person is asked by the
+// client's name; a name with controls, or with invisible or right-to-left
+// characters ("\u202etnega" reads "agent"), would have them allow one
+// client while reading another's name.
+func clientID(client string) bool {
+	for i := 0; i < len(client); i++ {
+		if client[i] < 0x20 || client[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 func clientName(client string) string {

@@ -29,20 +29,36 @@ type connectionStore interface {
 	DeleteConnection(ctx context.Context, p policy.Principal, upstream, clientID string) (bool, error)
 }
 
-// clientAttribute is the principal attribute naming the OAuth client of
-// the caller's token (the gateway's identity mapper sets it): consent is
-// given per client.
-const clientAttribute = "client_id"
+// The principal attributes the gateway's identity mapper sets
+// (callerPrincipal): the OAuth client of the caller's token (consent is
+// given per client), and the id of the token itself (a token exchange
+// presents that very token).
+const (
+	clientAttribute = "client_id"
+	tokenAttribute  = "token_id"
+)
 
-// clientPrincipal is the gateway's identity mapper:
+// callerPrincipal returns the gateway's identity mapper:
 // mcpexpose.SubjectPrincipal, with the token's client as the attribute
-// client_id (consent is given per client).
-func clientPrincipal(ctx context.Context, id mcpexpose.Identity) (policy.Principal, error) {
-	p, err := mcpexpose.SubjectPrincipal(ctx, id)
-	if err != nil || id.ClientID == "" {
-		return p, err
+// client_id, and with tokens its id as token_id.
+func callerPrincipal(tokens bool) mcpexpose.IdentityMapper {
+	return func(ctx context.Context, id mcpexpose.Identity) (policy.Principal, error) {
+		p, err := mcpexpose.SubjectPrincipal(ctx, id)
+		if err != nil {
+			return p, err
+		}
+		attrs := map[string]string{}
+		if id.ClientID != "" {
+			attrs[clientAttribute] = id.ClientID
+		}
+		if tokens && id.TokenID != "" {
+			attrs[tokenAttribute] = id.TokenID
+		}
+		if len(attrs) == 0 {
+			return p, nil
+		}
+		return p.WithAttributes(attrs), nil
 	}
-	return p.WithAttributes(map[string]string{clientAttribute: id.ClientID}), nil
 }
 
 // grant is what a sealed connection holds: the upstream authorization

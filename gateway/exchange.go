@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -54,11 +55,15 @@ func credErr(r execution.Reason, format string, args ...any) *credentialError {
 	return &credentialError{reason: r, msg: fmt.Sprintf(format, args...)}
 }
 
-// subjectTokens holds, for each caller the gateway verified, the caller's
-// latest token and its expiry, keyed as the caller's principal is
-// (policy.Principal.Key): what a token exchange presents as the subject.
-// The tokens live in memory only, until they expire; they are never logged
-// or sent anywhere but to the authorization server that issued them.
+// subjectTokens holds each token the gateway verified, under its id (a
+// digest, mcpexpose.ExtraTokenID), until it expires: what a token exchange
+// presents as the subject of the call whose request presented it. The
+// verifier names the id on the token's facts, the gateway's identity
+// mapper puts it on the principal (callerPrincipal), and the exchange
+// finds the very token of the call's own request: not another token of
+// the same person (another client, other scopes, one revoked meanwhile).
+// The tokens live in memory only; they are never logged or sent anywhere
+// but to the authorization server that issued them.
 type subjectTokens struct {
 	mu  sync.Mutex
 	m   map[string]subjectToken
@@ -71,31 +76,38 @@ type subjectToken struct {
 	expiry time.Time
 }
 
-// maxSubjects bounds the callers whose tokens are held at once; past it,
-// expired ones are dropped, then any one.
+// maxSubjects bounds the tokens held at once; past it, expired ones are
+// dropped, then any one.
 const maxSubjects = 1 << 16
 
 func newSubjectTokens() *subjectTokens {
 	return &subjectTokens{m: map[string]subjectToken{}, max: maxSubjects, now: time.Now}
 }
 
-// keep returns v, which also keeps each token it accepts, under the key of
-// the principal mcpexpose.SubjectPrincipal (the gateway's identity mapper)
-// maps it to.
+// tokenID is the id a token is kept under: the first 128 bits of its
+// SHA-256, in hex.
+func tokenID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:16])
+}
+
+// keep returns v, which also keeps each token it accepts, and names its id
+// on the facts it returns (mcpexpose.ExtraTokenID).
 func (s *subjectTokens) keep(v auth.TokenVerifier) auth.TokenVerifier {
 	return func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 		ti, err := v(ctx, token, r)
 		if err != nil || ti == nil {
 			return ti, err
 		}
-		str := func(k string) string { v, _ := ti.Extra[k].(string); return v }
-		p, perr := mcpexpose.SubjectPrincipal(ctx, mcpexpose.Identity{
-			Subject: ti.UserID, ClientID: str(mcpexpose.ExtraClientID), Issuer: str(mcpexpose.ExtraIssuer),
-		})
-		if perr == nil && !p.IsAnonymous() {
-			s.put(p.Key(), token, ti.Expiration)
+		id := tokenID(token)
+		cp := *ti
+		cp.Extra = maps.Clone(ti.Extra)
+		if cp.Extra == nil {
+			cp.Extra = map[string]any{}
 		}
-		return ti, err
+		cp.Extra[mcpexpose.ExtraTokenID] = id
+		s.put(id, token, ti.Expiration)
+		return &cp, nil
 	}
 }
 
@@ -184,12 +196,12 @@ func (x *exchanger) token(ctx context.Context, caller policy.Principal) (string,
 	if caller.IsAnonymous() {
 		return "", refused("the upstream %s takes each caller's own token, and the caller is anonymous", x.upstream)
 	}
-	subject, ok := x.subjects.get(caller.Key())
-	if !ok {
-		return "", refused("the upstream %s takes each caller's own token, and the gateway holds no unexpired token of this caller", x.upstream)
+	id, _ := caller.Attribute(tokenAttribute)
+	subject, ok := x.subjects.get(id)
+	if id == "" || !ok {
+		return "", refused("the upstream %s takes each caller's own token, and the gateway holds no unexpired token of this call's request", x.upstream)
 	}
-	sum := sha256.Sum256([]byte(subject))
-	key := caller.Key() + "\x00" + hex.EncodeToString(sum[:16])
+	key := caller.Key() + "\x00" + id
 	x.mu.Lock()
 	e := x.cache[key]
 	if e != nil {
@@ -287,7 +299,12 @@ func (x *exchanger) exchange(ctx context.Context, subject string) (string, time.
 	// RFC 6749 §2.3.1: the id and secret form-encoded, then Basic.
 	req.SetBasicAuth(url.QueryEscape(x.cfg.ClientID), url.QueryEscape(x.secret))
 	start := x.now()
-	res, err := x.client.Do(req)
+	// A token endpoint answers; it does not redirect. A redirect followed
+	// would carry the caller's token (and, for 307 and 308, the gateway's
+	// credentials) to wherever it points, and take a token from there.
+	c := *x.client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err := c.Do(req)
 	if err != nil {
 		x.logger.LogAttrs(ctx, slog.LevelWarn, "token exchange failed: the authorization server could not be reached",
 			slog.String("upstream", x.upstream), slog.String("token_url", x.cfg.TokenURL))
@@ -305,8 +322,9 @@ func (x *exchanger) exchange(ctx context.Context, subject string) (string, time.
 	code := printableCode(a.Error)
 	switch {
 	case res.StatusCode == http.StatusOK && a.Error == "":
-	case code == "invalid_client" || res.StatusCode >= 500:
-		// The gateway's own fault, or the server's: not the caller's.
+	case code == "invalid_client" || res.StatusCode >= 500 || res.StatusCode/100 == 3:
+		// The gateway's own fault, or the server's (a 3xx is a redirect,
+		// not followed): not the caller's.
 		x.logger.LogAttrs(ctx, slog.LevelError, "token exchange failed: check token_exchange's client_id and secret, and that the authorization server is up",
 			slog.String("upstream", x.upstream), slog.Int("status", res.StatusCode), slog.String("error", code))
 		return "", time.Time{}, unavailableCred("token exchange for %s: the authorization server answered %d %s", x.upstream, res.StatusCode, code)
@@ -315,7 +333,10 @@ func (x *exchanger) exchange(ctx context.Context, subject string) (string, time.
 			slog.String("upstream", x.upstream), slog.Int("status", res.StatusCode), slog.String("error", code))
 		return "", time.Time{}, refused("token exchange for %s: the authorization server refused it: %d %s", x.upstream, res.StatusCode, code)
 	}
-	if a.AccessToken == "" || !strings.EqualFold(a.TokenType, "Bearer") || a.IssuedTokenType != "" && a.IssuedTokenType != tokenTypeAccess {
+	// The token goes into an Authorization header: one with a space, a
+	// control or a non-ASCII character (RFC 6750's b64token has none)
+	// would break or split the header, and would be kept as the caller's.
+	if !headerToken(a.AccessToken) || !strings.EqualFold(a.TokenType, "Bearer") || a.IssuedTokenType != "" && a.IssuedTokenType != tokenTypeAccess {
 		x.logger.LogAttrs(ctx, slog.LevelWarn, "token exchange failed: the answer is not a bearer access token",
 			slog.String("upstream", x.upstream), slog.String("token_type", printableCode(a.TokenType)))
 		return "", time.Time{}, unavailableCred("token exchange for %s: the answer is not a bearer access token", x.upstream)
@@ -332,6 +353,17 @@ func (x *exchanger) exchange(ctx context.Context, subject string) (string, time.
 	// Stop using it a little before it expires: a quarter of its life, at
 	// most a minute.
 	return a.AccessToken, start.Add(ttl - min(maxExpiryMargin, ttl/4)), nil
+}
+
+// headerToken reports whether tok can follow "Bearer " in a header: not
+// empty, and visible ASCII only.
+func headerToken(tok string) bool {
+	for i := 0; i < len(tok); i++ {
+		if tok[i] <= 0x20 || tok[i] > 0x7e {
+			return false
+		}
+	}
+	return tok != ""
 }
 
 // printableCode returns an OAuth error code (or token type) as it may be

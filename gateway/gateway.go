@@ -484,8 +484,10 @@ func (g *Gateway) handlerOptions(ctx context.Context) (*mcpexpose.HandlerOptions
 		if g.subjects != nil {
 			opts.Tokens = g.subjects.keep(v.Verify)
 		}
-		if g.conn != nil {
-			opts.Server.Identity = clientPrincipal // consent is per client
+		if g.conn != nil || g.subjects != nil {
+			// Consent is per client; an exchange presents the very token
+			// of the call's own request.
+			opts.Server.Identity = callerPrincipal(g.subjects != nil)
 		}
 		opts.Resource = &mcpexpose.Resource{URL: a.Resource, AuthorizationServers: []string{a.Issuer}}
 	case a.Development != nil:

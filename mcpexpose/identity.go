@@ -17,6 +17,10 @@ const (
 	ExtraClientID = "agnara.client_id"
 	ExtraIssuer   = "agnara.issuer"
 	ExtraResource = "agnara.resource"
+	// ExtraTokenID names the token itself, without holding it: a digest of
+	// it, or its jti (Identity.TokenID). Package gateway's verifier sets it
+	// to find the very token a call's request presented.
+	ExtraTokenID = "agnara.token_id"
 )
 
 // Identity is what is known, verified and credential-free, about the caller
@@ -35,6 +39,10 @@ type Identity struct {
 	Scopes []string
 	// Expiry is when the token expires.
 	Expiry time.Time
+	// TokenID identifies the token the request presented, when the token
+	// verifier names one (ExtraTokenID): a digest or a jti, never the
+	// token. Requests presenting the same token have the same.
+	TokenID string
 }
 
 // IdentityMapper decides who a verified caller is, as a principal. It is the
@@ -74,6 +82,7 @@ func identityOf(ti *auth.TokenInfo) Identity {
 		Resource: str(ExtraResource),
 		Scopes:   slices.Clone(ti.Scopes),
 		Expiry:   ti.Expiration,
+		TokenID:  str(ExtraTokenID),
 	}
 }
 
