@@ -253,6 +253,8 @@ var answerCases = []struct {
 	{"empty json", 200, "application/json", ``},
 	{"too deep", 200, "application/json", `{"jsonrpc":"2.0","id":@ID@,"result":{"content":[],"structuredContent":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}}`},
 	{"deep but within", 200, "application/json", `{"jsonrpc":"2.0","id":@ID@,"result":{"content":[],"structuredContent":` + strings.Repeat("[", 990) + strings.Repeat("]", 990) + `}}`},
+	{"deep at the bound", 200, "application/json", `{"jsonrpc":"2.0","id":@ID@,"result":{"content":[],"structuredContent":` + strings.Repeat("[", 998) + strings.Repeat("]", 998) + `}}`},
+	{"deep one past the bound", 200, "application/json", `{"jsonrpc":"2.0","id":@ID@,"result":{"content":[],"structuredContent":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}}`},
 	{"sse two data lines", 200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":@ID@,\ndata: \"result\":{\"content\":[]}}\n\n"},
 	{"sse crlf", 200, "text/event-stream", "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":@ID@,\"result\":{\"content\":[]}}\r\n\r\n"},
 	{"sse comment and priming", 200, "text/event-stream", ": hello\n\nid: 0\ndata:\n\nretry: 10\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":@ID@,\"result\":{\"content\":[]}}\n\n"},

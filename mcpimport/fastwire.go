@@ -200,9 +200,16 @@ var (
 // no result type or "complete" (every result of agnara-go's and the SDK's
 // servers but those with other content) are built here from the same
 // decoded fields; any other goes through the SDK's own method.
+//
+// raw is the result of a message decodeMessage read: one whole JSON value
+// nested in a message whose depth was checked, so within the SDK's bound
+// already; it is not scanned for depth again.
 func decodeResult(raw []byte) (*mcp.CallToolResult, error) {
 	var w wireResult
-	if first := bytes.TrimLeft(raw, " \t\r\n"); len(first) == 0 || first[0] != '{' || unmarshal(raw, &w) != nil {
+	if first := bytes.TrimLeft(raw, " \t\r\n"); len(first) == 0 || first[0] != '{' {
+		return sdkResult(raw)
+	}
+	if rest, err := segjson.Parse(raw, &w, segFlags); err != nil || len(rest) > 0 {
 		return sdkResult(raw)
 	}
 	var res mcp.CallToolResult
