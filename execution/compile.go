@@ -45,6 +45,7 @@ func init() {
 	registry.InstallCompiler(compile)
 	registry.InstallPlanFacts((*Plan).facts)
 	registry.InstallRateCheck(checkRate)
+	registry.InstallCheckedResult(markChecked)
 }
 
 // compile compiles every capability of app, and returns the plans of those
@@ -216,6 +217,7 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 			fail("OutputSchema does not compile: %v", err)
 		} else {
 			p.outputSchema = opts.OutputSchema
+			p.structuredChecked = sig.result && fn.Type() == checkedResultType
 		}
 	case sig.out != nil && !sig.content:
 		s, err := generateSchema(sig.out, true)

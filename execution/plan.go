@@ -37,8 +37,11 @@ type Plan struct {
 	// outputEnforced: every encodable value of the output type satisfies
 	// outputSchema (enforced.go).
 	outputEnforced bool
-	validator      *jsonschema.Schema
-	decoder        *inputDecoder // for a struct input
+	// structuredChecked: the function validates its Result's structured
+	// value against outputSchema itself (checkedResult).
+	structuredChecked bool
+	validator         *jsonschema.Schema
+	decoder           *inputDecoder // for a struct input
 
 	fn     reflect.Value
 	sig    signature
@@ -107,12 +110,16 @@ func (p *Plan) OutputSchema() json.RawMessage { return slices.Clone(p.outputSche
 //     embedded structs, and for schemas with constraints from tags
 //     (minimum, enum, format, pattern…), whose successes must be
 //     validated;
+//   - StructuredChecked: the capability returns a [Result] under a
+//     declared OutputSchema, and its function has the type
+//     registry.CheckedResult gives (checkedResult): it validates the
+//     structured value against that schema itself (ADR 81);
 //   - ReturnsContent: the capability returns rich content ([]Content or
 //     [Result]) rather than a structured value: exposures then publish no
 //     envelope, and a Result's structured value, when its plan has an
 //     OutputSchema, is published under that schema as it is.
 func (p *Plan) facts() registry.PlanFacts {
-	return registry.PlanFacts{Asks: p.asks(), OutputEnforced: p.outputEnforced, ReturnsContent: p.sig.content}
+	return registry.PlanFacts{Asks: p.asks(), OutputEnforced: p.outputEnforced, ReturnsContent: p.sig.content, StructuredChecked: p.structuredChecked}
 }
 
 func (p *Plan) String() string { return p.identity }

@@ -13,7 +13,21 @@ var (
 	errorType       = reflect.TypeFor[error]()
 	contentsType    = reflect.TypeFor[[]Content]()
 	resultType      = reflect.TypeFor[Result]()
+	// checkedResultType is the type of a function that validates the
+	// structured value of its Result itself (registry.CheckedResult).
+	checkedResultType = reflect.TypeFor[checkedResult]()
 )
+
+// checkedResult is a capability function returning a [Result] that
+// validates the Result's structured value against the output schema it
+// is registered with before returning one; only this module's packages
+// can give a function this type (registry.CheckedResult): mcpimport's
+// imported tools, whose remote results are validated where the failure
+// can be named (ADR 81).
+type checkedResult func(*Context, json.RawMessage) (Result, error)
+
+// markChecked gives f the type checkedResult (registry.CheckedResult).
+func markChecked(f func(*Context, json.RawMessage) (Result, error)) any { return checkedResult(f) }
 
 type ctxParam uint8
 

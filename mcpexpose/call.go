@@ -264,6 +264,8 @@ func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, e
 // checkStructured checks the structured value of an execution.Result
 // against the tool's published output schema: required and valid when
 // there is one, absent when there is none (nothing would describe it).
+// When the capability validated it against that schema already (t.checked,
+// ADR 81), only its presence is checked.
 func checkStructured(t *tool, structured json.RawMessage) error {
 	switch {
 	case t.output == nil && structured == nil:
@@ -272,6 +274,8 @@ func checkStructured(t *tool, structured json.RawMessage) error {
 		return fmt.Errorf("%w: structured content from a tool without an output schema", projection.ErrProjection)
 	case structured == nil:
 		return fmt.Errorf("%w: the tool's output schema requires structured content", projection.ErrProjection)
+	case t.checked:
+		return nil
 	}
 	doc, err := schemacheck.Parse(structured)
 	if err != nil {

@@ -48,6 +48,10 @@ type tool struct {
 	// enforced: the output type guarantees the schema, so successes are
 	// not validated against it (registry.PlanFacts.OutputEnforced).
 	enforced bool
+	// checked: the capability validates its Result's structured value
+	// against the schema itself, so it is not parsed and validated again
+	// (registry.PlanFacts.StructuredChecked, ADR 81).
+	checked bool
 	// asks: a call may ask its caller for input, so a handshake-era
 	// session's call the edge answers gets a stream for its questions
 	// (registry.PlanFacts.Asks), read here once rather than per request.
@@ -215,6 +219,7 @@ func newTool(d decl, p *execution.Plan) (*tool, error) {
 			return nil, fmt.Errorf("output schema does not compile: %v", err)
 		}
 		t.output = v
+		t.checked = facts.StructuredChecked
 		t.def.OutputSchema = json.RawMessage(s)
 	}
 	def, err := json.Marshal(&t.def)

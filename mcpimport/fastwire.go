@@ -143,9 +143,12 @@ func decodeMessage(data []byte) (message, error) {
 }
 
 // wireResult is CallToolResult's decode form (its UnmarshalJSON's), field
-// for field.
+// for field, but for _meta, kept raw: decoded into a nil map, segmentio's
+// decoder makes it with room for 64 keys (4.75 KiB, the largest allocation
+// of a gateway's call, for the one key an agnara-go server sends), so
+// decodeResult decodes it into a map of its own size (metaOf).
 type wireResult struct {
-	Meta              mcp.Meta            `json:"_meta,omitempty"`
+	Meta              jsonRaw             `json:"_meta,omitempty"`
 	Content           []*wireContent      `json:"content"`
 	StructuredContent any                 `json:"structuredContent,omitempty"`
 	IsError           bool                `json:"isError,omitempty"`
@@ -197,9 +200,16 @@ var (
 // no result type or "complete" (every result of agnara-go's and the SDK's
 // servers but those with other content) are built here from the same
 // decoded fields; any other goes through the SDK's own method.
+//
+// raw is the result of a message decodeMessage read: one whole JSON value
+// nested in a message whose depth was checked, so within the SDK's bound
+// already; it is not scanned for depth again.
 func decodeResult(raw []byte) (*mcp.CallToolResult, error) {
 	var w wireResult
-	if first := bytes.TrimLeft(raw, " \t\r\n"); len(first) == 0 || first[0] != '{' || unmarshal(raw, &w) != nil {
+	if first := bytes.TrimLeft(raw, " \t\r\n"); len(first) == 0 || first[0] != '{' {
+		return sdkResult(raw)
+	}
+	if rest, err := segjson.Parse(raw, &w, segFlags); err != nil || len(rest) > 0 {
 		return sdkResult(raw)
 	}
 	var res mcp.CallToolResult
@@ -214,6 +224,10 @@ func decodeResult(raw []byte) (*mcp.CallToolResult, error) {
 	default:
 		return sdkResult(raw)
 	}
+	meta, ok := metaOf(w.Meta)
+	if !ok {
+		return sdkResult(raw)
+	}
 	blocks := make([]mcp.Content, 0, len(w.Content))
 	for _, c := range w.Content {
 		if c == nil || c.Type != "text" {
@@ -221,13 +235,62 @@ func decodeResult(raw []byte) (*mcp.CallToolResult, error) {
 		}
 		blocks = append(blocks, &mcp.TextContent{Text: c.Text, Meta: c.Meta, Annotations: c.Annotations})
 	}
-	res.Meta = w.Meta
+	res.Meta = meta
 	res.Content = blocks
 	res.StructuredContent = w.StructuredContent
 	res.IsError = w.IsError
 	res.InputRequests = w.InputRequests
 	res.RequestState = w.RequestState
 	return &res, nil
+}
+
+// metaOf decodes a result's raw _meta as the SDK decodes it into mcp.Meta:
+// nil when absent or null, else the object's keys; false when it is not an
+// object (the SDK's decoding fails, and decodeResult leaves it to the SDK).
+// The map is made with room for the keys counted at the object's top level
+// first, which segmentio's decoder then fills instead of making its own.
+func metaOf(raw jsonRaw) (mcp.Meta, bool) {
+	if raw == nil || string(raw) == "null" {
+		return nil, true
+	}
+	m := make(mcp.Meta, topLevelKeys(raw))
+	if _, err := segjson.Parse(raw, &m, segFlags); err != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// topLevelKeys counts the colons of data outside strings at depth one: the
+// keys of an object, a hint only (data need not be an object).
+func topLevelKeys(data []byte) int {
+	n, depth := 0, 0
+	inString, escaped := false, false
+	for _, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ':':
+			if depth == 1 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // sdkResult decodes raw as the SDK's call decodes a result.

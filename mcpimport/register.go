@@ -7,6 +7,7 @@ import (
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
+	"github.com/agnara-go/agnara/internal/registry"
 )
 
 // Register registers every tool of the catalog with app as a capability, in
@@ -29,7 +30,10 @@ func (c *Catalog) Register(app *agnara.App) []*agnara.Capability {
 			continue
 		}
 		desc := t.publishedDescription()
-		caps = append(caps, app.Capability(t.call, &agnara.CapabilityOptions{
+		// t.call validates the structured content of every result against
+		// the output schema registered here (project), with a reason of
+		// its own when it fails: exposures need not again (ADR 81).
+		caps = append(caps, app.Capability(registry.CheckedResult(t.call), &agnara.CapabilityOptions{
 			Name:         t.entry.Name,
 			Title:        t.entry.Title,
 			Description:  desc,
@@ -42,6 +46,7 @@ func (c *Catalog) Register(app *agnara.App) []*agnara.Capability {
 	return caps
 }
 
+// t.call has the type registry.CheckedResult takes.
 var _ func(*execution.Context, json.RawMessage) (execution.Result, error) = (*tool)(nil).call
 
 // outputSchema is the local tool's output schema: the remote one, as the

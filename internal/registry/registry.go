@@ -10,7 +10,9 @@
 // exposures call ([Compile]) for the plans compiled without a mistake,
 // and what the MCP projection reads of a plan beyond its public face
 // ([InstallPlanFacts], [Facts]), and the rate check of requests that
-// invoke no plan ([InstallRateCheck], [RateCheck]). Package di installs the way from its
+// invoke no plan ([InstallRateCheck], [RateCheck]), and the function type
+// of a capability that validates its own structured results
+// ([InstallCheckedResult], [CheckedResult]). Package di installs the way from its
 // Registry to the engine behind it ([InstallDependencies]), which agnara
 // builds its container from ([Dependencies]).
 // They are not hooks anyone can swap: nothing outside this module can
@@ -76,6 +78,12 @@ type PlanFacts struct {
 	// ReturnsContent: the capability returns rich content ([]Content or
 	// Result), published without the {"result": ...} envelope.
 	ReturnsContent bool
+	// StructuredChecked: the capability returns a Result under a declared
+	// output schema, and its function validates the Result's structured
+	// value against that schema before it returns one (it was given the
+	// type [CheckedResult] makes). An exposure then does not validate it
+	// again (ADR 81).
+	StructuredChecked bool
 }
 
 var (
@@ -85,6 +93,7 @@ var (
 	facts   any // func(P) PlanFacts
 	deps    any // func(R) *container.Registry
 	rate    any // execution's checkRate
+	checked any // func(F) any, execution's checkedResult conversion
 )
 
 // Install connects the compiler to package agnara. Package agnara calls it
@@ -169,4 +178,25 @@ func InstallRateCheck[F any](check F) {
 // no lookup or type assertion.
 func RateCheck[F any]() F {
 	return rate.(F)
+}
+
+// InstallCheckedResult connects this module's capabilities to the
+// function type execution's compiler reads as "validates its own
+// structured value" ([PlanFacts].StructuredChecked). Package execution
+// calls it from its init function, once. F is
+//
+//	func(*execution.Context, json.RawMessage) (execution.Result, error)
+func InstallCheckedResult[F any](mark func(F) any) {
+	checked = mark
+}
+
+// CheckedResult returns f with the type that tells execution's compiler
+// that f validates the structured value of every Result it returns
+// against the output schema it is registered with, so that exposures
+// need not (ADR 81): register the returned value in f's place. Only
+// packages of this module can call it, for functions that keep that
+// promise (mcpimport's imported tools). F is as for
+// [InstallCheckedResult]; a wrong F panics, at registration.
+func CheckedResult[F any](f F) any {
+	return checked.(func(F) any)(f)
 }

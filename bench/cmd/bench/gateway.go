@@ -22,17 +22,22 @@ const (
 	upstreamServer = "agnara"
 	gatewayServer  = "gateway"
 	proxyServer    = "revproxy"
+	mcpgoServer    = "mcpgoproxy"
 
 	modeDirect  = "direct"
 	modeGateway = "via-gateway"
 	// modeProxy calls the upstream through servers/revproxy, a bare
 	// httputil.ReverseProxy: the floor the gateway is held to (issue 40).
 	modeProxy = "via-proxy"
+	// modeMCPGo calls the upstream through servers/mcpgoproxy, the same
+	// re-serving done with mcp-go's client and server (issue 40: the
+	// gateway at most 0.5× its CPU per call).
+	modeMCPGo = "via-mcpgo"
 )
 
 // GatewayRun is one measured run of the gateway comparison.
 type GatewayRun struct {
-	Mode        string `json:"mode"` // modeDirect, modeGateway or modeProxy
+	Mode        string `json:"mode"` // modeDirect, modeGateway, modeProxy or modeMCPGo
 	Era         string `json:"era"`  // of the load generator's requests
 	Concurrency int    `json:"concurrency"`
 	Rep         int    `json:"rep"`
@@ -97,12 +102,18 @@ type GatewaySummary struct {
 	UpstreamProxyUs float64 `json:"upstream_via_proxy_cpu_us_per_call,omitempty"`
 	GatewayVsProxy  float64 `json:"gateway_vs_proxy,omitempty"`
 	ProxySpread     float64 `json:"proxy_spread_percent,omitempty"`
-	Errors          int     `json:"errors"`
+	// The same for the mcp-go re-serving (servers/mcpgoproxy), and
+	// GatewayVsMCPGo, GatewayUs ÷ MCPGoUs (issue 40: at most 0.5).
+	MCPGoReqPerSec float64 `json:"mcpgo_req_per_sec,omitempty"`
+	MCPGoUs        float64 `json:"mcpgo_cpu_us_per_call,omitempty"`
+	GatewayVsMCPGo float64 `json:"gateway_vs_mcpgo,omitempty"`
+	MCPGoSpread    float64 `json:"mcpgo_spread_percent,omitempty"`
+	Errors         int     `json:"errors"`
 }
 
 // gatewayModes are the runs of one repetition of the gateway comparison,
 // in order.
-var gatewayModes = []string{modeDirect, modeGateway, modeProxy}
+var gatewayModes = []string{modeDirect, modeGateway, modeProxy, modeMCPGo}
 
 // runGateway runs the gateway comparison: for each era and concurrency,
 // o.gatewayReps times, a direct run, a via-gateway run and a via-proxy run.
@@ -152,8 +163,8 @@ func runGatewayOne(ctx context.Context, cs *children, bins, mode, era string, c,
 	if o.gatewayProcs > 0 {
 		policy = append(policy, "-gomaxprocs", fmt.Sprint(o.gatewayProcs))
 	}
-	if mode == modeProxy {
-		gw, err = startServer(ctx, proxyServer, filepath.Join(bins, proxyServer), logf, append([]string{"-upstream", up.url}, policy...)...)
+	if peer := map[string]string{modeProxy: proxyServer, modeMCPGo: mcpgoServer}[mode]; peer != "" {
+		gw, err = startServer(ctx, peer, filepath.Join(bins, peer), logf, append([]string{"-upstream", up.url}, policy...)...)
 		if err != nil {
 			return GatewayRun{}, err
 		}
@@ -237,7 +248,7 @@ func (rep *Report) summarizeGateway(o options) {
 	for _, era := range o.gatewayEras {
 		for _, c := range o.gatewayConc {
 			s := GatewaySummary{Era: era, Concurrency: c}
-			var dRPS, vRPS, dP50, vP50, upD, upV, gw, rss, pRPS, pUs, upP []float64
+			var dRPS, vRPS, dP50, vP50, upD, upV, gw, rss, pRPS, pUs, upP, mRPS, mUs []float64
 			for _, r := range rep.Gateway {
 				if r.Era != era || r.Concurrency != c {
 					continue
@@ -253,6 +264,8 @@ func (rep *Report) summarizeGateway(o options) {
 					rss = append(rss, r.GatewayRSSMiB)
 				case modeProxy:
 					pRPS, pUs, upP = append(pRPS, r.ReqPerSec), append(pUs, r.GatewayCPUPerCallUs), append(upP, r.UpstreamCPUPerCallUs)
+				case modeMCPGo:
+					mRPS, mUs = append(mRPS, r.ReqPerSec), append(mUs, r.GatewayCPUPerCallUs)
 				}
 			}
 			if s.Reps == 0 {
@@ -272,6 +285,12 @@ func (rep *Report) summarizeGateway(o options) {
 				s.ProxyReqPerSec, s.ProxyUs, s.UpstreamProxyUs, s.ProxySpread = median(pRPS), median(pUs), median(upP), spread(pUs)
 				if s.ProxyUs > 0 {
 					s.GatewayVsProxy = s.GatewayUs / s.ProxyUs
+				}
+			}
+			if len(mUs) > 0 {
+				s.MCPGoReqPerSec, s.MCPGoUs, s.MCPGoSpread = median(mRPS), median(mUs), spread(mUs)
+				if s.MCPGoUs > 0 {
+					s.GatewayVsMCPGo = s.GatewayUs / s.MCPGoUs
 				}
 			}
 			rep.GatewaySummary = append(rep.GatewaySummary, s)
@@ -327,6 +346,7 @@ func (rep *Report) gatewayMarkdown() string {
 		floor = append(floor, fmt.Sprintf("%s c=%d %.2f×", s.Era, s.Concurrency, s.UpstreamViaVsDirect))
 	}
 	b.WriteString(rep.proxyMarkdown())
+	b.WriteString(rep.mcpgoMarkdown())
 	fmt.Fprintf(&b, "The target is at most 1× at 8 clients. A gateway's server half runs the upstream's own path (mcpexpose's answer around a handler) at the gateway's request rate, where the upstream itself costs `up via ÷ direct` times its direct cost; so even with a client half that cost nothing, gw ÷ up would be about that: %s.\n", strings.Join(floor, ", "))
 	return b.String()
 }
@@ -357,6 +377,31 @@ func (rep *Report) proxyMarkdown() string {
 		}
 	}
 	fmt.Fprintf(&b, "\ngateway CPU per call ÷ reverse proxy's: %s.\n\n", strings.Join(verdict, ", "))
+	return b.String()
+}
+
+// mcpgoMarkdown is the comparison of the gateway with the same
+// re-serving done with mcp-go, or "" without such runs.
+func (rep *Report) mcpgoMarkdown() string {
+	var b strings.Builder
+	var verdict []string
+	for _, s := range rep.GatewaySummary {
+		if s.MCPGoUs == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nBeside an mcp-go proxy (`servers/mcpgoproxy`: mcp-go's client calling the same upstream and mcp-go's server, configured as `servers/mcpgo`, serving its tools again, with the gateway's GC policy, run last in each repetition). `gw ÷ mcp-go` is the gateway's own CPU per call ÷ the mcp-go proxy's; issue 40 asks for at most 0.5×.\n\n")
+			b.WriteString("| era | c | req/s via gateway | req/s via mcp-go | gateway CPU µs/call | mcp-go proxy CPU µs/call | gw ÷ mcp-go | ± mcp-go |\n")
+			b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.1f | %.1f | %s | %.0f%% |\n",
+			s.Era, s.Concurrency, s.ViaReqPerSec, s.MCPGoReqPerSec, s.GatewayUs, s.MCPGoUs, ratio(s.GatewayVsMCPGo), s.MCPGoSpread)
+		verdict = append(verdict, fmt.Sprintf("%s c=%d %.2f×", s.Era, s.Concurrency, s.GatewayVsMCPGo))
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	fmt.Fprintf(&b, "\ngateway CPU per call ÷ mcp-go proxy's: %s.\n\n", strings.Join(verdict, ", "))
 	return b.String()
 }
 

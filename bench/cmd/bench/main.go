@@ -149,7 +149,7 @@ func run(ctx context.Context, o options, cs *children) error {
 
 	build := slices.Clone(o.servers)
 	if o.gateway {
-		for _, s := range []string{upstreamServer, gatewayServer, proxyServer} {
+		for _, s := range []string{upstreamServer, gatewayServer, proxyServer, mcpgoServer} {
 			if !slices.Contains(build, s) {
 				build = append(build, s)
 			}

@@ -134,6 +134,7 @@ func TestProxyReport(t *testing.T) {
 				{Mode: modeDirect, Era: load.Modern, Concurrency: c, Rep: r, UpstreamTicks: 100, Result: result},
 				{Mode: modeGateway, Era: load.Modern, Concurrency: c, Rep: r, UpstreamTicks: 120, GatewayTicks: 80, Result: result},
 				{Mode: modeProxy, Era: load.Modern, Concurrency: c, Rep: r, UpstreamTicks: 110, GatewayTicks: int64(60 + r), Result: result},
+				{Mode: modeMCPGo, Era: load.Modern, Concurrency: c, Rep: r, UpstreamTicks: 130, GatewayTicks: int64(158 + 2*r), Result: result},
 			}
 			for i := range runs {
 				runs[i].derive(100)
@@ -153,15 +154,25 @@ func TestProxyReport(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
+	for _, s := range rep.GatewaySummary {
+		if s.MCPGoUs != 1620 || s.GatewayVsMCPGo < 0.4938 || s.GatewayVsMCPGo > 0.4939 {
+			t.Errorf("summary beside mcp-go %+v", s)
+		}
+	}
+	for _, want := range []string{"Beside an mcp-go proxy", "| modern | 1 | 1000 | 1000 | 800.0 | 1620.0 | 0.49 | 1% |", "gateway CPU per call ÷ mcp-go proxy's: modern c=1 0.49×, modern c=8 0.49×."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
 	var without []GatewayRun
 	for _, r := range rep.Gateway {
-		if r.Mode != modeProxy {
+		if r.Mode != modeProxy && r.Mode != modeMCPGo {
 			without = append(without, r)
 		}
 	}
 	rep.Gateway = without
 	rep.summarizeGateway(o)
-	if strings.Contains(rep.markdown(), "Beside a bare reverse proxy") {
+	if md := rep.markdown(); strings.Contains(md, "Beside a bare reverse proxy") || strings.Contains(md, "Beside an mcp-go proxy") {
 		t.Error("a report without proxy runs has a proxy table")
 	}
 }
