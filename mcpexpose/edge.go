@@ -32,8 +32,9 @@ import (
 //     on the snapshot the call will run on, the caller's admission;
 //  5. the refusals the edge words itself: the step-up challenge, header
 //     parameters that do not match the arguments;
-//  6. one decision: the edge answers the request itself (fastpath.go) or
-//     hands it, with its record, to the SDK's streamable handler (forward).
+//  6. one decision: the edge answers the request itself (fastpath.go),
+//     holds it (a subscriptions/listen: listen.go), or hands it, with its
+//     record, to the SDK's streamable handler (forward).
 //
 // Whichever way a tools/call goes, [server.callTool] runs it.
 
@@ -108,6 +109,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.answer(w, r, rec)
 		return
 	}
+	if rec.method == methodListen && h.holdsListen(r, rec) {
+		h.holdListen(w, r, rec)
+		return
+	}
 	h.forward(w, r, rec, sdkTI)
 }
 
@@ -178,6 +183,12 @@ func readRecord(body []byte, modern bool) (*record, bool) {
 		return rec, true
 	}
 	rec := parseMessage(body)
+	if rec.method == methodListen && modern {
+		var l wire.Listen
+		if l.Read(body) {
+			rec.held = &l
+		}
+	}
 	if rec.method == "" && !modern {
 		// A client's answer to a question of the edge's (edgeask.go),
 		// decoded as the SDK decodes it.
@@ -359,9 +370,10 @@ func (h *Handler) checkParams(r *http.Request, rec *record) error {
 // forward hands r to the SDK's streamable handler with its verified token
 // facts ti; rec is the edge's record of it (nil for a request without a
 // body), which stays the edge's: the SDK's route builds its own
-// (server.recordOf). A listen stream, or a POST that opens a session, is
-// counted against its caps first; a listen stream and a GET stream are
-// kept alive (keepalive.go). A 2026-07-28 listen that names tasks gets
+// (server.recordOf). A listen stream the edge does not hold itself
+// (listen.go), or a POST that opens a session, is counted against its
+// caps first; a listen stream and a GET stream are kept alive
+// (keepalive.go). A 2026-07-28 listen that names tasks gets
 // its task part (tasknotify.go): the stream that adds the tasks'
 // notifications to the listen's response, in the context the SDK serves
 // the listen in, the one way the response's writer reaches the server.

@@ -32,9 +32,10 @@ import (
 // requests both ways and require equal answers.
 
 // FastPathRequests returns how many requests the handler has answered on
-// its fast path (see HandlerOptions.DisableFastPath): a way to see, in a
-// test or a metric, that the traffic one expects to be fast is. A request
-// is counted before its answer is written, so a client that has read the
+// its fast path (see HandlerOptions.DisableFastPath), subscriptions/listen
+// streams its edge holds itself included: a way to see, in a test or a
+// metric, that the traffic one expects to be fast is. A request is
+// counted before its answer is written, so a client that has read the
 // answer finds it counted.
 func (h *Handler) FastPathRequests() int64 { return h.fastServed.Load() }
 

@@ -105,6 +105,7 @@ func (s *server) swap(snap *Snapshot) error {
 	// Who must be told is decided against the old and the new lists before
 	// the SDK, which broadcasts, hears of the change.
 	changed := s.watch.changed(old.snap, snap)
+	s.listens.swapped(old.snap, snap) // the listens the edge holds
 	// Register the new definitions first: a request routed on the new
 	// snapshot finds its tool in the SDK (header checks, dispatch).
 	added := s.registerTools(snap)

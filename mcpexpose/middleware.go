@@ -222,19 +222,32 @@ func (s *server) listTools(e *epoch, req mcp.Request, p policy.Principal) (mcp.R
 // the 2026-07-28 revision lets a server end it, for the client to listen
 // again (with a fresh token).
 func (s *server) boundListen(ctx context.Context, req mcp.Request) (context.Context, context.CancelFunc) {
-	var deadline time.Time
-	if s.streamLifetime > 0 {
-		deadline = time.Now().Add(s.streamLifetime)
+	var ti *auth.TokenInfo
+	if extra := req.GetExtra(); extra != nil {
+		ti = extra.TokenInfo
 	}
-	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
-		if exp := extra.TokenInfo.Expiration; !exp.IsZero() && (deadline.IsZero() || exp.Before(deadline)) {
-			deadline = exp
-		}
-	}
+	deadline := s.listenDeadline(ti)
 	if deadline.IsZero() {
 		return ctx, func() {}
 	}
 	return context.WithDeadline(ctx, deadline)
+}
+
+// listenDeadline is when a listen with the token facts ti ends: at the
+// handler's StreamLifetime or at the token's expiry, whichever is first;
+// zero for never. The SDK's listen (boundListen) and the edge's
+// (serveListen) end alike.
+func (s *server) listenDeadline(ti *auth.TokenInfo) time.Time {
+	var deadline time.Time
+	if s.streamLifetime > 0 {
+		deadline = time.Now().Add(s.streamLifetime)
+	}
+	if ti != nil {
+		if exp := ti.Expiration; !exp.IsZero() && (deadline.IsZero() || exp.Before(deadline)) {
+			deadline = exp
+		}
+	}
+	return deadline
 }
 
 // poll arms the SSE polling of the stream of req, a tools/call the SDK

@@ -40,6 +40,11 @@ type record struct {
 	// JSON-RPC response, as the SDK decodes it; nil otherwise.
 	response *jsonrpc.Response
 
+	// held is the listen scanner's reading of a 2026-07-28
+	// subscriptions/listen (wire.Listen), nil when it declined the body:
+	// one the edge may hold itself (listen.go).
+	held *wire.Listen
+
 	// fast is the strict scanner's reading of the whole request (a
 	// single tools/call or tools/list), nil when it declined the body.
 	fast *wire.Call

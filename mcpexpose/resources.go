@@ -572,6 +572,7 @@ func (s *server) resourceUpdated(ctx context.Context, uri string) error {
 	if uri == "" {
 		return errors.New("mcpexpose: ResourceUpdated: empty URI")
 	}
+	s.listens.updated(uri) // the listens the edge holds
 	return s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 }
 

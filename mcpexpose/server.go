@@ -46,7 +46,10 @@ type server struct {
 	refusals logRate
 
 	// What swaps need (live.go, notify.go).
-	watch      *watchers // nil unless Swappable
+	watch *watchers // nil unless Swappable
+	// listens are the subscriptions/listen streams the HTTP edge holds
+	// (listen.go), told of swaps and resource updates as the SDK's are.
+	listens    edgeListens
 	swapMu     sync.Mutex
 	registered map[string]registration // the tools the SDK server has, by name
 	// regFeatures are the resources ("r:"+URI), templates ("t:"+template)

@@ -20,9 +20,9 @@ const (
 
 // streams counts the open 2026-07-28 subscriptions/listen streams of one
 // handler, in all and per principal (keyed as sessions are:
-// [record.key]). A listen POST takes a slot before the SDK sees it and
-// gives it back when the SDK's handler for it returns, however the stream
-// ends: the client goes away (the SDK cancels a stateless request whose
+// [record.key]). A listen POST takes a slot before the edge holds it
+// (listen.go) or the SDK sees it, and gives it back when the edge's
+// handler or the SDK's for it returns, however the stream ends: the client goes away (the SDK cancels a stateless request whose
 // connection ends, and closes its session before returning; behind a
 // proxy, the stream's keep-alive comment makes the proxy see it, within
 // two Limits.StreamKeepAlive), a write fails (keepalive.go), the stream's

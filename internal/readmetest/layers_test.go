@@ -21,7 +21,7 @@ import (
 // (docs/architecture.md, "Inside mcpexpose"; ADR 77).
 var edgeFiles = []string{
 	"callstream.go", "edge.go", "edgeask.go", "events.go", "fastpath.go",
-	"handler.go", "handshake.go", "http.go", "httpserver.go", "keepalive.go",
+	"handler.go", "handshake.go", "http.go", "httpserver.go", "keepalive.go", "listen.go",
 	"polled.go", "resume.go", "sessions.go", "streams.go",
 }
 

@@ -1,0 +1,216 @@
+package mcpexpose
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The edge holds a 2026-07-28 subscriptions/listen itself (ADR 82): the
+// SDK's stateless handler would make a server session, a jsonrpc2
+// connection with its reader goroutine and a handler goroutine parked on
+// the request's context for each one, and keep the listen's decoded
+// _meta while it lives. The edge writes the acknowledgement, then waits
+// in the connection's own goroutine on the listen's wake-ups (a swap that
+// changed its caller's tool list, an update of a resource it subscribed
+// to), the end of its lifetime or of its token, and the request's end
+// (the server's shutdown, the client gone, a failed write: keepalive.go),
+// and writes each event, and the listen's result at its end, with the
+// bytes the SDK writes. It keeps a small record
+// (edgeListen) instead of a session.
+//
+// It holds only the listens it reads whole and is sure of (holdsListen):
+// one asking for the prompt or resource lists' changes, naming tasks,
+// refused, or anything it does not read as the SDK would, is the SDK's, as
+// is every listen with DisableFastPath. TestListenDifferential and
+// FuzzListen send the same listens both ways and require equal bytes.
+
+// holdsListen reports whether the edge holds rec, a POST, itself: a
+// single 2026-07-28 subscriptions/listen the listen scanner read whole
+// (record.held), with the fast path on, whose headers and _meta pass
+// every check the SDK makes, from a caller the identity mapper accepted
+// and who may read every resource it subscribes to, on a server that
+// offers listens, asking for nothing but the tool list's changes and
+// resource updates.
+func (h *Handler) holdsListen(r *http.Request, rec *record) bool {
+	l, s := rec.held, h.srv
+	if !h.fast || l == nil || !rec.modern || rec.refused != nil || !wire.ModernHeaders(r) {
+		return false
+	}
+	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
+		return false // the SDK's bearer middleware splits it so, and refuses it
+	}
+	if r.Header.Get("Mcp-Method") != methodListen || len(r.Header.Values("Mcp-Name")) != 0 {
+		return false
+	}
+	meta, ok := wire.ModernMeta(l.Meta)
+	if _, leveled := meta[logLevelKey]; !ok || meta[progressTokenKey] != nil || leveled {
+		return false // what the SDK makes of them on a listen is its own
+	}
+	e := s.cur.Load()
+	if !(s.watch != nil || s.tasks != nil || (s.invoke && e.snap.offers("resources/read"))) {
+		return false // the SDK's -32601
+	}
+	if l.Prompts || l.Resources || (len(l.URIs) > 0 && !s.invoke) {
+		return false
+	}
+	for _, uri := range l.URIs {
+		if s.checkSubscribe(e, uri, rec.caller) != nil {
+			return false
+		}
+	}
+	if d := s.listenDeadline(rec.ti); !d.IsZero() && !d.After(time.Now()) {
+		return false // a token within its clock skew: the SDK's, which ends it at once
+	}
+	return r.Context().Err() == nil
+}
+
+// The _meta keys of a request's progress token and log level.
+const (
+	progressTokenKey = "progressToken"
+	logLevelKey      = "io.modelcontextprotocol/logLevel"
+)
+
+// holdListen holds rec, a listen the edge holds (holdsListen), within
+// the stream caps.
+func (h *Handler) holdListen(w http.ResponseWriter, r *http.Request, rec *record) {
+	h.streams.serve(w, r, rec, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.serveListen(w, r, rec)
+	}))
+}
+
+// serveListen writes the listen's acknowledgement and then its events,
+// kept alive, until it ends, with its result, as the SDK ends it: at once
+// when it agreed to nothing, at its lifetime or its token's expiry, or
+// when the request ends (the server shuts down, the client goes away, a
+// write fails).
+func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, rec *record) {
+	s, l := h.srv, rec.held
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	aw := &aliveWriter{w: w, every: h.keepAlive, cancel: cancel}
+	defer aw.end()
+	el := &edgeListen{p: rec.caller, tools: l.Tools && s.opts.Swappable, wake: make(chan struct{}, 1)}
+	if len(l.URIs) > 0 {
+		el.uris = l.URIs
+	}
+	active := el.tools || el.uris != nil
+	if active {
+		s.listens.add(el)
+		defer s.listens.remove(el)
+	}
+	hd := aw.Header()
+	hd.Set("Cache-Control", "no-cache, no-transform")
+	hd.Set("Connection", "keep-alive")
+	hd.Set("Content-Type", "text/event-stream")
+	aw.WriteHeader(http.StatusOK)
+	h.fastServed.Add(1)
+	id := json.RawMessage(l.ID)
+	ack := &mcp.SubscriptionsAcknowledgedParams{
+		Meta:          mcp.Meta{mcp.MetaKeySubscriptionID: id},
+		Notifications: mcp.NotificationSubscriptions{ToolsListChanged: el.tools, ResourceSubscriptions: el.uris},
+	}
+	if !writeNote(aw, "notifications/subscriptions/acknowledged", ack) {
+		return
+	}
+	if !active {
+		s.endListen(aw, id)
+		return
+	}
+	var end <-chan time.Time
+	if d := s.listenDeadline(rec.ti); !d.IsZero() {
+		t := time.NewTimer(time.Until(d))
+		defer t.Stop()
+		end = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			// As the SDK's handler: its result, whatever ended the request
+			// (the server's shutdown ends it on a live connection; to a
+			// client gone, or a broken one, the write fails).
+			s.endListen(aw, id)
+			return
+		case <-end:
+			s.endListen(aw, id)
+			return
+		case <-el.wake:
+		}
+		for _, ev := range el.take() {
+			var ok bool
+			if ev == "" {
+				ok = writeNote(aw, methodToolsListChanged, &mcp.ToolListChangedParams{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: id}})
+			} else {
+				ok = writeNote(aw, notificationResourceUpdated, &mcp.ResourceUpdatedNotificationParams{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: id}, URI: ev})
+			}
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// notificationResourceUpdated is the notification of a subscribed
+// resource's change.
+const notificationResourceUpdated = "notifications/resources/updated"
+
+// writeNote writes the notification method with params as one event, as
+// the SDK writes it, and flushes it; it reports whether the stream can
+// still be written.
+func writeNote(aw *aliveWriter, method string, params any) bool {
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
+	buf.WriteString(`{"jsonrpc":"2.0","method":`)
+	if encode(buf, method) != nil {
+		return false
+	}
+	buf.WriteString(`,"params":`)
+	if encode(buf, params) != nil {
+		return false
+	}
+	buf.WriteByte('}')
+	return writeEvent(aw, buf.Bytes())
+}
+
+// endListen writes the listen's result, as the SDK's handler returns it
+// when the listen's context ends.
+func (s *server) endListen(aw *aliveWriter, id json.RawMessage) {
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	buf.Write(id)
+	buf.WriteString(`,"result":{"resultType":"complete","_meta":`)
+	if encode(buf, mcp.Meta{mcp.MetaKeyServerInfo: s.impl, mcp.MetaKeySubscriptionID: id}) != nil {
+		return
+	}
+	buf.WriteString(`}}`)
+	writeEvent(aw, buf.Bytes())
+}
+
+// writeEvent writes data as one event and flushes it.
+func writeEvent(aw *aliveWriter, data []byte) bool {
+	if _, err := aw.Write(appendEvent(nil, data)); err != nil {
+		return false
+	}
+	err := aw.FlushError()
+	return err == nil || errors.Is(err, http.ErrNotSupported)
+}
+
+// encode appends v's JSON to buf as the SDK's JSON-RPC layer encodes it:
+// without escaping HTML.
+func encode(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
+}
