@@ -124,18 +124,28 @@ func TestStreamMemory(t *testing.T) {
 			t.Fatalf("listen: HTTP %d: %s", status, body)
 		}
 	})
-	t.Logf("a 2025-11-25 session %v; its GET stream %v more; a 2026-07-28 listen %v", session, get, listen)
+	_, ssdk := listenServer(t, HandlerOptions{Limits: &Limits{MaxStreams: -1}, DisableFastPath: true})
+	sdkListen := costOf(t, "listen-sdk", n, func() {
+		if drop, status, _, body := holdListen(t, ssdk); drop == nil {
+			t.Fatalf("listen: HTTP %d: %s", status, body)
+		}
+	})
+	t.Logf("a 2025-11-25 session %v; its GET stream %v more; a 2026-07-28 listen the edge holds %v; one the SDK holds (DisableFastPath) %v", session, get, listen, sdkListen)
 	// Bounds a little above what was measured (go-sdk v1.8.0, Go 1.26:
-	// 5.6, 16.5 and 29.4 KiB of heap; 1, 2 and 4 goroutines), so that what
-	// the docs quote stays true: a change that makes a held stream costlier
-	// fails here.
+	// 5.6, 16.5, 18.2 and 29.5 KiB of heap; 1, 2, 2 and 4 goroutines), so
+	// that what the docs quote stays true: a change that makes a held
+	// stream costlier fails here.
 	for _, c := range []struct {
 		what      string
 		cost      heldCost
 		kib, gors float64
-	}{{"a session", session, 8, 1}, {"a GET stream", get, 20, 2}, {"a listen", listen, 34, 4}} {
+	}{{"a session", session, 8, 1}, {"a GET stream", get, 20, 2}, {"a listen the edge holds", listen, 21, 2}, {"a listen the SDK holds", sdkListen, 34, 4}} {
 		if c.cost.kib > c.kib || c.cost.goroutines > c.gors+0.05 {
 			t.Errorf("%s holds %v, want at most %.0f KiB of heap and %.0f goroutines", c.what, c.cost, c.kib, c.gors)
 		}
+	}
+	// Issue 40 item 5c: a listen costs no more than a session's GET stream.
+	if l, g := listen.kib+listen.stackKiB, session.kib+session.stackKiB+get.kib+get.stackKiB; l > g {
+		t.Errorf("a listen holds %.1f KiB live, a session with its GET stream %.1f", l, g)
 	}
 }
