@@ -420,7 +420,15 @@ func TestListenDifferentialShutdown(t *testing.T) {
 	sdkEnd()
 	fast.until(t, "edge", "")
 	sdk.until(t, "sdk", "")
-	if got, want := fast.transcript(), sdk.transcript(); got != want {
+	// The SDK writes the listen's result when the request's context ends,
+	// racing the connection's own end: about one time in ten the result is
+	// lost. The edge always writes it; the SDK's transcript is then the
+	// edge's without that last event.
+	got, want := fast.transcript(), sdk.transcript()
+	if got != want && !(strings.HasPrefix(got, want) && !strings.Contains(want, `"result"`) && strings.Contains(got[len(want):], `"result":{"resultType":"complete"`)) {
 		t.Errorf("edge:\n%s\nsdk:\n%s", got, want)
+	}
+	if !strings.Contains(got, `"result":{"resultType":"complete"`) {
+		t.Errorf("the edge ended a listen on shutdown without its result:\n%s", got)
 	}
 }
