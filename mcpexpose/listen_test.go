@@ -135,12 +135,6 @@ func (s *heldStream) transcript() string {
 	return mask(body, h)
 }
 
-// listenPair is the two sides of a differential listen test.
-type listenPair struct {
-	fastH, sdkH     *mcpexpose.Handler
-	fastURL, sdkURL string
-}
-
 // briefExpiry is when the token "brief" of listenTokens expires.
 var briefExpiry atomic.Int64
 
