@@ -24,8 +24,9 @@ check: deps engines fmt-check vet api-check
 	$(GO) test -count=1 ./...
 
 # Pinned MCP peers (official conformance suite on Node 22, TypeScript SDK
-# client) from conformance/package-lock.json; installed once, again when the
-# lockfile changes.
+# clients, the MCP Apps SDK and esbuild, which the MCP Apps browser test
+# bundles it with) from conformance/package-lock.json; installed once, again
+# when the lockfile changes.
 deps: conformance/node_modules/.installed peers/authserver/.modules
 
 # The authorization server the gateway's credential tests start on
