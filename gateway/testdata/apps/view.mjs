@@ -18,6 +18,13 @@ function sibling(remote) {
   return self.endsWith("list_orders") ? self.slice(0, -"list_orders".length) + remote : remote;
 }
 
+// value is a tool result's structured value: agnara-go servers wrap it as
+// {"result": …}, others send it bare.
+function value(result) {
+  const sc = result.structuredContent;
+  return sc && typeof sc === "object" && "result" in sc && Object.keys(sc).length === 1 ? sc.result : sc;
+}
+
 async function showCustomer(id) {
   const answer = $("customer");
   answer.className = "";
@@ -30,7 +37,7 @@ async function showCustomer(id) {
       answer.textContent = "Refused: " + text;
       return;
     }
-    const c = result.structuredContent ?? JSON.parse(text);
+    const c = value(result) ?? JSON.parse(text);
     answer.className = "ok";
     answer.textContent = `${c.name}, ${c.city}`;
   } catch (err) {
@@ -40,7 +47,7 @@ async function showCustomer(id) {
 }
 
 function render(result) {
-  const orders = result.structuredContent?.orders ?? [];
+  const orders = value(result)?.orders ?? [];
   const rows = $("orders");
   rows.replaceChildren();
   for (const o of orders) {
