@@ -19,10 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/gateway"
 	"github.com/agnara-go/agnara/internal/peers"
+	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/chromedp/chromedp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The MCP Apps browser test (issue 41, "seen in a browser"): a headless
@@ -32,9 +33,6 @@ import (
 // app calls a second tool through the host and the gateway. The browser
 // code is in testdata/apps, bundled with esbuild into a temporary
 // directory on each run.
-
-// appsUIMIME is the MIME type of an MCP App's view (SEP-1865).
-const appsUIMIME = "text/html;profile=mcp-app"
 
 // appsBundle bundles the browser module testdata/apps/<name>.mjs and its
 // npm imports into one minified ES module in a temporary directory, and
@@ -83,7 +81,7 @@ type appsOrders struct {
 }
 
 type appsCustomerIn struct {
-	ID string `json:"id" jsonschema:"the order's id"`
+	ID string `json:"id" jsonschema_description:"The order's id."`
 }
 
 type appsCustomer struct {
@@ -111,37 +109,41 @@ func (s *appsShop) seen() []string {
 	return slices.Clone(s.calls)
 }
 
-// appsShopServer is the shop's MCP server; html is its view and csp the
-// view's _meta.ui.csp.
-func appsShopServer(shop *appsShop, html string, csp map[string]any) *mcp.Server {
-	const uri = "ui://shop/orders.html"
-	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/ui": map[string]any{}}},
-	})
-	mcp.AddTool(s, &mcp.Tool{Name: "list_orders", Description: "List the open orders.",
-		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": uri}}},
-		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, appsOrders, error) {
-			shop.called("list_orders")
-			return nil, appsOrders{Orders: []appsOrder{
-				{ID: "A-1001", Item: "3 × espresso beans, 1 kg", Total: "€ 54.00"},
-				{ID: "A-1002", Item: "Grinder, conical burr", Total: "€ 129.00"},
-				{ID: "A-1003", Item: "2 × milk jug", Total: "€ 23.80"},
-			}}, nil
-		})
-	mcp.AddTool(s, &mcp.Tool{Name: "customer", Description: "The customer of an order."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in appsCustomerIn) (*mcp.CallToolResult, appsCustomer, error) {
-			shop.called("customer")
-			if in.ID != "A-1002" {
-				return nil, appsCustomer{}, fmt.Errorf("no order %s", in.ID)
-			}
-			return nil, appsCustomer{Name: "Jana Nováková", City: "Brno"}, nil
-		})
-	meta := mcp.Meta{"ui": map[string]any{"csp": csp, "prefersBorder": true}}
-	s.AddResource(&mcp.Resource{URI: uri, Name: "orders-view", MIMEType: appsUIMIME, Meta: meta},
-		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: appsUIMIME, Text: html, Meta: meta}}}, nil
-		})
-	return s
+// appsShopServer serves the shop, an agnara-go server, on a loopback port
+// until the test ends, and returns its MCP URL. Its list_orders tool
+// declares its view (ToolOptions.UI): html, with the CSP csp.
+func appsShopServer(t *testing.T, shop *appsShop, html string, csp mcpexpose.UICSP) string {
+	t.Helper()
+	app := agnara.New("shop", nil)
+	list := app.Capability(func(context.Context) (appsOrders, error) {
+		shop.called("list_orders")
+		return appsOrders{Orders: []appsOrder{
+			{ID: "A-1001", Item: "3 × espresso beans, 1 kg", Total: "€ 54.00"},
+			{ID: "A-1002", Item: "Grinder, conical burr", Total: "€ 129.00"},
+			{ID: "A-1003", Item: "2 × milk jug", Total: "€ 23.80"},
+		}}, nil
+	}, &agnara.CapabilityOptions{Name: "list_orders", Description: "List the open orders."})
+	customer := app.Capability(func(_ context.Context, in appsCustomerIn) (appsCustomer, error) {
+		shop.called("customer")
+		if in.ID != "A-1002" {
+			return appsCustomer{}, fmt.Errorf("no order %s", in.ID)
+		}
+		return appsCustomer{Name: "Jana Nováková", City: "Brno"}, nil
+	}, &agnara.CapabilityOptions{Name: "customer", Description: "The customer of an order."})
+	exp := mcpexpose.New(app)
+	exp.Tool(list, &mcpexpose.ToolOptions{UI: &mcpexpose.UI{URI: "ui://shop/orders.html", HTML: html, CSP: csp, PrefersBorder: true}})
+	exp.Tool(customer, nil)
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mcpexpose.NewHandler(snap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // appsProbe is a loopback server the view tries to reach: it counts the
@@ -346,7 +348,7 @@ type appsWorld struct {
 	api, tracker         string
 	apiHits, trackerHits *atomic.Int64
 	html                 string
-	csp                  map[string]any
+	csp                  mcpexpose.UICSP
 	sandbox              string
 	page, code           string
 }
@@ -365,18 +367,14 @@ func TestAppsSeenInChromium(t *testing.T) {
 	w.api, w.apiHits = appsProbe(t)
 	w.tracker, w.trackerHits = appsProbe(t)
 	w.html = appsView(t, w.api, w.tracker)
-	w.csp = map[string]any{"connectDomains": []string{w.api}}
+	w.csp = mcpexpose.UICSP{ConnectDomains: []string{w.api}}
 	for _, tc := range []appsCase{
 		{"direct", true, nil, `^Jana Nováková, Brno$`,
-			`the app calls customer \{"id":"A-1002"\}\s+customer answered: .*Jana Nováková.*$`,
+			`the app calls shop\.customer \{"id":"A-1002"\}\s+shop\.customer answered: .*Jana Nováková.*$`,
 			[]string{"list_orders", "customer"}, "apps-direct"},
 	} {
-		// The shop, a Go SDK server, speaks the handshake era; the gateway
-		// serves both. The first era's run takes the screenshot.
+		// The first era's run takes the screenshot.
 		protocols := []string{"2026-07-28", "2025-11-25"}
-		if tc.direct {
-			protocols = []string{"2025-11-25"}
-		}
 		for i, protocol := range protocols {
 			t.Run(tc.name+"/"+protocol, func(t *testing.T) { w.session(t, tc, protocol, i == 0) })
 		}
@@ -387,16 +385,16 @@ func TestAppsSeenInChromium(t *testing.T) {
 // revision, with a shop, a gateway and a browser of its own.
 func (w *appsWorld) session(t *testing.T, tc appsCase, protocol string, shot bool) {
 	shop := &appsShop{}
-	upstream := sdkUpstream(t, appsShopServer(shop, w.html, w.csp))
-	endpoint, tool := upstream, "list_orders"
+	upstream := appsShopServer(t, shop, w.html, w.csp)
+	endpoint, tool := upstream, "shop.list_orders"
 	var log fmt.Stringer = &strings.Builder{}
 	if !tc.direct {
 		cfg := gateway.Config{
 			Auth: gateway.Auth{Development: &gateway.Development{Principal: "alice", Scopes: tc.scopes}},
 			Upstreams: []gateway.Upstream{{Name: "shop", Prefix: "shop_", HTTP: &gateway.HTTPUpstream{URL: upstream},
 				Tools: []gateway.Tool{
-					{Remote: "list_orders", Title: "Open orders", Scopes: []string{"orders:read"}, ConcurrencySafe: true},
-					{Remote: "customer", Title: "An order's customer", Scopes: []string{"customers:read"}, ConcurrencySafe: true},
+					{Remote: "shop.list_orders", Name: "shop_list_orders", Title: "Open orders", Scopes: []string{"orders:read"}, ConcurrencySafe: true},
+					{Remote: "shop.customer", Name: "shop_customer", Title: "An order's customer", Scopes: []string{"customers:read"}, ConcurrencySafe: true},
 				}}},
 		}
 		_, endpoint, log = started(t, cfg, nil)
