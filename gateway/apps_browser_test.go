@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -422,6 +423,19 @@ func (w *appsWorld) session(t *testing.T, tc appsCase, protocol string, shot boo
 	}
 	if got := hostText(t, ctx, "#protocol"); got != "MCP "+protocol {
 		t.Errorf("the host negotiated %q, want MCP %s", got, protocol)
+	}
+	// The shop's view URI as the host reads it: the shop's own, or one the
+	// gateway serves it under, under a prefix of its upstream's.
+	wantURI := `^ui://shop/orders\.html$`
+	if !tc.direct {
+		wantURI = `^ui://[^/]+/shop/orders\.html$`
+	}
+	if uri := hostText(t, ctx, "#uri"); !regexp.MustCompile(wantURI).MatchString(uri) {
+		t.Errorf("the host read the view at %s, want %s", uri, wantURI)
+	}
+	// The page the host rendered is the shop's, byte for byte.
+	if sum, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("view").dataset.sha256`)); err != nil || sum != fmt.Sprintf("%x", sha256.Sum256([]byte(w.html))) {
+		t.Errorf("the host rendered a page with SHA-256 %q (%v), not the shop's", sum, err)
 	}
 	appsWait(t, ctx, "#count", regexp.MustCompile(`^3 open orders$`))
 	if rows := appsWait(t, ctx, "#orders", regexp.MustCompile(`A-1002`)); !strings.Contains(rows, "Grinder, conical burr") {

@@ -79,7 +79,10 @@ async function main() {
     throw new Error(`${uri} is not one ${RESOURCE_MIME_TYPE} text`);
   }
   const csp = content._meta?.ui?.csp;
-  $("view").dataset.uri = uri;
+  $("uri").textContent = uri;
+  // The page's SHA-256, which the test compares with the upstream's page.
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(content.text));
+  $("view").dataset.sha256 = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 
   const iframe = $("app");
   if (content._meta?.ui?.prefersBorder) iframe.classList.add("border");
