@@ -201,7 +201,9 @@ fuzz:
 run:
 	$(GO) run ./examples/users
 
-# The approval inbox's screenshots in docs/images, from its browser test.
-screenshots:
+# The screenshots in docs/images, from the browser tests: the approval
+# inbox's, and an MCP App through the gateway (docs/apps-browser.md).
+screenshots: deps
 	mkdir -p docs/images
 	AGNARA_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestInboxPagesFitTheScreen$$' ./approval/inbox/
+	AGNARA_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestAppsSeenInChromium$$' ./gateway/
