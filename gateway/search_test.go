@@ -3,7 +3,9 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -133,5 +135,29 @@ func TestGatewaySearchConfig(t *testing.T) {
 	cfg, err := gateway.Parse("gateway.yaml", []byte(base+"search: {listed: [a_x], results: 12}\n"))
 	if err != nil || cfg.Search == nil || cfg.Search.Results != 12 || !slices.Equal(cfg.Search.Listed, []string{"a_x"}) {
 		t.Errorf("parsed %+v, %v", cfg.Search, err)
+	}
+}
+
+// The config docs/gateway.md shows under "Search" is one the gateway
+// accepts as written, with its search key.
+func TestSearchDocsConfigParses(t *testing.T) {
+	doc, err := os.ReadFile("../docs/gateway.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Search\n")
+	if !ok {
+		t.Fatal(`docs/gateway.md has no "## Search" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(section, -1)
+	if len(blocks) == 0 {
+		t.Fatal("the Search section shows no config")
+	}
+	for _, b := range blocks {
+		cfg, err := gateway.Parse("gateway.yaml", []byte(b[1]))
+		if err != nil || cfg.Search == nil || len(cfg.Search.Listed) == 0 || cfg.Search.Results == 0 {
+			t.Errorf("a config in the Search section:\n%s\nparsed %+v, %v", b[1], cfg, err)
+		}
 	}
 }
