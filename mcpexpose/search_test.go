@@ -288,3 +288,18 @@ func TestSearchMistakes(t *testing.T) {
 		t.Errorf("a search after Compile: %v", err)
 	}
 }
+
+// The snapshot's review form shows the search, and nothing without one.
+func TestSearchInSnapshotJSON(t *testing.T) {
+	b, err := json.Marshal(searchCatalog(t, nil, false, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"search":{"listed":["echo"],"results":8}`) {
+		t.Errorf("snapshot JSON: %s", b)
+	}
+	b, err = json.Marshal(newFixture(t).snap)
+	if err != nil || strings.Contains(string(b), `"search"`) {
+		t.Errorf("a snapshot without a search shows one (%v): %s", err, b)
+	}
+}
