@@ -42,6 +42,7 @@ func callCatalog(t testing.TB, ran *atomic.Int32) *mcpexpose.Snapshot {
 	exp.Tool(app.Capability(run, &agnara.CapabilityOptions{Name: "guarded", Description: "Refuse the text no.", Policies: []policy.Policy{denyNo}}), nil)
 	exp.Tool(app.Capability(run, &agnara.CapabilityOptions{Name: "purge", Description: "Purge the text.", Confirm: "Purge it for good?", Annotations: agnara.Destructive}), nil)
 	exp.Tool(app.Capability(run, &agnara.CapabilityOptions{Name: "limited", Description: "Once in a long while.", RateLimit: agnara.RateLimit{Rate: 0.001, Burst: 1}}), nil)
+	exp.Tool(app.Capability(run, &agnara.CapabilityOptions{Name: "work", Description: "A task."}), &mcpexpose.ToolOptions{Task: mcpexpose.TaskOptional})
 	exp.Withdrawn("cat.held", execution.Fail(execution.Unavailable, "held for an operator", nil), nil)
 	exp.Search(nil)
 	snap, err := exp.Compile()
@@ -65,6 +66,9 @@ func viaCallMeta(id, name, args, meta string) string {
 	}
 	return callBody(id, "call_tool", a+"}", meta)
 }
+
+// tasksMeta is the _meta of a 2026-07-28 client that declares tasks.
+const tasksMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
 
 // askMeta is the _meta of a 2026-07-28 client that can be asked a form.
 const askMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
@@ -107,6 +111,9 @@ func searchCorpus() []wireRequest {
 		`null`, `[]`, `{"Name":"cat.echo"}`, `{"name":"cat.echo","a/b~":1}`} {
 		add("bad/"+string(rune('a'+i)), "call_tool", callBody("4", "call_tool", args, diffMeta))
 	}
+	// A task tool, by a client that declares tasks.
+	add("via/work", "call_tool", viaCallMeta("5", "cat.work", `{"text":"t"}`, tasksMeta))
+	add("direct/work", "cat.work", callBody("5", "cat.work", `{"text":"t"}`, tasksMeta))
 	// A call_tool without arguments at all.
 	add("bad/none", "call_tool", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"call_tool",`+diffMeta+`}}`)
 	return rs
@@ -132,6 +139,7 @@ func TestSearchDifferential(t *testing.T) {
 		{"anonymous", "", mcpexpose.HandlerOptions{}},
 		{"forbidden-result", "Bearer reader", mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{ForbiddenResult: true, Identity: mapper}}},
 		{"development", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{DevelopmentPrincipal: &developer}}},
+		{"tasks", "", mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Tasks: &mcpexpose.TaskOptions{}}}},
 	}
 	reqs := searchCorpus()
 	for _, cfg := range configs {
@@ -162,6 +170,9 @@ func TestSearchDifferential(t *testing.T) {
 					t.Errorf("%s answered\n%d %s\nthe direct call\n%d %s", name, via.status, via.body, direct.status, direct.body)
 				}
 			}
+			if cfg.name == "tasks" && !strings.Contains(got["via/work"].body, `"resultType":"task"`) {
+				t.Errorf("call_tool of a task tool made no task: %s", got["via/work"].body)
+			}
 			if cfg.name == "writer" {
 				for _, name := range []string{"bad/c", "bad/d", "bad/e", "bad/a", "search/f", "search/k"} {
 					if !strings.Contains(got[name].body, `invalid_input`) {
@@ -172,7 +183,7 @@ func TestSearchDifferential(t *testing.T) {
 					t.Errorf("a nested call_tool is not refused clearly: %s", got["bad/c"].body)
 				}
 			}
-			if fastRan.Load() != sdkRan.Load() {
+			if cfg.name != "tasks" && fastRan.Load() != sdkRan.Load() { // a task's handler may still be on its way
 				t.Errorf("handlers ran %d times behind the edge, %d behind the SDK", fastRan.Load(), sdkRan.Load())
 			}
 		})
