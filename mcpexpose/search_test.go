@@ -303,3 +303,44 @@ func TestSearchInSnapshotJSON(t *testing.T) {
 		t.Errorf("a snapshot without a search shows one (%v): %s", err, b)
 	}
 }
+
+// A swap that turns the search on, the tools unchanged, tells the
+// connected clients of both eras that their list changed, and their next
+// tools/list holds the search tools.
+func TestSwapToSearchTellsClients(t *testing.T) {
+	snap := func(search bool) *mcpexpose.Snapshot {
+		app := agnara.New("sw", nil)
+		exp := mcpexpose.New(app)
+		exp.Tool(app.Capability(func(ctx context.Context, in EchoIn) (string, error) { return in.Text, nil },
+			&agnara.CapabilityOptions{Name: "echo", Description: "Echo."}), nil)
+		if search {
+			exp.Search(nil)
+		}
+		s, err := exp.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	h, err := mcpexpose.NewHandler(snap(false), swappable(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := httptestServer(t, h)
+	clients := map[string]*listener{"2026-07-28": listen(t, url, "", ""), "2025-11-25": listen(t, url, "", "2025-11-25")}
+	for _, l := range clients {
+		if _, err := l.cs.ListTools(t.Context(), nil); err != nil { // a session is told of the lists it has seen
+			t.Fatal(err)
+		}
+	}
+	if err := h.Swap(snap(true)); err != nil {
+		t.Fatal(err)
+	}
+	for version, l := range clients {
+		l.await(t, version)
+		res, err := l.cs.ListTools(t.Context(), nil)
+		if err != nil || toolNames(res.Tools) != "search_tools,call_tool" {
+			t.Errorf("%s lists %v after the swap (%v)", version, res, err)
+		}
+	}
+}
