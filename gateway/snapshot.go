@@ -102,6 +102,9 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 			exposeFeatures(app, exp, s.features)
 		}
 	}
+	if sc := g.cfg.Search; sc != nil {
+		exp.Search(searchOptions(app, sc)) // search.go
+	}
 	return exp.Compile()
 }
 

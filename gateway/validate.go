@@ -241,6 +241,7 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 		}
 	}
 	c.validateFeatures(bad, pos)
+	c.validateSearch(bad)
 	c.validateLock(bad)
 }
 
