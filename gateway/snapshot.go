@@ -125,6 +125,8 @@ func absentFailure(reason execution.Reason) *execution.Failure {
 		msg = "the upstream offers this tool with a schema outside its binding's profile; it is never served in a weaker form"
 	case mcpimport.DescriptionTooLarge:
 		msg = "the upstream's description of this tool is larger than the limit"
+	case mcpimport.UIUnsupported:
+		msg = "the upstream's view (MCP App) of this tool cannot be imported; the tool is never served without it"
 	}
 	return execution.Fail(execution.Unavailable, msg, nil).WithReason(reason)
 }
