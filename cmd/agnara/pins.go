@@ -264,7 +264,11 @@ func pageSummary(v json.RawMessage) string {
 	if v == nil || json.Unmarshal(v, &s) != nil {
 		return "none"
 	}
-	return fmt.Sprintf("%d bytes, %d lines, sha256:%x", len(s), strings.Count(s, "\n")+1, sha256.Sum256([]byte(s)))
+	lines := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		lines++ // the last line has no newline
+	}
+	return fmt.Sprintf("%d bytes, %d lines, sha256:%x", len(s), lines, sha256.Sum256([]byte(s)))
 }
 
 // maxDiffCells bounds the table lineDiff builds; past it, the diff is
