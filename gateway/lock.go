@@ -16,7 +16,10 @@ import (
 	"github.com/agnara-go/agnara/mcpimport"
 )
 
-// LockVersion is the version of the lock file's format.
+// LockVersion is the version of the lock file's format. Entries with a
+// view (ADR 85) did not change it: a lock without one is read as before,
+// and a gateway that predates views refuses one with (an unknown member),
+// which fails closed.
 const LockVersion = 1
 
 // Lock is what a gateway's lock file holds: for each bound tool an
@@ -28,7 +31,10 @@ const LockVersion = 1
 // The file is JSON, written by [Lock.WriteFile] (the command `agnara
 // gateway accept`) sorted by upstream and local name, each pin's entry in
 // its canonical form with its keys sorted, so that a change to one tool is
-// a small, readable diff in a pull request.
+// a small, readable diff in a pull request. A tool's MCP App view is part
+// of its entry ([mcpimport.Entry.UI], member "ui", its page line by line):
+// the gateway serves the view from the pin, never from the upstream (ADR
+// 85). Lock files without views read as they always have.
 //
 // A Lock is immutable and safe for concurrent use; its accessors return
 // copies.
