@@ -34,7 +34,9 @@ func TestGatewayDiffShowsAChangedView(t *testing.T) {
 		Text string `json:"text"`
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "show", Description: "Show it.", Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://viewer/index.html"}}},
-		func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, result, error) { return nil, result{"shown"}, nil })
+		func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, result, error) {
+			return nil, result{"shown"}, nil
+		})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(srv.Close)
 
