@@ -359,6 +359,46 @@ func (c *Client) ReadResource(t testing.TB, uri string) *mcp.ReadResourceResult 
 	return res
 }
 
+// UIOf returns the ui:// URI of the MCP App view a listed tool links (its
+// _meta.ui.resourceUri, see mcpexpose.UI), or "" when it has none.
+func UIOf(tool *mcp.Tool) string {
+	ui, _ := tool.Meta["ui"].(map[string]any)
+	uri, _ := ui["resourceUri"].(string)
+	return uri
+}
+
+// ToolUI reads the MCP App view of the tool name as a host would: it finds
+// the tool in the client principal's tools/list, reads the resource its
+// view links, and returns the one content, whose Text is the page and
+// whose Meta["ui"] carries the view's CSP. A tool that is not listed, has
+// no view, or whose view is not one "text/html;profile=mcp-app" content
+// fails the test.
+func (c *Client) ToolUI(t testing.TB, name string) *mcp.ResourceContents {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
+	defer cancel()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tools, func(tool *mcp.Tool) bool { return tool.Name == name })
+	if i < 0 {
+		t.Fatalf("agnaratest: tool %s is not listed to the client's principal", name)
+	}
+	uri := UIOf(tools[i])
+	if uri == "" {
+		t.Fatalf("agnaratest: tool %s has no view (_meta.ui.resourceUri)", name)
+	}
+	res := c.ReadResource(t, uri)
+	if len(res.Contents) != 1 || res.Contents[0].MIMEType != uiMIMEType {
+		t.Fatalf("agnaratest: the view %s of tool %s is %d contents, want one %s", uri, name, len(res.Contents), uiMIMEType)
+	}
+	return res.Contents[0]
+}
+
+// uiMIMEType is the media type of an MCP App view.
+const uiMIMEType = "text/html;profile=mcp-app"
+
 // GetPrompt gets the prompt name with args. An error fails the test; to
 // expect one, use [Client.Session].
 func (c *Client) GetPrompt(t testing.TB, name string, args map[string]string) *mcp.GetPromptResult {

@@ -267,3 +267,33 @@ func TestOutcomeOfRefusesOtherShapes(t *testing.T) {
 		}
 	}
 }
+
+// ToolUI reads a tool's view as the client's principal may: the page and
+// its CSP for a caller who sees the tool, at both eras.
+func TestToolUI(t *testing.T) {
+	app := agnara.New("shop", nil)
+	ledger := app.Capability(func() (string, error) { return "", nil },
+		&agnara.CapabilityOptions{Name: "ledger", Description: "The ledger.", Scopes: []string{"ledger:read"}})
+	exp := mcpexpose.New(app)
+	exp.Tool(ledger, &mcpexpose.ToolOptions{UI: &mcpexpose.UI{HTML: "<p>ledger</p>", CSP: mcpexpose.UICSP{ResourceDomains: []string{"https://cdn.shop.test"}}}})
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{agnaratest.Modern, agnaratest.Handshake} {
+		c := agnaratest.NewClient(t, snap, &agnaratest.Options{ProtocolVersion: version, Principal: policy.NewPrincipal("ann", []string{"ledger:read"})})
+		view := c.ToolUI(t, "shop.ledger")
+		csp, _ := json.Marshal(view.Meta["ui"])
+		if view.URI != "ui://shop.ledger" || view.Text != "<p>ledger</p>" || string(csp) != `{"csp":{"resourceDomains":["https://cdn.shop.test"]}}` {
+			t.Errorf("%s: view = %+v, csp %s", version, view, csp)
+		}
+		// Without the scope, there is no tool and no view.
+		anon := agnaratest.NewClient(t, snap, &agnaratest.Options{ProtocolVersion: version})
+		if names := anon.ToolNames(t); len(names) != 0 {
+			t.Errorf("%s: anonymous sees %v", version, names)
+		}
+		if _, err := anon.Session().ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://shop.ledger"}); err == nil {
+			t.Errorf("%s: anonymous read the scoped view", version)
+		}
+	}
+}

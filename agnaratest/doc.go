@@ -42,6 +42,10 @@
 // context ends), returning the statuses and status messages it saw and the
 // final outcome.
 //
+// A tool's MCP App view (mcpexpose.ToolOptions.UI) is what a host would
+// render: [UIOf] names the view a listed tool links, and [Client.ToolUI]
+// reads it as the client's principal may, its page and its CSP.
+//
 // A principal other than the anonymous one reaches the server as it would in
 // production with OAuth: a bearer token, verified by the handler, mapped by
 // the identity mapper. So a call of a tool whose scopes the principal lacks

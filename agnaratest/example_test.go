@@ -12,6 +12,7 @@ import (
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose"
 	"github.com/agnara-go/agnara/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type GreetInput struct {
@@ -158,4 +159,36 @@ func ExampleClient_CallTask() {
 	fmt.Println(run.ID != "", run.Statuses, string(run.Outcome.(execution.Success).Value.(json.RawMessage)))
 	// Output:
 	// true [working completed] "imported 3 rows"
+}
+
+// A tool's MCP App view, as a host sees it: UIOf names the view a listed
+// tool links; Client.ToolUI reads it in a test.
+func ExampleUIOf() {
+	app := agnara.New("shop", nil)
+	cart := app.Capability(func() (string, error) { return "2 items", nil },
+		&agnara.CapabilityOptions{Name: "cart", Description: "The cart."})
+	exp := mcpexpose.New(app)
+	exp.Tool(cart, &mcpexpose.ToolOptions{UI: &mcpexpose.UI{HTML: "<p>Your cart</p>"}})
+	snap, err := exp.Compile()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := agnaratest.Connect(ctx, snap, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	uri := agnaratest.UIOf(tools[0])
+	res, err := c.Session().ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(uri, res.Contents[0].MIMEType, res.Contents[0].Text)
+	// Output:
+	// ui://shop.cart text/html;profile=mcp-app <p>Your cart</p>
 }

@@ -39,6 +39,12 @@ type ToolOptions struct {
 	// asked in rounds of the tools/call itself, and a handler that returns
 	// without detaching answers directly. It needs Task.
 	TaskAfterQuestions bool
+	// UI, when set, is the tool's MCP App view (see [UI] and
+	// docs/apps.md): served as a ui:// resource that the tool's definition
+	// links as _meta.ui.resourceUri, and readable by exactly the callers
+	// who may see the tool. A server with a view declares the
+	// io.modelcontextprotocol/ui extension. Default: nil, no view.
+	UI *UI
 }
 
 // Exposure declares which capabilities of one application are MCP tools,
@@ -65,6 +71,7 @@ type decl struct {
 	name     string
 	task     TaskSupport
 	askFirst bool
+	ui       *UI // a copy of ToolOptions.UI (apps.go)
 	site     site.Site
 }
 
@@ -81,6 +88,9 @@ func (e *Exposure) Tool(c *agnara.Capability, opts *ToolOptions) {
 	if opts != nil {
 		d.name = opts.Name
 		d.task, d.askFirst = opts.Task, opts.TaskAfterQuestions
+		if opts.UI != nil {
+			d.ui = cloneUI(opts.UI)
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -112,7 +122,8 @@ func (e *Exposure) Tool(c *agnara.Capability, opts *ToolOptions) {
 // declared tools into an immutable snapshot, in declaration order. It
 // reports every mistake at once, in one round, each with the file:line that
 // made it: the application's own, invalid or duplicate wire names, resource
-// URIs, templates and prompt names, tools without a description,
+// URIs, templates and prompt names, tools without a description, views
+// ([ToolOptions].UI) that are incomplete, clash or allow what is no origin,
 // capabilities of another application, and what a declaration's plan
 // cannot serve (a template variable that is no input field, say). The
 // declarations are checked against the plans of every capability compiled
@@ -163,7 +174,7 @@ func (e *Exposure) compile() (*Snapshot, []error) {
 	// With mistakes in the application, a capability without a plan is one
 	// of them, already reported.
 	appFailed := len(errs) > 0
-	snap := &Snapshot{app: e.app, byName: map[string]*tool{}, withdrawn: map[string]*withdrawnTool{}, byURI: map[string]*resource{}, byPrompt: map[string]*prompt{}}
+	snap := &Snapshot{app: e.app, byName: map[string]*tool{}, withdrawn: map[string]*withdrawnTool{}, byURI: map[string]*resource{}, byPrompt: map[string]*prompt{}, byUI: map[string]*uiView{}}
 	c := &checks{names: map[string]site.Site{}, described: map[*agnara.Capability]bool{}}
 	for _, d := range e.decls {
 		named := true
@@ -203,6 +214,7 @@ func (e *Exposure) compile() (*Snapshot, []error) {
 	}
 	errs = append(errs, e.compileWithdrawn(snap, c)...)
 	errs = append(errs, e.compileFeatures(plans, appFailed, snap, c)...)
+	errs = append(errs, e.compileUIs(snap)...)
 	return snap, errs
 }
 

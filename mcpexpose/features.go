@@ -130,13 +130,17 @@ func (s *Snapshot) offers(method string) bool {
 	case "completion/complete":
 		return s.hasCompleters()
 	}
-	return len(s.resources)+len(s.templates) > 0
+	return len(s.resources)+len(s.templates)+len(s.uis) > 0
 }
 
 // featureCapabilities adds to caps what the snapshot offers besides tools.
 func featureCapabilities(caps *mcp.ServerCapabilities, snap *Snapshot, swappable bool) {
-	if len(snap.resources)+len(snap.templates) > 0 {
+	if len(snap.resources)+len(snap.templates)+len(snap.uis) > 0 {
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: swappable, Subscribe: true}
+	}
+	if len(snap.uis) > 0 {
+		// MCP Apps (apps.go): declared only by a server with a view.
+		caps.AddExtension(uiExtension, map[string]any{})
 	}
 	if len(snap.prompts) > 0 {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: swappable}
@@ -160,6 +164,12 @@ func (s *server) registerFeatures(snap *Snapshot) (resChanged, promptsChanged bo
 			def := r.def
 			s.mcp.AddResource(&def, s.readHandler)
 			s.regFeatures[key], resChanged = r.digest, true
+		}
+	}
+	for _, v := range snap.uis {
+		if key := "r:" + v.uri; s.regFeatures[key] != v.digest {
+			s.mcp.AddResource(v.project(), s.readHandler)
+			s.regFeatures[key], resChanged = v.digest, true
 		}
 	}
 	for _, t := range snap.templates {
@@ -217,7 +227,8 @@ func (s *Snapshot) hasFeature(kind, name string) bool {
 	switch kind {
 	case "r:":
 		_, ok := s.byURI[name]
-		return ok
+		_, ui := s.byUI[name]
+		return ok || ui
 	case "t:":
 		return slices.ContainsFunc(s.templates, func(t *resourceTemplate) bool { return t.def.URITemplate == name })
 	case "p:":

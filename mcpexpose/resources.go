@@ -339,12 +339,15 @@ func featureDigest(p *execution.Plan, def any) string {
 }
 
 // Resources projects every resource to an SDK definition, in declaration
-// order, as fresh copies.
+// order, as fresh copies, followed by the views of tools ([ToolOptions].UI).
 func (s *Snapshot) Resources() []*mcp.Resource {
-	out := make([]*mcp.Resource, len(s.resources))
+	out := make([]*mcp.Resource, len(s.resources), len(s.resources)+len(s.uis))
 	for i, r := range s.resources {
 		def := r.def
 		out[i] = &def
+	}
+	for _, v := range s.uis {
+		out = append(out, v.project())
 	}
 	return out
 }
@@ -383,6 +386,9 @@ func (s *Snapshot) lookupResource(uri string) (*readable, map[string]string, boo
 
 // canRead reports whether p may read uri in s.
 func (s *Snapshot) canRead(p policy.Principal, uri string) bool {
+	if v, ok := s.byUI[uri]; ok {
+		return v.visibleTo(p)
+	}
 	r, _, ok := s.lookupResource(uri)
 	return ok && r.plan.Allows(p)
 }
@@ -404,6 +410,7 @@ func (s *server) listResources(e *epoch, req mcp.Request, p policy.Principal) (m
 			res.Resources = append(res.Resources, &def)
 		}
 	}
+	res.Resources = append(res.Resources, e.snap.visibleUIs(p)...)
 	res.Cacheable = e.cacheable()
 	return res, nil
 }
@@ -439,6 +446,9 @@ func (e *epoch) cacheable() mcp.Cacheable {
 // see, the same -32602 error.
 func (s *server) readResource(ctx context.Context, e *epoch, req *mcp.ReadResourceRequest, p policy.Principal) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
+	if v, ok := e.snap.byUI[uri]; ok {
+		return s.readUI(ctx, req, v, p) // a tool's view (apps.go)
+	}
 	r, vars, ok := e.snap.lookupResource(uri)
 	if !ok {
 		return nil, resourceNotFound(uri)

@@ -36,6 +36,9 @@ type Snapshot struct {
 	templates []*resourceTemplate
 	prompts   []*prompt
 	byPrompt  map[string]*prompt
+	// uis are the views tools link, in declaration order (apps.go).
+	uis  []*uiView
+	byUI map[string]*uiView
 }
 
 // tool is one compiled tool.
@@ -70,6 +73,10 @@ type tool struct {
 	// detaches by itself (ToolOptions).
 	task     TaskSupport
 	askFirst bool
+	// ui is the tool's declared view and uiURI its URI, published as
+	// _meta.ui.resourceUri; nil and "" without one.
+	ui    *UI
+	uiURI string
 }
 
 // App returns the application the snapshot exposes.
@@ -189,6 +196,10 @@ func newTool(d decl, p *execution.Plan) (*tool, error) {
 		InputSchema: json.RawMessage(p.InputSchema()),
 		Annotations: annotations(p.Annotations()),
 	}
+	if d.ui != nil {
+		t.ui, t.uiURI = d.ui, uiURIOf(d)
+		t.def.Meta = toolUIMeta(t.uiURI)
+	}
 	params, sdkSchema, err := headerParams(p.InputSchema())
 	if err != nil {
 		return nil, fmt.Errorf("header parameters: %v", err)
@@ -282,6 +293,9 @@ func (t *tool) project() *mcp.Tool {
 		d, o := *a.DestructiveHint, *a.OpenWorldHint
 		a.DestructiveHint, a.OpenWorldHint = &d, &o
 		c.Annotations = &a
+	}
+	if t.ui != nil {
+		c.Meta = toolUIMeta(t.uiURI)
 	}
 	return &c
 }

@@ -45,6 +45,11 @@ const SnapshotFormat = "agnara.snapshot/v1"
 //	    "timeout":     the capability's own time limit, such as "5s" (omitted when none),
 //	    "rateLimit":   {"rate": calls per second, "burst"} (omitted when none),
 //	    "task":        "optional" or "required" (omitted when the tool never runs as a task),
+//	    "ui":          the tool's MCP App view (omitted when none, see [UI]):
+//	                   {"resourceUri", "csp": {"connectDomains", ...} (omitted when
+//	                   empty), "prefersBorder" (omitted when false), and
+//	                   "htmlSha256", the hex SHA-256 of static HTML, or
+//	                   "rendered": true for a view rendered on each read},
 //	    "inputSchema", "outputSchema" (omitted for content tools): as published
 //	  }],
 //	  "withdrawn": [{
@@ -87,6 +92,9 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		}
 		if t.def.OutputSchema != nil {
 			d.OutputSchema = t.def.OutputSchema.(json.RawMessage)
+		}
+		if v := s.byUI[t.uiURI]; t.ui != nil && v != nil {
+			d.UI = &uiDoc{ResourceURI: v.uri, CSP: v.meta["csp"], PrefersBorder: v.ui.PrefersBorder, HTMLSHA256: v.htmlSHA256, Rendered: v.ui.Render != nil}
 		}
 		doc.Tools = append(doc.Tools, d)
 	}
@@ -183,6 +191,17 @@ type toolDoc struct {
 	Task         string          `json:"task,omitempty"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	UI           *uiDoc          `json:"ui,omitempty"`
+}
+
+// uiDoc is a tool's view in the review form: a changed page, CSP or URI
+// changes it.
+type uiDoc struct {
+	ResourceURI   string `json:"resourceUri"`
+	CSP           any    `json:"csp,omitempty"`
+	PrefersBorder bool   `json:"prefersBorder,omitempty"`
+	HTMLSHA256    string `json:"htmlSha256,omitempty"`
+	Rendered      bool   `json:"rendered,omitempty"`
 }
 
 type withdrawnDoc struct {

@@ -10,4 +10,5 @@ var _ = ToolOptions{
 	"",        // Name
 	TaskNever, // Task
 	false,     // TaskAfterQuestions
+	nil,       // UI: a view changes what a tool shows, never whether it is listed
 }

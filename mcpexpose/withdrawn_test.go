@@ -220,6 +220,8 @@ func TestNoToolOptionHidesARunnableTool(t *testing.T) {
 			values[i] = []reflect.Value{reflect.ValueOf(false), reflect.ValueOf(true)}
 		case f.Name == "Name":
 			values[i] = []reflect.Value{reflect.ValueOf(""), reflect.ValueOf("named.tool")}
+		case f.Name == "UI":
+			values[i] = []reflect.Value{reflect.ValueOf((*mcpexpose.UI)(nil)), reflect.ValueOf(&mcpexpose.UI{HTML: "<p>view</p>"})}
 		default:
 			t.Fatalf("ToolOptions.%s (%s) is new: teach this test its values, and make sure none hides a tool that runs", f.Name, f.Type)
 		}

@@ -29,7 +29,8 @@ Reads the resources and prompts of any MCP server over streamable HTTP, as
 a client would, and asks it to complete an argument:
 
   resources list   the resources and resource templates it shows you
-  resources read   the contents of the resource at URI
+  resources read   the contents of the resource at URI; for an MCP App
+                   view (ui://), the origins its CSP allows, then the page
   prompts list     the prompts it shows you, with their arguments (* required)
   prompts get      the messages of the prompt NAME with its arguments
   complete         the values it suggests for the prompt argument or
@@ -353,7 +354,8 @@ func (t *toolsCLI) listResources(ctx context.Context, cs *mcp.ClientSession, f *
 }
 
 // printContents prints a resource's contents: text as it is, binary as
-// its size.
+// its size, and an MCP App view's page after what its host would let it
+// reach (its CSP).
 func (t *toolsCLI) printContents(f *toolsFlags, res *mcp.ReadResourceResult) error {
 	if f.json {
 		return t.printJSON(res)
@@ -362,6 +364,9 @@ func (t *toolsCLI) printContents(f *toolsFlags, res *mcp.ReadResourceResult) err
 		if c.Blob != nil {
 			fmt.Fprintf(t.stdout, "[%s %s, %d bytes]\n", printable(c.URI), orDash(printable(c.MIMEType)), len(c.Blob))
 			continue
+		}
+		if c.MIMEType == appMIMEType {
+			t.printView(c)
 		}
 		for _, line := range strings.Split(strings.TrimSuffix(c.Text, "\n"), "\n") {
 			fmt.Fprintln(t.stdout, printable(line))
@@ -418,4 +423,39 @@ func (t *toolsCLI) printPrompt(f *toolsFlags, res *mcp.GetPromptResult) error {
 		t.printContent("  ", m.Content)
 	}
 	return nil
+}
+
+// appMIMEType is the media type of an MCP App view.
+const appMIMEType = "text/html;profile=mcp-app"
+
+// cspKeys are the members of a view's _meta.ui.csp, in the order printed.
+var cspKeys = []string{"connectDomains", "resourceDomains", "frameDomains", "baseUriDomains"}
+
+// printView prints the header of an MCP App view: its URI, the origins its
+// CSP lets a host allow (none when it declares none: the page may reach no
+// other origin) and its border preference. The page follows.
+func (t *toolsCLI) printView(c *mcp.ResourceContents) {
+	fmt.Fprintf(t.stdout, "[MCP App view %s]\n", printable(c.URI))
+	ui, _ := c.Meta["ui"].(map[string]any)
+	csp, _ := ui["csp"].(map[string]any)
+	n := 0
+	for _, key := range cspKeys {
+		origins, _ := csp[key].([]any)
+		var list []string
+		for _, o := range origins {
+			if s, ok := o.(string); ok {
+				list = append(list, printable(s))
+			}
+		}
+		if len(list) > 0 {
+			fmt.Fprintf(t.stdout, "[csp %s: %s]\n", key, strings.Join(list, " "))
+			n++
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(t.stdout, "[csp: none, the page may reach no other origin]")
+	}
+	if border, _ := ui["prefersBorder"].(bool); border {
+		fmt.Fprintln(t.stdout, "[prefers a border]")
+	}
 }

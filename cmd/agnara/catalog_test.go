@@ -155,3 +155,49 @@ func TestCatalogUsageMistakes(t *testing.T) {
 		}
 	}
 }
+
+// tools list names each tool's MCP App view; resources read shows a view's
+// CSP, then its page.
+func TestViews(t *testing.T) {
+	app := framework.New("shop", nil)
+	cart := app.Capability(func() (string, error) { return "2 items", nil },
+		&framework.CapabilityOptions{Name: "cart", Description: "The cart."})
+	plain := app.Capability(func() (string, error) { return "", nil },
+		&framework.CapabilityOptions{Name: "plain", Description: "No view."})
+	exp := mcpexpose.New(app)
+	exp.Tool(cart, &mcpexpose.ToolOptions{UI: &mcpexpose.UI{HTML: "<!doctype html>\n<p>cart</p>\n",
+		CSP: mcpexpose.UICSP{ConnectDomains: []string{"https://api.shop.test", "wss://rt.shop.test"}, FrameDomains: []string{"https://*.video.test"}}, PrefersBorder: true}})
+	exp.Tool(plain, &mcpexpose.ToolOptions{UI: nil})
+	exp.Tool(app.Capability(func() (string, error) { return "", nil }, &framework.CapabilityOptions{Name: "bare", Description: "Bare view."}),
+		&mcpexpose.ToolOptions{UI: &mcpexpose.UI{URI: "ui://shop/bare", HTML: "<p>bare</p>"}})
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mcpexpose.NewHandler(snap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	for _, era := range []string{"modern", "legacy"} {
+		for _, tc := range []struct {
+			args   []string
+			stdout []string
+		}{
+			{[]string{"tools", "list", srv.URL}, []string{"NAME        TITLE  HINTS  VIEW            DESCRIPTION\n", "shop.cart   -      -      ui://shop.cart  The cart.\n", "shop.plain  -      -      -               No view.\n", "shop.bare   -      -      ui://shop/bare  Bare view.\n"}},
+			{[]string{"resources", "list", srv.URL}, []string{"ui://shop.cart  shop.cart  text/html;profile=mcp-app"}},
+			{[]string{"resources", "read", srv.URL, "ui://shop.cart"}, []string{"[MCP App view ui://shop.cart]\n[csp connectDomains: https://api.shop.test wss://rt.shop.test]\n[csp frameDomains: https://*.video.test]\n[prefers a border]\n<!doctype html>\n<p>cart</p>\n"}},
+			{[]string{"resources", "read", srv.URL, "ui://shop/bare"}, []string{"[MCP App view ui://shop/bare]\n[csp: none, the page may reach no other origin]\n<p>bare</p>\n"}},
+		} {
+			code, out, errOut := agnara(time.Time{}, append(tc.args, "-era", era)...)
+			ok := code == 0 && errOut == ""
+			for _, want := range tc.stdout {
+				ok = ok && strings.Contains(out, want)
+			}
+			if !ok {
+				t.Errorf("%s %q: exit %d, stderr %q\nstdout:\n%s\nwant each of %q", era, tc.args, code, errOut, out, tc.stdout)
+			}
+		}
+	}
+}

@@ -30,8 +30,9 @@ const toolsSynopsis = `usage: agnara tools list URL [flags]
 
 const toolsUsage = toolsSynopsis + `
 Talks to any MCP server over streamable HTTP, as a client would: list
-lists the tools the server shows you, call calls one with JSON object
-arguments (default {}). Flags go before or after the arguments.
+lists the tools the server shows you (with the ui:// URI of each one's MCP
+App view, when some have one), call calls one with JSON object arguments
+(default {}). Flags go before or after the arguments.
 
 Protocol:
   -era modern|legacy   modern: 2026-07-28, stateless requests (the default);

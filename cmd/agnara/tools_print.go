@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -41,16 +42,35 @@ func (t *toolsCLI) list(ctx context.Context, cs *mcp.ClientSession, f *toolsFlag
 	if len(tools) == 0 {
 		return nil
 	}
+	// A VIEW column only when some tool has an MCP App view (read it with
+	// agnara resources read URL URI).
+	views := slices.ContainsFunc(tools, func(tool *mcp.Tool) bool { return viewOf(tool) != "" })
 	tw := tabwriter.NewWriter(t.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTITLE\tHINTS\tDESCRIPTION")
+	if views {
+		fmt.Fprintln(tw, "NAME\tTITLE\tHINTS\tVIEW\tDESCRIPTION")
+	} else {
+		fmt.Fprintln(tw, "NAME\tTITLE\tHINTS\tDESCRIPTION")
+	}
 	for _, tool := range tools {
 		title := tool.Title
 		if title == "" && tool.Annotations != nil {
 			title = tool.Annotations.Title
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(tool.Name), orDash(printable(oneLine(title, 40))), hints(tool.Annotations), orDash(printable(oneLine(tool.Description, 60))))
+		view := ""
+		if views {
+			view = orDash(printable(viewOf(tool))) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\n", printable(tool.Name), orDash(printable(oneLine(title, 40))), hints(tool.Annotations), view, orDash(printable(oneLine(tool.Description, 60))))
 	}
 	return tw.Flush()
+}
+
+// viewOf is the ui:// URI of the MCP App view a listed tool links (its
+// _meta.ui.resourceUri), or "".
+func viewOf(tool *mcp.Tool) string {
+	ui, _ := tool.Meta["ui"].(map[string]any)
+	uri, _ := ui["resourceUri"].(string)
+	return uri
 }
 
 // oneLine is s on one line (runs of white space, newlines included, as one

@@ -40,10 +40,16 @@ func TestToolsAgainstUsers(t *testing.T) {
 				"users 0.1.0, protocol " + era.version + ": 4 tools\n",
 				"NAME ", "users.get_user ", "Get user", "read-only,idempotent", "Look up one user by id.",
 				"users.delete_user ", "destructive,idempotent",
+				"VIEW ", " ui://users.get_user ",
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("list: no %q in\n%s", want, out)
 				}
+			}
+			// The view users.get_user links: no CSP, then the page.
+			code, out, errOut = agnara(time.Time{}, "resources", "read", url, "ui://users.get_user", "-era", era.flag)
+			if code != 0 || !strings.HasPrefix(out, "[MCP App view ui://users.get_user]\n[csp: none, the page may reach no other origin]\n<!doctype html>\n") {
+				t.Errorf("resources read of the view: exit %d, %q\n%.300s", code, errOut, out)
 			}
 
 			code, out, errOut = tools(t, "call", url, "users.create_user", `{"name":"Ada `+era.flag+`","email":"ada-`+era.flag+`@example.com"}`, "-era", era.flag)

@@ -23,6 +23,7 @@ package main
 import (
 	"cmp"
 	"context"
+	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,6 +58,11 @@ import (
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
+
+// userView is the page of users.get_user's MCP App view.
+//
+//go:embed user.html
+var userView string
 
 type config struct {
 	addr       string
@@ -254,7 +260,10 @@ func newApplication(ctx context.Context, cfg config, stdout io.Writer, logger *s
 		Scopes:      []string{"users:read"},
 	})
 	exp := mcpexpose.New(app)
-	exp.Tool(caps.Get, nil)
+	// users.get_user has a view (an MCP App, docs/apps.md): a host that
+	// supports them shows the user as a card. It is self-contained, so its
+	// CSP lets it reach no other origin.
+	exp.Tool(caps.Get, &mcpexpose.ToolOptions{UI: &mcpexpose.UI{HTML: userView}})
 	exp.Tool(caps.List, nil)
 	exp.Tool(caps.Create, nil)
 	exp.Tool(caps.Delete, nil)
