@@ -92,7 +92,7 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 					exp.Withdrawn(wireName(app, c.Name()), heldFailure(h.Reason), &mcpexpose.WithdrawnOptions{Scopes: u.scopes(c.Name())})
 					continue
 				}
-				exp.Tool(c, nil)
+				exp.Tool(c, g.toolOptions(u, c.Name()))
 			}
 			for _, a := range cat.Absent() {
 				exp.Withdrawn(wireName(app, a.Name), absentFailure(a.Reason), &mcpexpose.WithdrawnOptions{Scopes: u.scopes(a.Name)})
