@@ -29,7 +29,9 @@ func ExampleEntry_view() {
 	}
 	mcp.AddTool(remote, &mcp.Tool{Name: "forecast", Description: "The forecast.",
 		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://forecast/view.html"}}},
-		func(context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, any, error) { return nil, nil, nil })
+		func(context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, any, error) {
+			return nil, nil, nil
+		})
 	ct, st := mcp.NewInMemoryTransports()
 	if _, err := remote.Connect(ctx, st, nil); err != nil {
 		log.Fatal(err)
