@@ -17,9 +17,9 @@ import (
 )
 
 // LockVersion is the version of the lock file's format. Entries with a
-// view (ADR 85) did not change it: a lock without one is read as before,
-// and a gateway that predates views refuses one with (an unknown member),
-// which fails closed.
+// view (ADR 85) did not change it: a lock without views is read as
+// before, and a gateway that predates views refuses a lock with one (its
+// entry has a member it does not know), which fails closed.
 const LockVersion = 1
 
 // Lock is what a gateway's lock file holds: for each bound tool an
