@@ -485,3 +485,31 @@ func TestUISnapshotJSON(t *testing.T) {
 		t.Error("a changed page left the review form unchanged")
 	}
 }
+
+// A view is copied when declared and every projection is fresh: changing
+// the options after Tool, or what Tools and Resources return, changes
+// nothing served.
+func TestUIDeclarationIsCopied(t *testing.T) {
+	app := agnara.New("copy", nil)
+	exp := mcpexpose.New(app)
+	ui := &mcpexpose.UI{HTML: "<p>a</p>", CSP: mcpexpose.UICSP{ConnectDomains: []string{"https://a.test"}}}
+	exp.Tool(app.Capability(func() (string, error) { return "", nil }, &agnara.CapabilityOptions{Name: "view", Description: "A view."}), &mcpexpose.ToolOptions{UI: ui})
+	ui.HTML, ui.CSP.ConnectDomains[0], ui.URI = "<p>b</p>", "https://b.test", "ui://elsewhere"
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.Tools()[0].Meta["ui"].(map[string]any)["resourceUri"] = "ui://changed"
+	snap.Resources()[0].Meta["ui"].(map[string]any)["csp"].(map[string]any)["connectDomains"].([]string)[0] = "https://changed.test"
+	if got := mustJSON(t, snap.Tools()[0].Meta); got != `{"ui":{"resourceUri":"ui://copy.view"}}` {
+		t.Errorf("tool _meta = %s", got)
+	}
+	cs := inMemory(t, snap)
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "ui://copy.view"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, res.Contents); got != `[{"uri":"ui://copy.view","mimeType":"text/html;profile=mcp-app","text":"\u003cp\u003ea\u003c/p\u003e","_meta":{"ui":{"csp":{"connectDomains":["https://a.test"]}}}}]` {
+		t.Errorf("read = %s", got)
+	}
+}

@@ -4,7 +4,8 @@
 //
 // Exposure is separate from semantics: an [Exposure] declares which
 // capabilities are tools ([Exposure.Tool], optionally run as tasks of the
-// tasks extension with [ToolOptions].Task), resources and resource
+// tasks extension with [ToolOptions].Task, optionally with an MCP App view,
+// [ToolOptions].UI), resources and resource
 // templates ([Exposure.Resource], [Exposure.ResourceTemplate]), prompts
 // ([Exposure.Prompt]) and withdrawn names ([Exposure.Withdrawn]), under
 // which wire names; [Exposure.Compile] compiles the application and returns
@@ -34,5 +35,6 @@
 // call on a handshake-era session), proven by differential tests to answer
 // as the SDK does; everything else goes to the SDK's handlers
 // ([Handler.FastPathRequests] counts what the edge answered). docs/mcp.md
-// describes the wire behaviour, docs/tasks.md the tasks.
+// describes the wire behaviour, docs/tasks.md the tasks, docs/apps.md the
+// views.
 package mcpexpose
