@@ -1,7 +1,9 @@
 // Package load is a bounded, loopback-only load generator for MCP
-// tools/call: a fixed number of workers, each calling the echo tool in a
-// loop over its own keep-alive connection, for a warm-up and then a measured
-// window. It speaks both protocol eras:
+// tools/call: a fixed number of workers, each calling one tool in a loop
+// over its own keep-alive connection, for a warm-up and then a measured
+// window. It has two workloads: echo (a one-field message, echoed back) and
+// realistic (internal/realistic's quote: a 2.4 KB nested order in, a 4.5 KB
+// structured result out). It speaks both protocol eras:
 //
 //   - modern (2026-07-28): one POST per call, no session, with the
 //     Mcp-Protocol-Version, Mcp-Method and Mcp-Name headers and the
@@ -10,8 +12,9 @@
 //     notifications/initialized) and calls with its Mcp-Session-Id.
 //
 // Every response is read whole and checked: a JSON-RPC response with the
-// request's id, a result that is not isError and echoes the message, in a
-// JSON or an SSE body. Anything else counts as an error.
+// request's id, a result that is not isError and echoes the message (echo)
+// or is the expected quote in both its structured content and its text
+// (realistic), in a JSON or an SSE body. Anything else counts as an error.
 package load
 
 import (
@@ -21,13 +24,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/agnara-go/agnara/bench/internal/realistic"
 )
 
 // The protocol eras, and the versions the generator speaks in each.
@@ -39,22 +46,32 @@ const (
 	LegacyVersion = "2025-11-25"
 )
 
+// The workloads.
+const (
+	// Echo calls the echo tool with a short message.
+	Echo = "echo"
+	// Realistic calls the quote tool of internal/realistic with its sample
+	// order and checks the whole result.
+	Realistic = "realistic"
+)
+
 // DefaultMessage is the echo tool's argument.
 const DefaultMessage = "hello, world"
 
 // maxBody bounds the size of a response the generator reads.
 const maxBody = 4 << 20
 
-// Config describes one load run. Zero Duration, Warmup and Message mean 3 s,
-// 1 s and DefaultMessage.
+// Config describes one load run. Zero Duration, Warmup, Message and
+// Workload mean 3 s, 1 s, DefaultMessage and Echo.
 type Config struct {
 	URL         string // the MCP endpoint; its host must be a loopback address
 	Era         string // Modern or Legacy
+	Workload    string // Echo or Realistic
 	Concurrency int    // workers, each with one connection and (legacy) one session
 	Duration    time.Duration
 	Warmup      time.Duration
 	Token       string // sent as "Authorization: Bearer <Token>" when not empty
-	Message     string
+	Message     string // echo's argument (the echo workload only)
 	// OnStart runs when the warm-up ends, just before the measured window
 	// opens; OnEnd just after it closes. Either may be nil. The driver reads
 	// the server's CPU time in them.
@@ -66,6 +83,7 @@ type Config struct {
 // the warm-up and session set-up.
 type Result struct {
 	Era          string        `json:"era"`
+	Workload     string        `json:"workload"`
 	Concurrency  int           `json:"concurrency"`
 	Calls        int           `json:"calls"`
 	Errors       int           `json:"errors"`
@@ -115,6 +133,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	if cfg.Era != Modern && cfg.Era != Legacy {
 		return Result{}, fmt.Errorf("era %q: want %q or %q", cfg.Era, Modern, Legacy)
+	}
+	if cfg.Workload == "" {
+		cfg.Workload = Echo
+	}
+	if cfg.Workload != Echo && cfg.Workload != Realistic {
+		return Result{}, fmt.Errorf("workload %q: want %q or %q", cfg.Workload, Echo, Realistic)
 	}
 	if cfg.Concurrency < 1 || cfg.Concurrency > 1024 {
 		return Result{}, fmt.Errorf("concurrency %d: want 1 to 1024", cfg.Concurrency)
@@ -194,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 
-	res := Result{Era: cfg.Era, Concurrency: cfg.Concurrency, Window: end - start}
+	res := Result{Era: cfg.Era, Workload: cfg.Workload, Concurrency: cfg.Concurrency, Window: end - start}
 	var lats []time.Duration
 	var sum time.Duration
 	for _, w := range ws {
@@ -245,12 +269,13 @@ type sample struct {
 type worker struct {
 	client     *http.Client
 	cfg        Config
+	tool       string                      // the tool called
+	check      func(json.RawMessage) error // checks a call's result
 	session    string
 	id         int64
 	body       bytes.Buffer
 	prefix     []byte // the request up to the id
 	suffix     []byte // the request after the id
-	quoted     []byte // the message as a JSON string
 	samples    []sample
 	errors     int
 	errSamples []string
@@ -258,7 +283,12 @@ type worker struct {
 
 func newWorker(client *http.Client, cfg Config) *worker {
 	msg, _ := json.Marshal(cfg.Message)
-	params := map[string]any{"name": "echo", "arguments": map[string]any{"message": cfg.Message}}
+	tool, check := "echo", func(r json.RawMessage) error { return CheckEcho(r, msg) }
+	var args any = map[string]any{"message": cfg.Message}
+	if cfg.Workload == Realistic {
+		tool, check, args = realistic.ToolName, CheckRealistic, realistic.Arguments()
+	}
+	params := map[string]any{"name": tool, "arguments": args}
 	if cfg.Era == Modern {
 		params["_meta"] = map[string]any{
 			"io.modelcontextprotocol/protocolVersion":    ModernVersion,
@@ -270,9 +300,10 @@ func newWorker(client *http.Client, cfg Config) *worker {
 	return &worker{
 		client:  client,
 		cfg:     cfg,
+		tool:    tool,
+		check:   check,
 		prefix:  []byte(`{"jsonrpc":"2.0","id":`),
 		suffix:  append(append([]byte(`,"method":"tools/call","params":`), p...), '}'),
-		quoted:  msg,
 		samples: make([]sample, 0, 1<<14),
 	}
 }
@@ -401,7 +432,7 @@ func (w *worker) loop(ctx context.Context, origin time.Time) {
 }
 
 func (w *worker) call(ctx context.Context, body []byte, version string) error {
-	resp, err := w.post(ctx, body, "tools/call", "echo", version)
+	resp, err := w.post(ctx, body, "tools/call", w.tool, version)
 	if err != nil {
 		return err
 	}
@@ -412,7 +443,7 @@ func (w *worker) call(ctx context.Context, body []byte, version string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, w.body.Bytes())
 	}
-	return CheckEcho(result, w.quoted)
+	return w.check(result)
 }
 
 // Messages returns the JSON-RPC messages of a response body: the body
@@ -499,27 +530,40 @@ func Response(contentType string, body []byte, id int64) (json.RawMessage, error
 	return nil, fmt.Errorf("no response to request %d in %q body %.200q", id, contentType, body)
 }
 
+// callResult is what the checks read of a tools/call result.
+type callResult struct {
+	IsError           bool            `json:"isError"`
+	ResultType        string          `json:"resultType"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	Content           []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// completed decodes a tools/call result and returns an error unless it is a
+// complete, successful one.
+func completed(result json.RawMessage) (callResult, error) {
+	var r callResult
+	if err := json.Unmarshal(result, &r); err != nil {
+		return r, fmt.Errorf("result: %w", err)
+	}
+	if r.IsError {
+		return r, fmt.Errorf("tool error: %.200s", result)
+	}
+	if r.ResultType != "" && r.ResultType != "complete" {
+		return r, fmt.Errorf("result type %q", r.ResultType)
+	}
+	return r, nil
+}
+
 // CheckEcho returns an error unless result is a successful tools/call
 // result whose structured content and text both carry quoted, the message
 // as a JSON string.
 func CheckEcho(result json.RawMessage, quoted []byte) error {
-	var r struct {
-		IsError           bool            `json:"isError"`
-		ResultType        string          `json:"resultType"`
-		StructuredContent json.RawMessage `json:"structuredContent"`
-		Content           []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if err := json.Unmarshal(result, &r); err != nil {
-		return fmt.Errorf("result: %w", err)
-	}
-	if r.IsError {
-		return fmt.Errorf("tool error: %.200s", result)
-	}
-	if r.ResultType != "" && r.ResultType != "complete" {
-		return fmt.Errorf("result type %q", r.ResultType)
+	r, err := completed(result)
+	if err != nil {
+		return err
 	}
 	if !bytes.Contains(r.StructuredContent, quoted) {
 		return fmt.Errorf("structured content does not echo the message: %.200s", result)
@@ -528,4 +572,102 @@ func CheckEcho(result json.RawMessage, quoted []byte) error {
 		return fmt.Errorf("text content does not echo the message: %.200s", result)
 	}
 	return nil
+}
+
+// expectedQuote is realistic.Expected() as generic JSON values, which
+// CheckRealistic compares each answer with.
+var expectedQuote = func() any {
+	b, _ := json.Marshal(realistic.Expected()) // plain data: cannot fail
+	var v any
+	_ = json.Unmarshal(b, &v)
+	return v
+}()
+
+// CheckRealistic returns an error unless result is a successful tools/call
+// result of the realistic workload: one text block and the structured
+// content, each exactly the quote of the sample order (realistic.Expected:
+// every field present with its value, none more).
+func CheckRealistic(result json.RawMessage) error {
+	r, err := completed(result)
+	if err != nil {
+		return err
+	}
+	if err := sameQuote(r.StructuredContent); err != nil {
+		return fmt.Errorf("structured content: %w", err)
+	}
+	if len(r.Content) != 1 || r.Content[0].Type != "text" {
+		return fmt.Errorf("content is not one text block: %.200s", result)
+	}
+	if err := sameQuote([]byte(r.Content[0].Text)); err != nil {
+		return fmt.Errorf("text content: %w", err)
+	}
+	return nil
+}
+
+// sameQuote returns an error unless b is one JSON value equal to the
+// expected quote. It compares generic values, so that a missing field, an
+// extra one or a different value is told even where the Go types would
+// decode them to the same struct.
+func sameQuote(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("%w: %.200s", err, b)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("data after the quote: %.200s", b)
+	}
+	if d := diff(v, expectedQuote, ""); d != "" {
+		return fmt.Errorf("not the expected quote: %s", d)
+	}
+	return nil
+}
+
+// diff returns where got first differs from want (generic JSON values),
+// as a JSON Pointer and what is there, or "" when they are equal.
+func diff(got, want any, at string) string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			break
+		}
+		for _, k := range slices.Sorted(maps.Keys(w)) {
+			if _, ok := g[k]; !ok {
+				return fmt.Sprintf("%s/%s missing", at, k)
+			}
+			if d := diff(g[k], w[k], at+"/"+k); d != "" {
+				return d
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(g)) {
+			if _, ok := w[k]; !ok {
+				return fmt.Sprintf("%s/%s unexpected", at, k)
+			}
+		}
+		return ""
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			break
+		}
+		if len(g) != len(w) {
+			return fmt.Sprintf("%s has %d elements, want %d", at, len(g), len(w))
+		}
+		for i := range w {
+			if d := diff(g[i], w[i], fmt.Sprintf("%s/%d", at, i)); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	if reflect.DeepEqual(got, want) {
+		return ""
+	}
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(want)
+	if at == "" {
+		at = "the value"
+	}
+	return fmt.Sprintf("%s is %.100s, want %.100s", at, gb, wb)
 }
