@@ -89,7 +89,7 @@ func main() {
 	flag.IntVar(&o.realisticReps, "realistic-reps", 2, "repetitions of each realistic (era, concurrency, server)")
 	flag.DurationVar(&o.realisticDuration, "realistic-d", 1500*time.Millisecond, "measured duration of each realistic run")
 	flag.DurationVar(&o.realisticWarmup, "realistic-warmup", 750*time.Millisecond, "warm-up before each realistic run")
-	flag.IntVar(&o.profileConc, "realistic-profile-c", 8, "after the realistic runs, profile the agnara server on that workload at this concurrency, one run per era (0: no profile)")
+	flag.IntVar(&o.profileConc, "realistic-profile-c", 8, "after the realistic runs, profile the agnara server (when among -servers) on that workload at this concurrency, one run per era (0: no profile)")
 	flag.StringVar(&o.profilePrefix, "realistic-cpuprofile", "", "keep those CPU profiles as PREFIX-ERA.pprof (default: only their top entries, in the report)")
 	flag.BoolVar(&o.gateway, "gateway", true, "also measure the agnara server called directly and through a gateway (servers/gateway)")
 	flag.StringVar(&gwEras, "gateway-eras", load.Modern, "protocol eras of the gateway measurement's clients")
@@ -115,8 +115,8 @@ func main() {
 			fatalf("-workloads: unknown workload %q (have %s, %s)", w, load.Echo, load.Realistic)
 		}
 	}
-	if !slices.Contains(o.workloads, load.Realistic) {
-		o.profileConc = 0
+	if !slices.Contains(o.workloads, load.Realistic) || !slices.Contains(o.servers, profiledServer) {
+		o.profileConc = 0 // the profile is of the agnara server on the realistic workload
 	}
 	o.gatewayEras = strings.Split(gwEras, ",")
 	o.gatewayConc = ints("-gateway-c", gwConc)
