@@ -6,7 +6,7 @@ replace github.com/agnara-go/agnara => ../
 
 require (
 	github.com/agnara-go/agnara v0.0.0-00010101000000-000000000000
-	github.com/mark3labs/mcp-go v1.2.1
+	github.com/mark3labs/mcp-go v1.6.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	gonum.org/v1/plot v0.17.0
 )

@@ -41,6 +41,12 @@ type Config struct {
 	// any. (connections)
 	Connections *Connections `yaml:"connections"`
 
+	// Search, when set, lists callers two tools, search_tools and
+	// call_tool, and the tools named in Listed, instead of every tool:
+	// a caller finds the definitions it needs by searching (see
+	// docs/gateway.md, "Search"). (search)
+	Search *Search `yaml:"search"`
+
 	// Lock is the lock file: the definition of each bound tool an operator
 	// accepted ([Lock]). A tool is served only while its upstream offers
 	// the definition pinned there. [Parse] defaults it to the config file's

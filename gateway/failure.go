@@ -20,6 +20,7 @@ var permanentReasons = map[execution.Reason]bool{
 	mcpimport.BindingInvalid:      true,
 	mcpimport.SchemaUnsupported:   true, // of a strict binding; an optional one is withdrawn alone
 	mcpimport.DescriptionTooLarge: true, // likewise
+	mcpimport.UIUnsupported:       true, // likewise
 	mcpimport.ToolMissing:         true, // likewise
 	mcpimport.ToolDuplicate:       true,
 	mcpimport.CatalogTooLarge:     true,

@@ -92,6 +92,14 @@ upstreams:
 			`14: upstreams[0].prompts[0]: local name "b" is also given to upstreams[0].resources[1] (line 12)`,
 			`18: upstreams[1].resources[0]: local resource URI "docs://x" is also given to upstreams[0].resources[0] (line 11)`,
 		}},
+		{"ui: is for views", base + `    resources:
+      - {remote: "ui://viewer/index.html", name: view, title: View}
+    resource_templates:
+      - {remote: "lib://views/{id}", uri: "UI://files/{id}", name: views, title: Views}
+`, []string{
+			`9: upstreams[0].resources[0].uri: "ui://viewer/index.html": the ui: scheme is for the MCP App views of tools`,
+			`11: upstreams[0].resource_templates[0].uri: "UI://files/{id}": the ui: scheme is for the MCP App views of tools`,
+		}},
 		{"nothing bound", base, []string{"5: upstreams[0].tools: bind at least one tool (or resource, resource template or prompt)"}},
 	}
 	for _, tc := range tests {

@@ -16,7 +16,10 @@ import (
 	"github.com/agnara-go/agnara/mcpimport"
 )
 
-// LockVersion is the version of the lock file's format.
+// LockVersion is the version of the lock file's format. Entries with a
+// view (ADR 85) did not change it: a lock without views is read as
+// before, and a gateway that predates views refuses a lock with one (its
+// entry has a member it does not know), which fails closed.
 const LockVersion = 1
 
 // Lock is what a gateway's lock file holds: for each bound tool an
@@ -28,7 +31,10 @@ const LockVersion = 1
 // The file is JSON, written by [Lock.WriteFile] (the command `agnara
 // gateway accept`) sorted by upstream and local name, each pin's entry in
 // its canonical form with its keys sorted, so that a change to one tool is
-// a small, readable diff in a pull request.
+// a small, readable diff in a pull request. A tool's MCP App view is part
+// of its entry ([mcpimport.Entry.UI], member "ui", its page line by line):
+// the gateway serves the view from the pin, never from the upstream (ADR
+// 85). Lock files without views read as they always have.
 //
 // A Lock is immutable and safe for concurrent use; its accessors return
 // copies.
@@ -38,9 +44,11 @@ type Lock struct {
 
 // Pin is one accepted definition: the upstream it comes from, the bound
 // tool's entry as discovery imported it (names, policy, description,
-// schemas and the binding's declarations: what the entry's identity
-// covers), and the remote tool's annotations, which the identity does not
-// cover but the pin does.
+// schemas, the MCP App view the tool links with its page, and the
+// binding's declarations: what the entry's identity covers), and the
+// remote tool's annotations, which the identity does not cover but the
+// pin does. A gateway serves a tool's view from its pin, the accepted
+// bytes, never from its upstream (ADR 85).
 type Pin struct {
 	Upstream string
 	Entry    mcpimport.Entry
@@ -107,6 +115,14 @@ func clonePin(p Pin) Pin {
 	if e.Authorization != nil {
 		a := *e.Authorization
 		e.Authorization = &a
+	}
+	if ui := e.UI; ui != nil {
+		c := *ui
+		c.CSP = mcpimport.UICSP{
+			ConnectDomains: slices.Clone(ui.CSP.ConnectDomains), ResourceDomains: slices.Clone(ui.CSP.ResourceDomains),
+			FrameDomains: slices.Clone(ui.CSP.FrameDomains), BaseURIDomains: slices.Clone(ui.CSP.BaseURIDomains),
+		}
+		e.UI = &c
 	}
 	return Pin{Upstream: p.Upstream, Entry: e}
 }
@@ -270,7 +286,10 @@ type Change struct {
 	// Fields are what differs, by the lock file's keys: "upstream",
 	// "annotations", and the keys of the entry ("description",
 	// "inputSchema", "outputSchema", "policy", "remoteName",
-	// "authorization", "concurrencySafe", "schemaProfile"), sorted.
+	// "authorization", "concurrencySafe", "schemaProfile"), its view's
+	// by the members of "ui" ("ui.html", "ui.csp", "ui.uri",
+	// "ui.prefersBorder", "ui.mimeType": each of them when the tool
+	// gained or lost a view), sorted.
 	Fields []string
 }
 
@@ -312,8 +331,11 @@ func compare(pin *Pin, live Pin) Change {
 // canonical JSON, under the names [Change.Fields] uses: the members of the
 // entry's document ([mcpimport.Entry.MarshalJSON]: "description",
 // "inputSchema", "outputSchema", "policy", ...), "upstream", and
-// "annotations" (null when the tool lists none). Two pins pin the same
-// definition when their members are equal. The map is new on every call.
+// "annotations" (null when the tool lists none). The entry's view, when it
+// has one, is given by its members instead of whole: "ui.html" (the page,
+// one string), "ui.csp" (an object, {} without a policy), "ui.uri",
+// "ui.prefersBorder" and "ui.mimeType". Two pins pin the same definition
+// when their members are equal. The map is new on every call.
 func (p Pin) Members() (map[string]json.RawMessage, error) {
 	doc, err := p.Entry.MarshalJSON()
 	if err != nil {
@@ -331,6 +353,25 @@ func (p Pin) Members() (map[string]json.RawMessage, error) {
 	m["annotations"] = json.RawMessage("null")
 	if len(p.Entry.Annotations) > 0 {
 		m["annotations"] = slices.Clone(p.Entry.Annotations)
+	}
+	delete(m, "ui")
+	if ui := p.Entry.UI; ui != nil {
+		csp := struct {
+			BaseURIDomains  []string `json:"baseUriDomains,omitempty"`
+			ConnectDomains  []string `json:"connectDomains,omitempty"`
+			FrameDomains    []string `json:"frameDomains,omitempty"`
+			ResourceDomains []string `json:"resourceDomains,omitempty"`
+		}{ui.CSP.BaseURIDomains, ui.CSP.ConnectDomains, ui.CSP.FrameDomains, ui.CSP.ResourceDomains}
+		for k, v := range map[string]any{"ui.html": ui.HTML, "ui.csp": csp, "ui.uri": ui.URI, "ui.prefersBorder": ui.PrefersBorder, "ui.mimeType": mcpimport.UIMIMEType} {
+			b, err := json.Marshal(v)
+			if err == nil {
+				b, err = canonjson.Canonicalize(b)
+			}
+			if err != nil {
+				return nil, err
+			}
+			m[k] = b
+		}
 	}
 	return m, nil
 }

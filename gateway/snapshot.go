@@ -92,7 +92,7 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 					exp.Withdrawn(wireName(app, c.Name()), heldFailure(h.Reason), &mcpexpose.WithdrawnOptions{Scopes: u.scopes(c.Name())})
 					continue
 				}
-				exp.Tool(c, nil)
+				exp.Tool(c, g.toolOptions(u, c.Name()))
 			}
 			for _, a := range cat.Absent() {
 				exp.Withdrawn(wireName(app, a.Name), absentFailure(a.Reason), &mcpexpose.WithdrawnOptions{Scopes: u.scopes(a.Name)})
@@ -101,6 +101,9 @@ func (g *Gateway) compile() (*mcpexpose.Snapshot, error) {
 		if s.features != nil {
 			exposeFeatures(app, exp, s.features)
 		}
+	}
+	if sc := g.cfg.Search; sc != nil {
+		exp.Search(searchOptions(app, sc)) // search.go
 	}
 	return exp.Compile()
 }
@@ -125,6 +128,8 @@ func absentFailure(reason execution.Reason) *execution.Failure {
 		msg = "the upstream offers this tool with a schema outside its binding's profile; it is never served in a weaker form"
 	case mcpimport.DescriptionTooLarge:
 		msg = "the upstream's description of this tool is larger than the limit"
+	case mcpimport.UIUnsupported:
+		msg = "the upstream's view (MCP App) of this tool cannot be imported; the tool is never served without it"
 	}
 	return execution.Fail(execution.Unavailable, msg, nil).WithReason(reason)
 }

@@ -241,6 +241,7 @@ func (c *Config) validate(ce *ConfigError, pos positions, lookupEnv func(string)
 		}
 	}
 	c.validateFeatures(bad, pos)
+	c.validateSearch(bad)
 	c.validateLock(bad)
 }
 
@@ -310,6 +311,12 @@ func (c *Config) validateFeatures(bad func(string, ...any) func(...any), pos pos
 				checkScopes(bad, r.Scopes, at("scopes")...)
 				r.URI = cmp.Or(r.URI, r.Remote)
 				local := r.URI
+				if strings.HasPrefix(strings.ToLower(local), "ui:") {
+					// Under ui:// the gateway serves only views it pinned
+					// with their tools (ADR 85).
+					bad("%q: the ui: scheme is for the MCP App views of tools, which the gateway imports and pins with them; give the resource a local URI of another scheme (uri)", local)(at("uri")...)
+					ok = false
+				}
 				if key := kind.key + " " + local; ok {
 					if prev, dup := uris[key]; dup {
 						bad("local %s %q is also given to %s%s", what, local, pathString(prev...), pos.ref(prev...))(at()...)

@@ -22,7 +22,8 @@ import (
 )
 
 // The MCP Apps extension (SEP-1865): its identifier, declared in the
-// server's capabilities when a tool has a UI, and the media type of a view.
+// server's capabilities when a tool has a UI (or the server is swappable),
+// and the media type of a view.
 const (
 	uiExtension = "io.modelcontextprotocol/ui"
 	uiMIMEType  = "text/html;profile=mcp-app"

@@ -63,6 +63,12 @@ type callRoute interface {
 // as a task, over the handshake era's rounds, or as one 2026-07-28 round,
 // observed and audited.
 func (s *server) callTool(ctx context.Context, rec *record, req *mcp.CallToolRequest, route callRoute) (mcp.Result, error) {
+	if rec.via != "" {
+		if rec.via == searchToolName || rec.bad != nil {
+			return s.callSearch(ctx, rec, req)
+		}
+		req = rewritten(req, rec) // call_tool: from here on, the call of the tool it names
+	}
 	if rec.gone != nil {
 		return s.callWithdrawn(ctx, rec, req)
 	}

@@ -60,6 +60,7 @@ type Exposure struct {
 	decls     []decl
 	withdrawn []*withdrawnTool // withdrawn.go
 	features  []featureDecl    // resources, templates, prompts (resources.go)
+	search    *searchDecl      // search.go
 	errs      []error
 	frozen    bool
 	snap      *Snapshot
@@ -213,6 +214,7 @@ func (e *Exposure) compile() (*Snapshot, []error) {
 		snap.byName[t.name] = t
 	}
 	errs = append(errs, e.compileWithdrawn(snap, c)...)
+	errs = append(errs, e.compileSearch(snap, c)...)
 	errs = append(errs, e.compileFeatures(plans, appFailed, snap, c)...)
 	errs = append(errs, e.compileUIs(snap)...)
 	return snap, errs

@@ -138,8 +138,11 @@ func featureCapabilities(caps *mcp.ServerCapabilities, snap *Snapshot, swappable
 	if len(snap.resources)+len(snap.templates)+len(snap.uis) > 0 {
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: swappable, Subscribe: true}
 	}
-	if len(snap.uis) > 0 {
-		// MCP Apps (apps.go): declared only by a server with a view.
+	if len(snap.uis) > 0 || swappable {
+		// MCP Apps (apps.go): declared only by a server with a view, or
+		// one a swap may give views (a gateway, built before its
+		// upstreams are imported): a client learns the capabilities at
+		// initialize only.
 		caps.AddExtension(uiExtension, map[string]any{})
 	}
 	if len(snap.prompts) > 0 {

@@ -79,7 +79,7 @@ func (ls *edgeListens) swapped(old, next *Snapshot) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	for l := range ls.set {
-		if l.tools && !sameList(old.visible(l.p), next.visible(l.p)) {
+		if l.tools && (!sameSearch(old, next) || !sameList(old.visible(l.p), next.visible(l.p))) {
 			l.queue("")
 		}
 	}

@@ -1,6 +1,7 @@
 package mcpexpose
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -162,6 +163,15 @@ func (s *server) registerTools(snap *Snapshot) bool {
 	for _, w := range snap.withdrawnList {
 		add(w.name, registration{digest: w.digest, def: w.sdkTool})
 	}
+	if sr := snap.search; sr != nil {
+		// Never reached, as no tool's handler is: the middleware and the
+		// edge answer them (search.go).
+		for _, name := range []string{searchToolName, callToolName} {
+			add(name, registration{digest: "search\x00" + name, def: func() *mcp.Tool {
+				return &mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}
+			}})
+		}
+	}
 	return added
 }
 
@@ -204,5 +214,5 @@ func (s *server) inUse(name string) bool {
 func (s *Snapshot) answers(name string) bool {
 	_, tool := s.byName[name]
 	_, withdrawn := s.withdrawn[name]
-	return tool || withdrawn
+	return tool || withdrawn || (s.search != nil && s.search.builtin(name))
 }

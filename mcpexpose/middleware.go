@@ -203,9 +203,14 @@ func (s *server) listTools(e *epoch, req mcp.Request, p policy.Principal) (mcp.R
 		return nil, errCursor
 	}
 	visible := e.snap.visible(p)
-	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, len(visible))}
-	for i, t := range visible {
-		res.Tools[i] = t.listed(req)
+	var res *mcp.ListToolsResult
+	if sr := e.snap.search; sr != nil {
+		res = &mcp.ListToolsResult{Tools: sr.list(visible, req)}
+	} else {
+		res = &mcp.ListToolsResult{Tools: make([]*mcp.Tool, len(visible))}
+		for i, t := range visible {
+			res.Tools[i] = t.listed(req)
+		}
 	}
 	res.TTLMs = 0
 	res.CacheScope = "public"

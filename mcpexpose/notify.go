@@ -80,7 +80,7 @@ func (w *watchers) changed(old, next *Snapshot) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for ss, p := range w.by {
-		if !sameList(old.visible(p), next.visible(p)) {
+		if !sameSearch(old, next) || !sameList(old.visible(p), next.visible(p)) {
 			w.tell[ss] = true
 		}
 	}

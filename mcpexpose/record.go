@@ -29,6 +29,12 @@ type record struct {
 	name   string
 	args   json.RawMessage
 	taskID string
+	// via is the search tool a tools/call named, on a snapshot with a
+	// search: search_tools, or call_tool, whose request name and args
+	// are the tool it calls and its arguments; bad is the refusal of a
+	// call_tool's own arguments (search.go).
+	via string
+	bad *execution.Failure
 	// listen is the task part of a 2026-07-28 subscriptions/listen: the
 	// task ids its notifications.taskIds names (tasknotify.go).
 	listen taskListen
@@ -91,12 +97,17 @@ func needsCaller(method string) bool {
 func (s *server) fill(ctx context.Context, rec *record, mapCaller bool) {
 	if rec.method == "tools/call" {
 		rec.e = s.acquire()
-		if t, ok := rec.e.snap.byName[rec.name]; ok {
+		if sr := rec.e.snap.search; sr != nil && sr.builtin(rec.name) {
+			rec.unwrap() // before anything else reads the name
+		}
+		if rec.via == searchToolName || rec.bad != nil {
+			// Answered by the search tool: rec.name is no tool.
+		} else if t, ok := rec.e.snap.byName[rec.name]; ok {
 			rec.tool = t
 		} else {
 			rec.gone = rec.e.snap.withdrawn[rec.name]
 		}
-		if rec.tool == nil && rec.gone == nil {
+		if rec.tool == nil && rec.gone == nil && (rec.via == "" || rec.via == callToolName && rec.bad == nil) {
 			return
 		}
 	} else if !mapCaller || !needsCaller(rec.method) {

@@ -30,6 +30,9 @@ type Snapshot struct {
 	// declaration order and by name (withdrawn.go); none is a tool.
 	withdrawnList []*withdrawnTool
 	withdrawn     map[string]*withdrawnTool
+	// search, when declared, lists the search tools instead of every
+	// tool (search.go).
+	search *search
 
 	resources []*resource
 	byURI     map[string]*resource

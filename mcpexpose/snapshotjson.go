@@ -59,7 +59,8 @@ const SnapshotFormat = "agnara.snapshot/v1"
 //	  }],
 //	  "resources":         [{"uri", "name", "title", "description", "mimeType", "scopes", ...}],
 //	  "resourceTemplates": [{"uriTemplate", "name", ...}],
-//	  "prompts":           [{"name", "title", "description", "arguments": [{"name", "description", "required"}], "scopes", ...}]
+//	  "prompts":           [{"name", "title", "description", "arguments": [{"name", "description", "required"}], "scopes", ...}],
+//	  "search":            {"listed": [names listed beside the search tools, sorted], "results"} (omitted without Exposure.Search)
 //	}
 //
 // Every tool is listed to the callers its scopes admit; the names of
@@ -114,6 +115,13 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		}
 		doc.Prompts = append(doc.Prompts, d)
 	}
+	if sr := s.search; sr != nil {
+		doc.Search = &searchDoc{Results: sr.results}
+		for t := range sr.listed {
+			doc.Search.Listed = append(doc.Search.Listed, t.name)
+		}
+		slices.Sort(doc.Search.Listed)
+	}
 	slices.SortFunc(doc.Tools, func(a, b toolDoc) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(doc.Withdrawn, func(a, b withdrawnDoc) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(doc.Resources, func(a, b resourceDoc) int { return cmp.Compare(a.URI, b.URI) })
@@ -161,6 +169,13 @@ type snapshotDoc struct {
 	Resources []resourceDoc  `json:"resources"`
 	Templates []resourceDoc  `json:"resourceTemplates"`
 	Prompts   []promptDoc    `json:"prompts"`
+	Search    *searchDoc     `json:"search,omitempty"`
+}
+
+// searchDoc is a snapshot's search (search.go) in its review form.
+type searchDoc struct {
+	Listed  []string `json:"listed,omitempty"`
+	Results int      `json:"results"`
 }
 
 type appDoc struct {

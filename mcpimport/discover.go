@@ -33,8 +33,9 @@ type Options struct {
 	Logger *slog.Logger
 	// AllowAbsent makes discovery succeed when some bound tools cannot be
 	// imported: not listed ([ToolMissing]), a schema outside the profile
-	// ([SchemaUnsupported]) or a description past the limit
-	// ([DescriptionTooLarge]). Such a tool is left out of the catalog (and
+	// ([SchemaUnsupported]), a description past the limit
+	// ([DescriptionTooLarge]) or a view that cannot be imported
+	// ([UIUnsupported]). Such a tool is left out of the catalog (and
 	// its snapshot and digest) and reported by [Catalog.Absent]; it is never
 	// imported in a weakened form. Every other problem still fails
 	// discovery. Default: false, every bound tool must import.
@@ -194,11 +195,21 @@ func discover(ctx context.Context, sess *Session, sels []selection, o Options, v
 	}
 	c.valid.Store(&validity{gen: w.gen, stale: w.stale})
 	snap := &Snapshot{schemaVersion: version, serverID: serverID, protocolVersion: w.version}
+	uis := &uiReader{session: session, limits: limits, read: map[string]uiRead{}}
 	for _, s := range sels {
 		var terrs []error
 		var t *tool
 		if def, ok := listed[s.remote]; ok {
 			t, terrs = newTool(c, s, def, limits)
+			if len(terrs) == 0 {
+				var err error
+				if t.entry.UI, err = importUI(ctx, uis, s.remote, def); err != nil {
+					if execution.ReasonOf(err) != UIUnsupported {
+						return nil, err // the read failed: the session, not the tool
+					}
+					terrs = []error{err}
+				}
+			}
 		} else {
 			terrs = []error{newError(ToolMissing, s.remote, "the remote server does not list this tool")}
 		}
@@ -358,6 +369,18 @@ func remoteSchema(remote, which string, schema any, limits Limits, profile Profi
 		return nil, newError(SchemaUnsupported, remote, "%s schema%s: %v", which, name, err)
 	}
 	return canon, nil
+}
+
+// importUI reads the view the listed tool def links, if any (ui.go).
+func importUI(ctx context.Context, uis *uiReader, remote string, def *mcp.Tool) (*UI, error) {
+	uri, err := uiLink(remote, def)
+	if err != nil {
+		return nil, err
+	}
+	if uri == "" {
+		return nil, nil
+	}
+	return uis.ui(ctx, remote, uri)
 }
 
 // Snapshot returns the catalog's snapshot.

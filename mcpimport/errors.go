@@ -14,8 +14,8 @@ import (
 // Connecting or discovery either succeeds completely or fails with one or
 // more of these; discovery never returns part of a catalog, except that
 // with [Options.AllowAbsent] a bound tool with [ToolMissing],
-// [SchemaUnsupported] or [DescriptionTooLarge] is left out alone (see
-// [Catalog.Absent]).
+// [SchemaUnsupported], [DescriptionTooLarge] or [UIUnsupported] is left
+// out alone (see [Catalog.Absent]).
 const (
 	// BindingInvalid: a host declaration is incomplete or contradictory
 	// (no local name, no title, neither or both of a scope validator and
@@ -45,6 +45,13 @@ const (
 	// DescriptionTooLarge: a selected tool's description is larger than the
 	// description limit.
 	DescriptionTooLarge execution.Reason = "mcp_description_too_large"
+	// UIUnsupported: a selected tool links an MCP App view ([UI]) that
+	// cannot be imported: its URI is not a ui:// URI of the shape [UI.URI]
+	// documents, the server offers no resources or has none at that URI,
+	// or the resource is not one text content of [UIMIMEType] within
+	// [Limits.UIBytes] with a policy of origins ([UICSP]). The tool is
+	// never imported without its view.
+	UIUnsupported execution.Reason = "mcp_ui_unsupported"
 )
 
 // Call failure reasons: the [execution.Reason] of the canonical failure a

@@ -50,6 +50,9 @@ type Limits struct {
 	// prompt's messages within ObjectBytes and ContentBlocks.
 	Resources int
 	Prompts   int
+	// UIBytes bounds the page of each selected tool's MCP App view
+	// ([UI]): the text of the ui:// resource it links. Default 1 MiB.
+	UIBytes int
 }
 
 // MaxCallTimeout is the largest call timeout [Limits] accept.
@@ -73,6 +76,7 @@ func DefaultLimits() Limits {
 		CallTimeout:      30 * time.Second,
 		Resources:        256,
 		Prompts:          256,
+		UIBytes:          1 << 20,
 	}
 }
 
@@ -95,6 +99,7 @@ func (l Limits) resolve() (Limits, error) {
 		{"ResultBytes", &l.ResultBytes, d.ResultBytes},
 		{"Resources", &l.Resources, d.Resources},
 		{"Prompts", &l.Prompts, d.Prompts},
+		{"UIBytes", &l.UIBytes, d.UIBytes},
 	}
 	for _, f := range ints {
 		switch {
@@ -114,6 +119,6 @@ func (l Limits) resolve() (Limits, error) {
 }
 
 func (l Limits) String() string {
-	return fmt.Sprintf("pages=%d tools=%d catalog=%dB schema=%dB description=%dB object=%dB blocks=%d block=%dB result=%dB timeout=%s resources=%d prompts=%d",
-		l.Pages, l.Tools, l.CatalogBytes, l.SchemaBytes, l.DescriptionBytes, l.ObjectBytes, l.ContentBlocks, l.BlockBytes, l.ResultBytes, l.CallTimeout, l.Resources, l.Prompts)
+	return fmt.Sprintf("pages=%d tools=%d catalog=%dB schema=%dB description=%dB object=%dB blocks=%d block=%dB result=%dB timeout=%s resources=%d prompts=%d ui=%dB",
+		l.Pages, l.Tools, l.CatalogBytes, l.SchemaBytes, l.DescriptionBytes, l.ObjectBytes, l.ContentBlocks, l.BlockBytes, l.ResultBytes, l.CallTimeout, l.Resources, l.Prompts, l.UIBytes)
 }

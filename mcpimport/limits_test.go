@@ -118,7 +118,7 @@ func TestCallLimits(t *testing.T) {
 }
 
 func TestDefaultLimits(t *testing.T) {
-	want := mcpimport.Limits{Pages: 32, Tools: 256, CatalogBytes: 1 << 20, SchemaBytes: 64 << 10, DescriptionBytes: 8 << 10, ObjectBytes: 64 << 10, ContentBlocks: 128, BlockBytes: 1 << 20, ResultBytes: 4 << 20, CallTimeout: 30e9, Resources: 256, Prompts: 256}
+	want := mcpimport.Limits{Pages: 32, Tools: 256, CatalogBytes: 1 << 20, SchemaBytes: 64 << 10, DescriptionBytes: 8 << 10, ObjectBytes: 64 << 10, ContentBlocks: 128, BlockBytes: 1 << 20, ResultBytes: 4 << 20, CallTimeout: 30e9, Resources: 256, Prompts: 256, UIBytes: 1 << 20}
 	got := mcpimport.DefaultLimits()
 	if got != want {
 		t.Errorf("DefaultLimits() = %v", got)
@@ -133,7 +133,7 @@ func TestDefaultLimits(t *testing.T) {
 		{Pages: 33}, {Tools: 257}, {CatalogBytes: 1<<20 + 1}, {SchemaBytes: 64<<10 + 1},
 		{DescriptionBytes: 8<<10 + 1}, {ObjectBytes: 64<<10 + 1}, {ContentBlocks: 129},
 		{BlockBytes: 1<<20 + 1}, {ResultBytes: 4<<20 + 1},
-		{Resources: 257}, {Prompts: 257},
+		{Resources: 257}, {Prompts: 257}, {UIBytes: 1<<20 + 1},
 	} {
 		err := discoverWith(t, newDocs(nil), raise)
 		if execution.ReasonOf(err) != mcpimport.BindingInvalid {

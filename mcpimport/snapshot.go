@@ -91,6 +91,12 @@ type Entry struct {
 	// change of them, as the gateway's lock file does, compares them
 	// itself.
 	Annotations json.RawMessage
+	// UI is the MCP App view the remote tool links, as discovery read it
+	// ([UI]), or nil when it links none. Unlike the annotations it is part
+	// of the entry's document, its identity and the digest (as "ui",
+	// omitted when nil, so that entries without one keep their documents
+	// and identities): the page is code a host runs.
+	UI *UI
 }
 
 // Identity returns the entry's identity: "sha256:" and the hex SHA-256 of
@@ -113,6 +119,13 @@ func (e Entry) Identity() (string, error) {
 //	 "localName":"search","outputSchema":null,"policy":{"mode":"read","title":"..."},
 //	 "remoteName":"remote.search"}
 //
+// An entry with a [UI] adds it as "ui" (the page split into lines, each
+// but the last ending in "\n", so that a change shows as a line changed):
+//
+//	"ui":{"csp":{"connectDomains":["https://api.example.com"]},
+//	      "html":["<!doctype html>\n","<p>hello</p>\n"],
+//	      "mimeType":"text/html;profile=mcp-app","prefersBorder":false,"uri":"ui://viewer/index.html"}
+//
 // Annotations are not part of it.
 func (e Entry) MarshalJSON() ([]byte, error) {
 	b, err := json.Marshal(e.doc())
@@ -125,7 +138,8 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads an entry's document ([Entry.MarshalJSON]) back,
 // strictly: an unknown member, a missing name or input schema, or a mode
 // other than read and confirm is an error. Schemas are kept in canonical
-// form; Annotations are left nil.
+// form; Annotations are left nil. A "ui" member is checked as discovery
+// checks a view's URI, media type and policy (not its size).
 func (e *Entry) UnmarshalJSON(b []byte) error {
 	var d entryDoc
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -151,10 +165,14 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("mcpimport: entry %q: outputSchema: %w", d.LocalName, err)
 		}
 	}
+	ui, err := d.UI.ui()
+	if err != nil {
+		return fmt.Errorf("mcpimport: entry %q: ui: %w", d.LocalName, err)
+	}
 	*e = Entry{
 		Name: d.LocalName, RemoteName: d.RemoteName, Title: d.Policy.Title, Mode: d.Policy.Mode, Effect: d.Policy.Effect,
 		Authorization: d.Authorization, Description: d.Description, InputSchema: in, OutputSchema: out,
-		ConcurrencySafe: d.ConcurrencySafe, Profile: d.SchemaProfile,
+		ConcurrencySafe: d.ConcurrencySafe, Profile: d.SchemaProfile, UI: ui,
 	}
 	return nil
 }
@@ -175,6 +193,7 @@ func (e Entry) doc() entryDoc {
 		Policy:          policyDoc{Effect: e.Effect, Mode: e.Mode, Title: e.Title},
 		RemoteName:      e.RemoteName,
 		SchemaProfile:   e.Profile,
+		UI:              newUIDoc(e.UI),
 	}
 }
 
@@ -213,6 +232,7 @@ func (s *Snapshot) Entries() []Entry {
 			a := *e.Authorization
 			e.Authorization = &a
 		}
+		e.UI = e.UI.clone()
 		out[i] = e
 	}
 	return out
@@ -246,6 +266,7 @@ type entryDoc struct {
 	Policy          policyDoc       `json:"policy"`
 	RemoteName      string          `json:"remoteName"`
 	SchemaProfile   Profile         `json:"schemaProfile,omitempty"`
+	UI              *uiDoc          `json:"ui,omitempty"`
 }
 
 type policyDoc struct {

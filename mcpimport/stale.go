@@ -18,7 +18,7 @@ type Absence struct {
 	// RemoteName is the bound remote tool's name.
 	RemoteName string
 	// Reason is the first problem's reason: [ToolMissing],
-	// [SchemaUnsupported] or [DescriptionTooLarge].
+	// [SchemaUnsupported], [DescriptionTooLarge] or [UIUnsupported].
 	Reason execution.Reason
 	// Err holds every problem found with the tool, each an [*Error].
 	Err error

@@ -1,7 +1,9 @@
 // Package load is a bounded, loopback-only load generator for MCP
-// tools/call: a fixed number of workers, each calling the echo tool in a
-// loop over its own keep-alive connection, for a warm-up and then a measured
-// window. It speaks both protocol eras:
+// tools/call: a fixed number of workers, each calling one tool in a loop
+// over its own keep-alive connection, for a warm-up and then a measured
+// window. It has two workloads: echo (a one-field message, echoed back) and
+// realistic (internal/realistic's quote: a 2.4 KB nested order in, a 4.5 KB
+// structured result out). It speaks both protocol eras:
 //
 //   - modern (2026-07-28): one POST per call, no session, with the
 //     Mcp-Protocol-Version, Mcp-Method and Mcp-Name headers and the
@@ -10,8 +12,9 @@
 //     notifications/initialized) and calls with its Mcp-Session-Id.
 //
 // Every response is read whole and checked: a JSON-RPC response with the
-// request's id, a result that is not isError and echoes the message, in a
-// JSON or an SSE body. Anything else counts as an error.
+// request's id, a result that is not isError and echoes the message (echo)
+// or is the expected quote in both its structured content and its text
+// (realistic), in a JSON or an SSE body. Anything else counts as an error.
 package load
 
 import (
@@ -28,6 +31,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/agnara-go/agnara/bench/internal/realistic"
 )
 
 // The protocol eras, and the versions the generator speaks in each.
@@ -39,22 +44,32 @@ const (
 	LegacyVersion = "2025-11-25"
 )
 
+// The workloads.
+const (
+	// Echo calls the echo tool with a short message.
+	Echo = "echo"
+	// Realistic calls the quote tool of internal/realistic with its sample
+	// order and checks the whole result.
+	Realistic = "realistic"
+)
+
 // DefaultMessage is the echo tool's argument.
 const DefaultMessage = "hello, world"
 
 // maxBody bounds the size of a response the generator reads.
 const maxBody = 4 << 20
 
-// Config describes one load run. Zero Duration, Warmup and Message mean 3 s,
-// 1 s and DefaultMessage.
+// Config describes one load run. Zero Duration, Warmup, Message and
+// Workload mean 3 s, 1 s, DefaultMessage and Echo.
 type Config struct {
 	URL         string // the MCP endpoint; its host must be a loopback address
 	Era         string // Modern or Legacy
+	Workload    string // Echo or Realistic
 	Concurrency int    // workers, each with one connection and (legacy) one session
 	Duration    time.Duration
 	Warmup      time.Duration
 	Token       string // sent as "Authorization: Bearer <Token>" when not empty
-	Message     string
+	Message     string // echo's argument (the echo workload only)
 	// OnStart runs when the warm-up ends, just before the measured window
 	// opens; OnEnd just after it closes. Either may be nil. The driver reads
 	// the server's CPU time in them.
@@ -66,6 +81,7 @@ type Config struct {
 // the warm-up and session set-up.
 type Result struct {
 	Era          string        `json:"era"`
+	Workload     string        `json:"workload"`
 	Concurrency  int           `json:"concurrency"`
 	Calls        int           `json:"calls"`
 	Errors       int           `json:"errors"`
@@ -115,6 +131,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	if cfg.Era != Modern && cfg.Era != Legacy {
 		return Result{}, fmt.Errorf("era %q: want %q or %q", cfg.Era, Modern, Legacy)
+	}
+	if cfg.Workload == "" {
+		cfg.Workload = Echo
+	}
+	if cfg.Workload != Echo && cfg.Workload != Realistic {
+		return Result{}, fmt.Errorf("workload %q: want %q or %q", cfg.Workload, Echo, Realistic)
 	}
 	if cfg.Concurrency < 1 || cfg.Concurrency > 1024 {
 		return Result{}, fmt.Errorf("concurrency %d: want 1 to 1024", cfg.Concurrency)
@@ -194,7 +216,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 
-	res := Result{Era: cfg.Era, Concurrency: cfg.Concurrency, Window: end - start}
+	res := Result{Era: cfg.Era, Workload: cfg.Workload, Concurrency: cfg.Concurrency, Window: end - start}
 	var lats []time.Duration
 	var sum time.Duration
 	for _, w := range ws {
@@ -245,12 +267,13 @@ type sample struct {
 type worker struct {
 	client     *http.Client
 	cfg        Config
+	tool       string                      // the tool called
+	check      func(json.RawMessage) error // checks a call's result
 	session    string
 	id         int64
 	body       bytes.Buffer
 	prefix     []byte // the request up to the id
 	suffix     []byte // the request after the id
-	quoted     []byte // the message as a JSON string
 	samples    []sample
 	errors     int
 	errSamples []string
@@ -258,7 +281,12 @@ type worker struct {
 
 func newWorker(client *http.Client, cfg Config) *worker {
 	msg, _ := json.Marshal(cfg.Message)
-	params := map[string]any{"name": "echo", "arguments": map[string]any{"message": cfg.Message}}
+	tool, check := "echo", func(r json.RawMessage) error { return CheckEcho(r, msg) }
+	var args any = map[string]any{"message": cfg.Message}
+	if cfg.Workload == Realistic {
+		tool, check, args = realistic.ToolName, CheckRealistic, realistic.Arguments()
+	}
+	params := map[string]any{"name": tool, "arguments": args}
 	if cfg.Era == Modern {
 		params["_meta"] = map[string]any{
 			"io.modelcontextprotocol/protocolVersion":    ModernVersion,
@@ -270,9 +298,10 @@ func newWorker(client *http.Client, cfg Config) *worker {
 	return &worker{
 		client:  client,
 		cfg:     cfg,
+		tool:    tool,
+		check:   check,
 		prefix:  []byte(`{"jsonrpc":"2.0","id":`),
 		suffix:  append(append([]byte(`,"method":"tools/call","params":`), p...), '}'),
-		quoted:  msg,
 		samples: make([]sample, 0, 1<<14),
 	}
 }
@@ -401,7 +430,7 @@ func (w *worker) loop(ctx context.Context, origin time.Time) {
 }
 
 func (w *worker) call(ctx context.Context, body []byte, version string) error {
-	resp, err := w.post(ctx, body, "tools/call", "echo", version)
+	resp, err := w.post(ctx, body, "tools/call", w.tool, version)
 	if err != nil {
 		return err
 	}
@@ -412,7 +441,7 @@ func (w *worker) call(ctx context.Context, body []byte, version string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, w.body.Bytes())
 	}
-	return CheckEcho(result, w.quoted)
+	return w.check(result)
 }
 
 // Messages returns the JSON-RPC messages of a response body: the body
@@ -499,27 +528,40 @@ func Response(contentType string, body []byte, id int64) (json.RawMessage, error
 	return nil, fmt.Errorf("no response to request %d in %q body %.200q", id, contentType, body)
 }
 
+// callResult is what the checks read of a tools/call result.
+type callResult struct {
+	IsError           bool            `json:"isError"`
+	ResultType        string          `json:"resultType"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	Content           []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// completed decodes a tools/call result and returns an error unless it is a
+// complete, successful one.
+func completed(result json.RawMessage) (callResult, error) {
+	var r callResult
+	if err := json.Unmarshal(result, &r); err != nil {
+		return r, fmt.Errorf("result: %w", err)
+	}
+	if r.IsError {
+		return r, fmt.Errorf("tool error: %.200s", result)
+	}
+	if r.ResultType != "" && r.ResultType != "complete" {
+		return r, fmt.Errorf("result type %q", r.ResultType)
+	}
+	return r, nil
+}
+
 // CheckEcho returns an error unless result is a successful tools/call
 // result whose structured content and text both carry quoted, the message
 // as a JSON string.
 func CheckEcho(result json.RawMessage, quoted []byte) error {
-	var r struct {
-		IsError           bool            `json:"isError"`
-		ResultType        string          `json:"resultType"`
-		StructuredContent json.RawMessage `json:"structuredContent"`
-		Content           []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if err := json.Unmarshal(result, &r); err != nil {
-		return fmt.Errorf("result: %w", err)
-	}
-	if r.IsError {
-		return fmt.Errorf("tool error: %.200s", result)
-	}
-	if r.ResultType != "" && r.ResultType != "complete" {
-		return fmt.Errorf("result type %q", r.ResultType)
+	r, err := completed(result)
+	if err != nil {
+		return err
 	}
 	if !bytes.Contains(r.StructuredContent, quoted) {
 		return fmt.Errorf("structured content does not echo the message: %.200s", result)

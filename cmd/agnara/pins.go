@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -185,8 +186,13 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 // printMember prints one member of a pin as a line diff from was to now
-// (nil: absent), indented under its name.
+// (nil: absent), indented under its name; a view's page as [printPage]
+// does.
 func printMember(w io.Writer, name string, was, now json.RawMessage) {
+	if name == "ui.html" {
+		printPage(w, was, now)
+		return
+	}
 	fmt.Fprintf(w, "  %s:\n", name)
 	for _, l := range lineDiff(memberLines(was), memberLines(now)) {
 		fmt.Fprintf(w, "    %s\n", l)
@@ -213,6 +219,56 @@ func memberLines(v json.RawMessage) []string {
 		return []string{escapeJSON(string(v), false)}
 	}
 	return strings.Split(escapeJSON(b.String(), true), "\n")
+}
+
+// maxPageLines bounds the lines of a page's diff printPage prints.
+const maxPageLines = 200
+
+// printPage prints the change of a view's page (a tool's MCP App, ADR 85):
+// the size, line count and SHA-256 of each side, then the lines changed,
+// each with the line before and after it, at most maxPageLines of them:
+// the lock file holds the whole page for the review.
+func printPage(w io.Writer, was, now json.RawMessage) {
+	fmt.Fprintf(w, "  ui.html: %s -> %s\n", pageSummary(was), pageSummary(now))
+	d := lineDiff(memberLines(was), memberLines(now))
+	changed := func(i int) bool { return i >= 0 && i < len(d) && !strings.HasPrefix(d[i], "  ") }
+	shown, gap := 0, false
+	for i, l := range d {
+		if !changed(i) && !changed(i-1) && !changed(i+1) {
+			gap = true
+			continue
+		}
+		if shown == maxPageLines {
+			rest := 0
+			for j := i; j < len(d); j++ {
+				if changed(j) {
+					rest++
+				}
+			}
+			fmt.Fprintf(w, "    … %d more changed lines: the lock file holds the whole page\n", rest)
+			return
+		}
+		if gap && shown > 0 {
+			fmt.Fprintln(w, "    …")
+		}
+		gap = false
+		fmt.Fprintf(w, "    %s\n", l)
+		shown++
+	}
+}
+
+// pageSummary describes a page (a JSON string) by its size, lines and
+// SHA-256; "none" when absent.
+func pageSummary(v json.RawMessage) string {
+	var s string
+	if v == nil || json.Unmarshal(v, &s) != nil {
+		return "none"
+	}
+	lines := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		lines++ // the last line has no newline
+	}
+	return fmt.Sprintf("%d bytes, %d lines, sha256:%x", len(s), lines, sha256.Sum256([]byte(s)))
 }
 
 // maxDiffCells bounds the table lineDiff builds; past it, the diff is

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/agnara-go/agnara/bench/load"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -12,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// chart draws one row per era and two panels per row, req/s and server CPU
+// chart draws, for the echo workload, one row per era and two panels per row, req/s and server CPU
 // µs per call, each with one group of bars per concurrency and one bar per
 // server, and writes it as a PNG.
 func (rep *Report) chart(path string) error {
@@ -43,7 +44,7 @@ func (rep *Report) chart(path string) error {
 				vals := make(plotter.Values, len(m.Concurrency))
 				for g, c := range m.Concurrency {
 					for _, s := range rep.Summary {
-						if s.Era == era && s.Concurrency == c && s.Server == server {
+						if s.Workload == load.Echo && s.Era == era && s.Concurrency == c && s.Server == server {
 							vals[g] = metric.value(s)
 							top = max(top, vals[g])
 						}

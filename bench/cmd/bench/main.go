@@ -1,7 +1,11 @@
-// Command bench measures the echo tool over loopback HTTP on four servers —
+// Command bench measures tools/call over loopback HTTP on four servers —
 // agnara-go, the raw official SDK, mark3labs/mcp-go and a bare net/http
-// JSON-RPC handler — in both protocol eras at several concurrencies, and
-// writes a Markdown table, the raw data and a chart. See README.md.
+// JSON-RPC handler — in both protocol eras at several concurrencies, with
+// two workloads: echo, and the realistic quote of internal/realistic (a
+// 2.4 KB order in, a 4.5 KB validated result out), followed by a CPU
+// profile of the agnara server on the realistic workload. It writes a
+// Markdown report (tables, agnara's ratios to each other server, the
+// profile's top entries), the raw data and a chart. See README.md.
 //
 // It then measures a gateway (-gateway, on by default): the agnara server
 // called directly and through servers/gateway, which imports echo from it
@@ -51,6 +55,14 @@ type options struct {
 	duration time.Duration
 	warmup   time.Duration
 
+	workloads         []string
+	realisticConc     []int
+	realisticReps     int
+	realisticDuration time.Duration
+	realisticWarmup   time.Duration
+	profileConc       int
+	profilePrefix     string
+
 	gateway                 bool
 	gatewayEras             []string
 	gatewayConc             []int
@@ -64,7 +76,7 @@ type options struct {
 
 func main() {
 	var o options
-	var eras, conc, servers, gwEras, gwConc string
+	var eras, conc, servers, gwEras, gwConc, workloads, realConc string
 	flag.StringVar(&o.out, "out", "results", "directory for results.md, results.json and chart.png")
 	flag.StringVar(&eras, "eras", "modern,legacy", "protocol eras")
 	flag.StringVar(&conc, "c", "1,8,32", "concurrencies")
@@ -72,6 +84,13 @@ func main() {
 	flag.IntVar(&o.reps, "reps", 2, "repetitions of each (era, concurrency, server)")
 	flag.DurationVar(&o.duration, "d", 2500*time.Millisecond, "measured duration of each run")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "warm-up before each measured run")
+	flag.StringVar(&workloads, "workloads", load.Echo+","+load.Realistic, "workloads, in run order: echo (-c, -reps, -d, -warmup) and realistic (-realistic-*)")
+	flag.StringVar(&realConc, "realistic-c", "1,8", "concurrencies of the realistic workload")
+	flag.IntVar(&o.realisticReps, "realistic-reps", 2, "repetitions of each realistic (era, concurrency, server)")
+	flag.DurationVar(&o.realisticDuration, "realistic-d", 1500*time.Millisecond, "measured duration of each realistic run")
+	flag.DurationVar(&o.realisticWarmup, "realistic-warmup", 750*time.Millisecond, "warm-up before each realistic run")
+	flag.IntVar(&o.profileConc, "realistic-profile-c", 8, "after the realistic runs, profile the agnara server (when among -servers) on that workload at this concurrency, one run per era (0: no profile)")
+	flag.StringVar(&o.profilePrefix, "realistic-cpuprofile", "", "keep those CPU profiles as PREFIX-ERA.pprof (default: only their top entries, in the report)")
 	flag.BoolVar(&o.gateway, "gateway", true, "also measure the agnara server called directly and through a gateway (servers/gateway)")
 	flag.StringVar(&gwEras, "gateway-eras", load.Modern, "protocol eras of the gateway measurement's clients")
 	flag.StringVar(&gwConc, "gateway-c", "1,8", "concurrencies of the gateway measurement")
@@ -87,6 +106,18 @@ func main() {
 		o.servers = strings.Split(servers, ",")
 	}
 	o.conc = ints("-c", conc)
+	o.realisticConc = ints("-realistic-c", realConc)
+	if workloads != "" {
+		o.workloads = strings.Split(workloads, ",")
+	}
+	for _, w := range o.workloads {
+		if w != load.Echo && w != load.Realistic {
+			fatalf("-workloads: unknown workload %q (have %s, %s)", w, load.Echo, load.Realistic)
+		}
+	}
+	if !slices.Contains(o.workloads, load.Realistic) || !slices.Contains(o.servers, profiledServer) {
+		o.profileConc = 0 // the profile is of the agnara server on the realistic workload
+	}
 	o.gatewayEras = strings.Split(gwEras, ",")
 	o.gatewayConc = ints("-gateway-c", gwConc)
 	for _, s := range o.servers {
@@ -102,14 +133,17 @@ func main() {
 	if o.gatewayProcs < 0 {
 		fatalf("-gateway-gomaxprocs: 0 (the runtime's) or more")
 	}
-	if o.reps < 1 || o.gatewayReps < 1 {
-		fatalf("-reps, -gateway-reps: at least 1")
+	if o.reps < 1 || o.gatewayReps < 1 || o.realisticReps < 1 {
+		fatalf("-reps, -gateway-reps, -realistic-reps: at least 1")
+	}
+	if o.profileConc < 0 {
+		fatalf("-realistic-profile-c: 0 (no profile) or more")
 	}
 	if o.gatewayGOGC < 0 && o.gatewayMemLimitMiB <= 0 {
 		fatalf("-gateway-gogc -1 (off) needs a -gateway-memlimit-mib")
 	}
-	if len(o.servers) == 0 && !o.gateway {
-		fatalf("nothing to measure: -servers is empty and -gateway=false")
+	if (len(o.servers) == 0 || len(o.workloads) == 0) && !o.gateway {
+		fatalf("nothing to measure: -servers or -workloads is empty and -gateway=false")
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -148,6 +182,9 @@ func run(ctx context.Context, o options, cs *children) error {
 	defer os.RemoveAll(tmp)
 
 	build := slices.Clone(o.servers)
+	if o.profileConc > 0 && !slices.Contains(build, profiledServer) {
+		build = append(build, profiledServer)
+	}
 	if o.gateway {
 		for _, s := range []string{upstreamServer, gatewayServer, proxyServer, mcpgoServer} {
 			if !slices.Contains(build, s) {
@@ -171,33 +208,53 @@ func run(ctx context.Context, o options, cs *children) error {
 	}
 	defer logf.Close()
 
-	total := len(o.eras) * len(o.conc) * len(o.servers) * o.reps
+	total, estimate := 0, time.Duration(0)
+	for _, w := range o.workloads {
+		p := o.plan(w)
+		runs := len(o.eras) * len(p.conc) * len(o.servers) * p.reps
+		total += runs
+		estimate += time.Duration(runs) * (p.duration + p.warmup + 300*time.Millisecond)
+	}
+	profiles := 0
+	if o.profileConc > 0 {
+		profiles = len(o.eras)
+		estimate += time.Duration(profiles) * (o.realisticDuration + o.realisticWarmup + 2*time.Second)
+	}
 	gwTotal := 0
 	if o.gateway {
-		gwTotal = len(o.gatewayEras) * len(o.gatewayConc) * o.gatewayReps * 2
+		gwTotal = len(o.gatewayEras) * len(o.gatewayConc) * o.gatewayReps * len(gatewayModes)
+		estimate += time.Duration(gwTotal) * (o.duration + o.warmup + 600*time.Millisecond)
 	}
-	fmt.Fprintf(os.Stderr, "%d runs + %d gateway runs of %s + %s warm-up each (about %s)\n", total, gwTotal,
-		o.duration, o.warmup, (time.Duration(total+gwTotal) * (o.duration + o.warmup + 300*time.Millisecond)).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "%d runs (workloads %v) + %d profile runs + %d gateway runs (about %s)\n",
+		total, o.workloads, profiles, gwTotal, estimate.Round(time.Second))
 	ticks := proc.ClockTicks()
-	rep := &Report{Meta: meta(o, ticks)}
+	rep := &Report{Meta: meta(o, ticks, tmp)}
 	n := 0
-	for _, era := range o.eras {
-		for _, c := range o.conc {
-			for r := 1; r <= o.reps; r++ {
-				for _, s := range o.servers {
-					n++
-					res, err := runOne(ctx, cs, filepath.Join(tmp, s), s, era, c, r, o, ticks, logf)
-					if err != nil {
-						if ctx.Err() != nil {
-							return ctx.Err()
+	for _, w := range o.workloads {
+		p := o.plan(w)
+		for _, era := range o.eras {
+			for _, c := range p.conc {
+				for r := 1; r <= p.reps; r++ {
+					for _, s := range o.servers {
+						n++
+						res, err := runOne(ctx, cs, filepath.Join(tmp, s), s, w, era, c, r, p, ticks, logf)
+						if err != nil {
+							if ctx.Err() != nil {
+								return ctx.Err()
+							}
+							return fmt.Errorf("%s %s %s c=%d rep %d: %w (server log: see below)\n%s", w, s, era, c, r, err, tail(logf.Name()))
 						}
-						return fmt.Errorf("%s %s c=%d rep %d: %w (server log: see below)\n%s", s, era, c, r, err, tail(logf.Name()))
+						fmt.Fprintf(os.Stderr, "[%2d/%d] %-9s %-6s c=%-2d %-6s rep %d: %7.0f req/s  p50 %6.0fµs  p99 %6.0fµs  CPU %6.1fµs/call (%3.0f%%)  RSS %5.1f MiB  errors %d\n",
+							n, total, w, era, c, s, r, res.ReqPerSec, res.P50Us, res.P99Us, res.CPUPerCallUs, res.CPUPercent, res.RSSMiB, res.Errors)
+						rep.Runs = append(rep.Runs, res)
 					}
-					fmt.Fprintf(os.Stderr, "[%2d/%d] %-6s c=%-2d %-6s rep %d: %7.0f req/s  p50 %6.0fµs  p99 %6.0fµs  CPU %6.1fµs/call (%3.0f%%)  RSS %5.1f MiB  errors %d\n",
-						n, total, era, c, s, r, res.ReqPerSec, res.P50Us, res.P99Us, res.CPUPerCallUs, res.CPUPercent, res.RSSMiB, res.Errors)
-					rep.Runs = append(rep.Runs, res)
 				}
 			}
+		}
+	}
+	if o.profileConc > 0 {
+		if err := runProfiles(ctx, o, cs, tmp, logf, rep); err != nil {
+			return err
 		}
 	}
 	if o.gateway {
@@ -219,7 +276,7 @@ func run(ctx context.Context, o options, cs *children) error {
 	if err := rep.writeJSON(filepath.Join(o.out, "results.json")); err != nil {
 		return err
 	}
-	if len(o.servers) > 0 {
+	if len(o.servers) > 0 && slices.Contains(o.workloads, load.Echo) {
 		if err := rep.chart(filepath.Join(o.out, "chart.png")); err != nil {
 			return fmt.Errorf("chart: %w", err)
 		}
@@ -232,9 +289,25 @@ func run(ctx context.Context, o options, cs *children) error {
 	return nil
 }
 
-// runOne starts a fresh server, drives one measured run at it and stops it.
-func runOne(ctx context.Context, cs *children, bin, server, era string, c, rep int, o options, ticks int64, logf *os.File) (Run, error) {
-	fmt.Fprintf(logf, "=== %s %s c=%d rep %d\n", server, era, c, rep)
+// plan is how one workload is run: its concurrencies, repetitions and
+// durations.
+type plan struct {
+	conc             []int
+	reps             int
+	duration, warmup time.Duration
+}
+
+func (o options) plan(workload string) plan {
+	if workload == load.Realistic {
+		return plan{o.realisticConc, o.realisticReps, o.realisticDuration, o.realisticWarmup}
+	}
+	return plan{o.conc, o.reps, o.duration, o.warmup}
+}
+
+// runOne starts a fresh server, drives one measured run of a workload at it
+// and stops it.
+func runOne(ctx context.Context, cs *children, bin, server, workload, era string, c, rep int, p plan, ticks int64, logf *os.File) (Run, error) {
+	fmt.Fprintf(logf, "=== %s %s %s c=%d rep %d\n", workload, server, era, c, rep)
 	ch, err := startServer(ctx, server, bin, logf)
 	if err != nil {
 		return Run{}, err
@@ -248,9 +321,10 @@ func runOne(ctx context.Context, cs *children, bin, server, era string, c, rep i
 	res, err := load.Run(ctx, load.Config{
 		URL:         ch.url,
 		Era:         era,
+		Workload:    workload,
 		Concurrency: c,
-		Duration:    o.duration,
-		Warmup:      o.warmup,
+		Duration:    p.duration,
+		Warmup:      p.warmup,
 		OnStart: func() {
 			before, procErr = proc.CPUTicks(ch.pid)
 		},
@@ -272,6 +346,7 @@ func runOne(ctx context.Context, cs *children, bin, server, era string, c, rep i
 	}
 	r := Run{
 		Server:      server,
+		Workload:    workload,
 		Era:         era,
 		Concurrency: c,
 		Rep:         rep,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -16,6 +17,7 @@ import (
 // Run is one measured run of one server.
 type Run struct {
 	Server      string `json:"server"`
+	Workload    string `json:"workload"`
 	Era         string `json:"era"`
 	Concurrency int    `json:"concurrency"`
 	Rep         int    `json:"rep"`
@@ -45,9 +47,10 @@ func (r *Run) derive(ticksPerSecond int64) {
 
 func us(d time.Duration) float64 { return float64(d) / 1e3 }
 
-// Summary is the medians over the repetitions of one (era, concurrency,
-// server), and their ratios to the reference server's medians.
+// Summary is the medians over the repetitions of one (workload, era,
+// concurrency, server), and their ratios to the reference server's medians.
 type Summary struct {
+	Workload     string  `json:"workload"`
 	Era          string  `json:"era"`
 	Concurrency  int     `json:"concurrency"`
 	Server       string  `json:"server"`
@@ -81,10 +84,19 @@ type Meta struct {
 	Reps        int      `json:"reps"`
 	Duration    string   `json:"duration"`
 	Warmup      string   `json:"warmup"`
-	GOGC        string   `json:"GOGC,omitempty"`
-	GOMAXPROCS  string   `json:"GOMAXPROCS,omitempty"`
-	Elapsed     string   `json:"elapsed,omitempty"`
-	Lifecycle   string   `json:"server_lifecycle"`
+	// The workloads, and the realistic one's plan (echo's is above).
+	Workloads            []string `json:"workloads"`
+	RealisticConcurrency []int    `json:"realistic_concurrency,omitempty"`
+	RealisticReps        int      `json:"realistic_reps,omitempty"`
+	RealisticDuration    string   `json:"realistic_duration,omitempty"`
+	RealisticWarmup      string   `json:"realistic_warmup,omitempty"`
+	// The versions of the libraries the servers were built with, from
+	// their build information.
+	Versions   map[string]string `json:"versions,omitempty"`
+	GOGC       string            `json:"GOGC,omitempty"`
+	GOMAXPROCS string            `json:"GOMAXPROCS,omitempty"`
+	Elapsed    string            `json:"elapsed,omitempty"`
+	Lifecycle  string            `json:"server_lifecycle"`
 	// The gateway measurement's settings (empty without it).
 	GatewayEras             []string `json:"gateway_eras,omitempty"`
 	GatewayConcurrency      []int    `json:"gateway_concurrency,omitempty"`
@@ -100,11 +112,15 @@ type Report struct {
 	Meta           Meta             `json:"meta"`
 	Summary        []Summary        `json:"summary"`
 	Runs           []Run            `json:"runs"`
+	Profiles       []Profile        `json:"profiles,omitempty"`
 	GatewaySummary []GatewaySummary `json:"gateway_summary,omitempty"`
 	Gateway        []GatewayRun     `json:"gateway_runs,omitempty"`
 }
 
-func meta(o options, ticks int64) Meta {
+// meta describes the machine and o; bins is the directory of the built
+// servers, whose build information gives the libraries' versions ("":
+// none).
+func meta(o options, ticks int64, bins string) Meta {
 	m := Meta{
 		Date:        time.Now().UTC().Format(time.RFC3339),
 		GoVersion:   runtime.Version(),
@@ -121,6 +137,12 @@ func meta(o options, ticks int64) Meta {
 		GOGC:        os.Getenv("GOGC"),
 		GOMAXPROCS:  os.Getenv("GOMAXPROCS"),
 		Lifecycle:   "a fresh server process per run, killed after it",
+		Workloads:   o.workloads,
+		Versions:    versions(bins),
+	}
+	if slices.Contains(o.workloads, load.Realistic) {
+		m.RealisticConcurrency, m.RealisticReps = o.realisticConc, o.realisticReps
+		m.RealisticDuration, m.RealisticWarmup = o.realisticDuration.String(), o.realisticWarmup.String()
 	}
 	if o.gateway {
 		m.GatewayEras, m.GatewayConcurrency, m.GatewayReps = o.gatewayEras, o.gatewayConc, o.gatewayReps
@@ -170,43 +192,51 @@ func spread(xs []float64) float64 {
 
 func (rep *Report) summarize(o options) {
 	rep.Summary = nil
-	for _, era := range o.eras {
-		for _, c := range o.conc {
-			first := len(rep.Summary)
-			for _, s := range o.servers {
-				var rps, p50, p99, cpu, rss []float64
-				sum := Summary{Era: era, Concurrency: c, Server: s}
-				for _, r := range rep.Runs {
-					if r.Era != era || r.Concurrency != c || r.Server != s {
-						continue
-					}
-					sum.Reps++
-					sum.Errors += r.Errors
-					rps = append(rps, r.ReqPerSec)
-					p50 = append(p50, r.P50Us)
-					p99 = append(p99, r.P99Us)
-					cpu = append(cpu, r.CPUPerCallUs)
-					rss = append(rss, r.RSSMiB)
-				}
-				sum.ReqPerSec, sum.P50Us, sum.P99Us = median(rps), median(p50), median(p99)
-				sum.CPUPerCallUs, sum.RSSMiB = median(cpu), median(rss)
-				sum.ReqPerSecSpread, sum.CPUPerCallSpread = spread(rps), spread(cpu)
-				rep.Summary = append(rep.Summary, sum)
+	for _, w := range o.workloads {
+		for _, era := range o.eras {
+			for _, c := range o.plan(w).conc {
+				rep.summarizeGroup(o, w, era, c)
 			}
-			group := rep.Summary[first:]
-			i := slices.IndexFunc(group, func(s Summary) bool { return s.Server == reference })
-			if i < 0 {
+		}
+	}
+}
+
+// summarizeGroup appends the summaries of one workload, era and
+// concurrency, one per server, with their ratios to the reference's.
+func (rep *Report) summarizeGroup(o options, w, era string, c int) {
+	first := len(rep.Summary)
+	for _, s := range o.servers {
+		var rps, p50, p99, cpu, rss []float64
+		sum := Summary{Workload: w, Era: era, Concurrency: c, Server: s}
+		for _, r := range rep.Runs {
+			if r.Workload != w || r.Era != era || r.Concurrency != c || r.Server != s {
 				continue
 			}
-			ref := group[i]
-			for j := range group {
-				if ref.ReqPerSec > 0 {
-					group[j].ReqPerSecVsSDK = group[j].ReqPerSec / ref.ReqPerSec
-				}
-				if ref.CPUPerCallUs > 0 {
-					group[j].CPUPerCallVsSDK = group[j].CPUPerCallUs / ref.CPUPerCallUs
-				}
-			}
+			sum.Reps++
+			sum.Errors += r.Errors
+			rps = append(rps, r.ReqPerSec)
+			p50 = append(p50, r.P50Us)
+			p99 = append(p99, r.P99Us)
+			cpu = append(cpu, r.CPUPerCallUs)
+			rss = append(rss, r.RSSMiB)
+		}
+		sum.ReqPerSec, sum.P50Us, sum.P99Us = median(rps), median(p50), median(p99)
+		sum.CPUPerCallUs, sum.RSSMiB = median(cpu), median(rss)
+		sum.ReqPerSecSpread, sum.CPUPerCallSpread = spread(rps), spread(cpu)
+		rep.Summary = append(rep.Summary, sum)
+	}
+	group := rep.Summary[first:]
+	i := slices.IndexFunc(group, func(s Summary) bool { return s.Server == reference })
+	if i < 0 {
+		return
+	}
+	ref := group[i]
+	for j := range group {
+		if ref.ReqPerSec > 0 {
+			group[j].ReqPerSecVsSDK = group[j].ReqPerSec / ref.ReqPerSec
+		}
+		if ref.CPUPerCallUs > 0 {
+			group[j].CPUPerCallVsSDK = group[j].CPUPerCallUs / ref.CPUPerCallUs
 		}
 	}
 }
@@ -220,6 +250,11 @@ func (rep *Report) errorRuns() int {
 	}
 	for _, r := range rep.Gateway {
 		if r.Errors > 0 {
+			n++
+		}
+	}
+	for _, p := range rep.Profiles {
+		if p.Errors > 0 {
 			n++
 		}
 	}
@@ -238,12 +273,24 @@ var eraTitle = map[string]string{
 	load.Legacy: "legacy (2025-11-25, a session per client)",
 }
 
+var workloadTitle = map[string]string{
+	load.Echo:      "echo",
+	load.Realistic: "realistic (quote: a 2.4 KB order in, a 4.5 KB result out, both validated)",
+}
+
 func (rep *Report) markdown() string {
 	var b strings.Builder
 	m := rep.Meta
-	fmt.Fprintf(&b, "# Loopback HTTP benchmark: echo tools/call\n\n")
-	fmt.Fprintf(&b, "%s · %s %s · %s × %d · %d runs (and %d gateway runs) of %s after %s warm-up, %d repetitions interleaved · %s",
-		m.Date, m.GoVersion, m.OS, m.CPU, m.NumCPU, len(rep.Runs), len(rep.Gateway), m.Duration, m.Warmup, m.Reps, m.Lifecycle)
+	fmt.Fprintf(&b, "# Loopback HTTP benchmark: tools/call\n\n")
+	fmt.Fprintf(&b, "%s · %s %s · %s × %d · %d runs (and %d gateway runs); echo: %s after %s warm-up, %d repetitions interleaved",
+		m.Date, m.GoVersion, m.OS, m.CPU, m.NumCPU, len(rep.Runs), len(rep.Gateway), m.Duration, m.Warmup, m.Reps)
+	if m.RealisticReps > 0 {
+		fmt.Fprintf(&b, "; realistic: %s after %s warm-up, %d repetitions interleaved", m.RealisticDuration, m.RealisticWarmup, m.RealisticReps)
+	}
+	fmt.Fprintf(&b, " · %s", m.Lifecycle)
+	for _, k := range slices.Sorted(maps.Keys(m.Versions)) {
+		fmt.Fprintf(&b, " · %s %s", k, m.Versions[k])
+	}
 	if m.GOGC != "" {
 		fmt.Fprintf(&b, " · GOGC=%s", m.GOGC)
 	}
@@ -258,28 +305,32 @@ func (rep *Report) markdown() string {
 	if len(m.Servers) == 0 {
 		eras = nil // the gateway measurement only
 	}
-	for _, era := range eras {
-		fmt.Fprintf(&b, "\n## %s\n\n", eraTitle[era])
-		b.WriteString("| c | server | req/s | p50 µs | p99 µs | CPU µs/call | RSS MiB | req/s ÷ sdk | CPU ÷ sdk | CPU ± | errors |\n")
-		b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-		for _, s := range rep.Summary {
-			if s.Era != era {
-				continue
+	for _, w := range m.Workloads {
+		for _, era := range eras {
+			fmt.Fprintf(&b, "\n## %s: %s\n\n", workloadTitle[w], eraTitle[era])
+			b.WriteString("| c | server | req/s | p50 µs | p99 µs | CPU µs/call | RSS MiB | req/s ÷ sdk | CPU ÷ sdk | CPU ± | errors |\n")
+			b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+			for _, s := range rep.Summary {
+				if s.Workload != w || s.Era != era {
+					continue
+				}
+				fmt.Fprintf(&b, "| %d | %s | %.0f | %.0f | %.0f | %.1f | %.1f | %s | %s | %.0f%% | %d |\n",
+					s.Concurrency, s.Server, s.ReqPerSec, s.P50Us, s.P99Us, s.CPUPerCallUs, s.RSSMiB,
+					ratio(s.ReqPerSecVsSDK), ratio(s.CPUPerCallVsSDK), s.CPUPerCallSpread, s.Errors)
 			}
-			fmt.Fprintf(&b, "| %d | %s | %.0f | %.0f | %.0f | %.1f | %.1f | %s | %s | %.0f%% | %d |\n",
-				s.Concurrency, s.Server, s.ReqPerSec, s.P50Us, s.P99Us, s.CPUPerCallUs, s.RSSMiB,
-				ratio(s.ReqPerSecVsSDK), ratio(s.CPUPerCallVsSDK), s.CPUPerCallSpread, s.Errors)
 		}
 	}
 	var verdict []string
 	for _, s := range rep.Summary {
-		if s.Server == "agnara" && s.CPUPerCallVsSDK > 0 {
+		if s.Workload == load.Echo && s.Server == "agnara" && s.CPUPerCallVsSDK > 0 {
 			verdict = append(verdict, fmt.Sprintf("%s c=%d %.2f×", s.Era, s.Concurrency, s.CPUPerCallVsSDK))
 		}
 	}
 	if len(verdict) > 0 {
-		fmt.Fprintf(&b, "\nagnara CPU per call ÷ raw SDK: %s.\n", strings.Join(verdict, ", "))
+		fmt.Fprintf(&b, "\nagnara CPU per call ÷ raw SDK (echo): %s.\n", strings.Join(verdict, ", "))
 	}
+	b.WriteString(rep.ratiosMarkdown())
+	b.WriteString(rep.profilesMarkdown())
 	b.WriteString(rep.gatewayMarkdown())
 	return b.String()
 }

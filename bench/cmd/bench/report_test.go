@@ -11,8 +11,9 @@ import (
 )
 
 func TestReport(t *testing.T) {
-	o := options{eras: []string{load.Modern, load.Legacy}, conc: []int{1, 8}, servers: []string{"agnara", "sdk"}, reps: 2, duration: time.Second, warmup: time.Second}
-	rep := &Report{Meta: meta(o, 100)}
+	o := options{eras: []string{load.Modern, load.Legacy}, conc: []int{1, 8}, servers: []string{"agnara", "sdk"}, reps: 2, duration: time.Second, warmup: time.Second,
+		workloads: []string{load.Echo}}
+	rep := &Report{Meta: meta(o, 100, "")}
 	for _, era := range o.eras {
 		for _, c := range o.conc {
 			for r := 1; r <= o.reps; r++ {
@@ -21,7 +22,7 @@ func TestReport(t *testing.T) {
 					if s == "agnara" {
 						calls = 900 * r
 					}
-					run := Run{Server: s, Era: era, Concurrency: c, Rep: r, CPUTicks: int64(100 * r), RSSBytes: 10 << 20,
+					run := Run{Server: s, Workload: load.Echo, Era: era, Concurrency: c, Rep: r, CPUTicks: int64(100 * r), RSSBytes: 10 << 20,
 						Result: load.Result{Calls: calls, Window: time.Second, ReqPerSec: float64(calls), P50: time.Millisecond, P99: 2 * time.Millisecond}}
 					run.derive(100)
 					rep.Runs = append(rep.Runs, run)
@@ -50,7 +51,7 @@ func TestReport(t *testing.T) {
 		}
 	}
 	md := rep.markdown()
-	for _, want := range []string{"| 8 | agnara | 1350 | 1000 | 2000 | 1111.1 | 10.0 | 0.90 | 1.11 | 0% | 0 |", "## legacy", "modern c=1 1.11×"} {
+	for _, want := range []string{"| 8 | agnara | 1350 | 1000 | 2000 | 1111.1 | 10.0 | 0.90 | 1.11 | 0% | 0 |", "## echo: legacy", "modern c=1 1.11×"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -71,7 +72,7 @@ func TestReport(t *testing.T) {
 func TestGatewayReport(t *testing.T) {
 	o := options{eras: []string{load.Modern}, conc: []int{1}, gateway: true,
 		gatewayEras: []string{load.Modern}, gatewayConc: []int{1, 8}, gatewayReps: 3, duration: time.Second, warmup: time.Second}
-	rep := &Report{Meta: meta(o, 100)}
+	rep := &Report{Meta: meta(o, 100, "")}
 	for _, c := range o.gatewayConc {
 		for r := 1; r <= o.gatewayReps; r++ {
 			// 1000 calls a second; upstream 100 ticks (1000 µs/call) direct and
@@ -124,7 +125,7 @@ func TestGatewayReport(t *testing.T) {
 func TestProxyReport(t *testing.T) {
 	o := options{eras: []string{load.Modern}, conc: []int{1}, gateway: true,
 		gatewayEras: []string{load.Modern}, gatewayConc: []int{1, 8}, gatewayReps: 3, duration: time.Second, warmup: time.Second}
-	rep := &Report{Meta: meta(o, 100)}
+	rep := &Report{Meta: meta(o, 100, "")}
 	for _, c := range o.gatewayConc {
 		for r := 1; r <= o.gatewayReps; r++ {
 			// 1000 calls; the gateway 80 ticks (800 µs/call), the proxy

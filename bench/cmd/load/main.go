@@ -2,7 +2,7 @@
 // reports throughput and latency (and, with -pid, the server's CPU time per
 // call, read from /proc).
 //
-//	go run ./cmd/load -url http://127.0.0.1:PORT/mcp -era modern -c 8 -d 3s
+//	go run ./cmd/load -url http://127.0.0.1:PORT/mcp -era modern -c 8 -d 3s [-workload realistic]
 package main
 
 import (
@@ -24,6 +24,7 @@ func main() {
 	var cfg load.Config
 	flag.StringVar(&cfg.URL, "url", "", "MCP endpoint on a loopback address, such as http://127.0.0.1:8080/mcp")
 	flag.StringVar(&cfg.Era, "era", load.Modern, "protocol era: modern (2026-07-28, stateless) or legacy (2025-11-25, sessions)")
+	flag.StringVar(&cfg.Workload, "workload", load.Echo, "echo (the echo tool) or realistic (the quote tool: a 2.4 KB order in, the whole 4.5 KB result checked)")
 	flag.IntVar(&cfg.Concurrency, "c", 8, "concurrent workers (connections; legacy: sessions)")
 	flag.DurationVar(&cfg.Duration, "d", 3*time.Second, "measured duration")
 	flag.DurationVar(&cfg.Warmup, "warmup", time.Second, "warm-up before measuring")

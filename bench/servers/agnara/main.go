@@ -1,7 +1,9 @@
-// Command agnara serves the benchmark's echo tool through agnara-go:
-// a capability exposed with mcpexpose, both protocol eras on one URL
-// (mcpexpose.NewHandler: 2026-07-28 statelessly, the handshake era with
-// sessions).
+// Command agnara serves the benchmark's tools through agnara-go: echo and
+// the realistic workload's quote (internal/realistic), capabilities exposed
+// with mcpexpose, both protocol eras on one URL (mcpexpose.NewHandler:
+// 2026-07-28 statelessly, the handshake era with sessions). agnara-go
+// validates every call's arguments and every structured result against the
+// schemas it derives from the Go types.
 package main
 
 import (
@@ -9,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/bench/internal/realistic"
 	"github.com/agnara-go/agnara/bench/internal/serve"
 	"github.com/agnara-go/agnara/mcpexpose"
 )
@@ -23,11 +26,21 @@ type echoOut struct {
 
 func echo(_ context.Context, in echoIn) (echoOut, error) { return echoOut(in), nil }
 
-func handler() (http.Handler, error) {
+func quote(_ context.Context, in realistic.Request) (realistic.Quote, error) {
+	return realistic.Compute(in), nil
+}
+
+func snapshot() (*mcpexpose.Snapshot, error) {
 	app := agnara.New("bench", nil)
 	exp := mcpexpose.New(app)
 	exp.Tool(app.Capability(echo, &agnara.CapabilityOptions{Name: "echo", Description: "Echo."}), &mcpexpose.ToolOptions{Name: "echo"})
-	snap, err := exp.Compile()
+	exp.Tool(app.Capability(quote, &agnara.CapabilityOptions{Name: realistic.ToolName, Description: realistic.Description}),
+		&mcpexpose.ToolOptions{Name: realistic.ToolName})
+	return exp.Compile()
+}
+
+func handler() (http.Handler, error) {
+	snap, err := snapshot()
 	if err != nil {
 		return nil, err
 	}

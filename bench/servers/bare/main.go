@@ -1,10 +1,12 @@
-// Command bare answers the benchmark's echo tool with a hand-written
-// net/http JSON-RPC handler and no MCP library: the ceiling the MCP servers
-// are measured against, not a conforming MCP server. It knows just enough
-// to serve the load generator in both eras: initialize (minting a session
-// id that later requests must carry), notifications (202), tools/call of
-// echo (a JSON response with structured content and its text copy) and
-// DELETE of a session.
+// Command bare answers the benchmark's tools with a hand-written net/http
+// JSON-RPC handler and no MCP library: the ceiling the MCP servers are
+// measured against, not a conforming MCP server. It knows just enough to
+// serve the load generator in both eras: initialize (minting a session id
+// that later requests must carry), notifications (202), tools/call of echo
+// and of the realistic workload's quote (a JSON response with structured
+// content and its text copy) and DELETE of a session. It validates nothing
+// against a schema: quote's arguments are decoded into the workload's Go
+// types with encoding/json and priced, and that is all.
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/agnara-go/agnara/bench/internal/realistic"
 	"github.com/agnara-go/agnara/bench/internal/serve"
 )
 
@@ -25,11 +28,17 @@ type request struct {
 	ID      json.RawMessage `json:"id,omitempty"`
 	Method  string          `json:"method"`
 	Params  struct {
-		Name      string `json:"name"`
-		Arguments struct {
-			Message *string `json:"message"`
-		} `json:"arguments"`
+		Name      string    `json:"name"`
+		Arguments arguments `json:"arguments"`
 	} `json:"params"`
+}
+
+// arguments holds either tool's: echo's message, or quote's order, whose
+// fields the embedded pointer promotes (allocated only when one is present),
+// so that an echo call is decoded as cheaply as before quote was added.
+type arguments struct {
+	Message *string `json:"message"`
+	*realistic.Request
 }
 
 type echoOut struct {
@@ -44,6 +53,11 @@ type textContent struct {
 type callResult struct {
 	Content           []textContent `json:"content"`
 	StructuredContent echoOut       `json:"structuredContent"`
+}
+
+type quoteResult struct {
+	Content           []textContent      `json:"content"`
+	StructuredContent realistic.Envelope `json:"structuredContent"`
 }
 
 type rpcError struct {
@@ -120,6 +134,17 @@ func (b *bare) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case req.Method != "tools/call":
 		reply(w, http.StatusOK, response{JSONRPC: "2.0", ID: req.ID, Error: &rpcError{-32601, "method not found"}})
+	case req.Params.Name == realistic.ToolName:
+		if req.Params.Arguments.Request == nil {
+			reply(w, http.StatusOK, response{JSONRPC: "2.0", ID: req.ID, Error: &rpcError{-32602, "an order is required"}})
+			return
+		}
+		out := realistic.Envelope{Result: realistic.Compute(*req.Params.Arguments.Request)}
+		text, _ := json.Marshal(out)
+		reply(w, http.StatusOK, response{JSONRPC: "2.0", ID: req.ID, Result: quoteResult{
+			Content:           []textContent{{Type: "text", Text: string(text)}},
+			StructuredContent: out,
+		}})
 	case req.Params.Name != "echo":
 		reply(w, http.StatusOK, response{JSONRPC: "2.0", ID: req.ID, Error: &rpcError{-32602, "unknown tool"}})
 	case req.Params.Arguments.Message == nil:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/bench/internal/loadtest"
+	"github.com/agnara-go/agnara/bench/load"
 )
 
 func TestLoad(t *testing.T) {
@@ -12,5 +13,5 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loadtest.Run(t, h, 2, time.Second)
+	loadtest.Run(t, h, 2, time.Second, load.Echo, load.Realistic)
 }

@@ -1,6 +1,8 @@
-// Command sdk serves the benchmark's echo tool with the official Go SDK
-// alone, configured as agnara-go configures it: the typed mcp.AddTool (input
-// validated, structured output), a stateless streamable handler for
+// Command sdk serves the benchmark's tools (echo, and the realistic
+// workload's quote: internal/realistic) with the official Go SDK alone,
+// configured as agnara-go configures it: the typed mcp.AddTool (input
+// validated, structured output; quote's input and output validated against
+// the workload's schemas, which the SDK is given), a stateless streamable handler for
 // 2026-07-28 and a stateful one (in-memory event store, 1 MiB body limit,
 // 30-minute session timeout) for the handshake era, routed on the
 // Mcp-Protocol-Version header exactly as mcpexpose.Handler routes.
@@ -12,6 +14,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agnara-go/agnara/bench/internal/realistic"
 	"github.com/agnara-go/agnara/bench/internal/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,6 +39,11 @@ func handler() (http.Handler, error) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echo."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
 			return nil, echoOut(in), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: realistic.ToolName, Description: realistic.Description,
+		InputSchema: realistic.InputSchema, OutputSchema: realistic.OutputSchema},
+		func(_ context.Context, _ *mcp.CallToolRequest, in realistic.Request) (*mcp.CallToolResult, realistic.Envelope, error) {
+			return nil, realistic.Envelope{Result: realistic.Compute(in)}, nil
 		})
 	get := func(*http.Request) *mcp.Server { return srv }
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
