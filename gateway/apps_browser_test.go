@@ -321,6 +321,32 @@ func appsWait(t *testing.T, ctx context.Context, selector string, want *regexp.R
 	}
 }
 
+// appsConsole collects what the pages in ctx's tab write to the console
+// from now on, warnings, errors and exceptions; the func it returns gives
+// them, one a line, for a failure's message.
+func appsConsole(ctx context.Context) func() string {
+	var mu sync.Mutex
+	var lines []string
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleWarning || m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
+				mu.Lock()
+				lines = append(lines, fmt.Sprintf("%s: %s (%s:%d)", m.Type, m.Text, m.URL, m.Line))
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(lines, "\n")
+	}
+}
+
 // hostText is the text of the element that selector finds in the host's
 // page.
 func hostText(t *testing.T, ctx context.Context, selector string) string {
@@ -414,18 +440,20 @@ func (w *appsWorld) session(t *testing.T, tc appsCase, protocol string, shot boo
 	}
 
 	ctx := chromium(t)
+	console := appsConsole(ctx)
 	apiBefore, trackerBefore := w.apiHits.Load(), w.trackerHits.Load()
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1000, 760), chromedp.Navigate(host+"#"+url.PathEscape(string(params)))); err != nil {
 		t.Fatal(err)
 	}
+	// The host shows each step it takes, then "ready" or "failed: …".
 	status := ""
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if status = hostText(t, ctx, "#status"); status != "connecting…" {
+	for deadline := time.Now().Add(45 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if status = hostText(t, ctx, "#status"); status == "ready" || strings.HasPrefix(status, "failed") {
 			break
 		}
 	}
 	if status != "ready" {
-		t.Fatalf("the host says %q\n%s", status, log)
+		t.Fatalf("the host says %q\nconsole:\n%s\ngateway:\n%s", status, console(), log)
 	}
 	if got := hostText(t, ctx, "#protocol"); got != "MCP "+protocol {
 		t.Errorf("the host negotiated %q, want MCP %s", got, protocol)

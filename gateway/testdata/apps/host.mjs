@@ -22,6 +22,12 @@ const host = { name: "agnara test host", version: "1.0.0" };
 const params = JSON.parse(decodeURIComponent(location.hash.slice(1)));
 const $ = (id) => document.getElementById(id);
 
+// step shows what the host is doing, so that a test that waits too long
+// says where.
+function step(text) {
+  $("status").textContent = text;
+}
+
 function note(text, kind) {
   const li = document.createElement("li");
   li.textContent = text;
@@ -60,9 +66,11 @@ async function main() {
     // stateless one (server/discover).
     versionNegotiation: { mode: params.protocol === "2025-11-25" ? "legacy" : { pin: params.protocol } },
   });
+  step("connecting…");
   await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", location.href)));
   $("protocol").textContent = `MCP ${client.getNegotiatedProtocolVersion()}`;
 
+  step("listing tools…");
   const { tools } = await client.listTools();
   const tool = tools.find((t) => t.name === params.tool);
   if (!tool) throw new Error(`${params.tool} is not listed`);
@@ -71,8 +79,10 @@ async function main() {
   $("tool").textContent = tool.title ?? tool.name;
   $("arguments").textContent = JSON.stringify(params.arguments);
 
+  step("calling the tool…");
   const result = await client.callTool({ name: tool.name, arguments: params.arguments });
   note(`${tool.name} ${summary(result)}`);
+  step("reading the view…");
   const read = await client.readResource({ uri });
   const content = read.contents?.[0];
   if (read.contents?.length !== 1 || content.mimeType !== RESOURCE_MIME_TYPE || typeof content.text !== "string") {
@@ -86,6 +96,7 @@ async function main() {
 
   const iframe = $("app");
   if (content._meta?.ui?.prefersBorder) iframe.classList.add("border");
+  step("loading the sandbox…");
   await sandboxLoaded(iframe, csp);
 
   const bridge = new AppBridge(client, host, { openLinks: {}, serverTools: {}, logging: {} }, {
@@ -110,11 +121,12 @@ async function main() {
       throw err;
     }
   };
+  step("starting the view…");
   await bridge.sendSandboxResourceReady({ html: content.text, csp });
   await initialized;
   await bridge.sendToolInput({ arguments: params.arguments });
   await bridge.sendToolResult(result);
-  $("status").textContent = "ready";
+  step("ready");
 }
 
 main().catch((err) => {
