@@ -21,3 +21,26 @@ func LimiterUnavailable() *Failure { return limiterUnavailable() }
 // CheckURL reports why rawURL is not a URL [Context.AskURL] may ask the
 // caller to open, or nil.
 func CheckURL(rawURL string) error { return checkURL(rawURL) }
+
+// InputPath says which path a plan's arguments take: "one-pass" (checked
+// as they are decoded, ADR 86) or "general" (the decoder, then the
+// validator).
+func InputPath(p *Plan) string { return p.inputPath() }
+
+// ReadInputBothWays reads args with the one pass, when the plan has one,
+// and with the general path, and returns both outcomes: the decoded input
+// (nil on failure) and the failure.
+func ReadInputBothWays(p *Plan, args []byte) (one any, oneF *Failure, general any, generalF *Failure) {
+	if p.onepass != nil {
+		v, f := p.onepass.decode(args)
+		if f == nil {
+			one = v.Interface()
+		}
+		oneF = f
+	}
+	v, f := p.decoder.decode(args, p.validator)
+	if f == nil {
+		general = v.Interface()
+	}
+	return one, oneF, general, f
+}
