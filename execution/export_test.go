@@ -1,6 +1,9 @@
 package execution
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"reflect"
+)
 
 // Hooks for the black-box tests of package execution_test.
 
@@ -27,18 +30,28 @@ func CheckURL(rawURL string) error { return checkURL(rawURL) }
 // validator).
 func InputPath(p *Plan) string { return p.inputPath() }
 
+// ReadInput reads args as the plan does, by the one pass when it has one,
+// or by the general path (the decoder, then the validator) when general
+// is set or it has none.
+func ReadInput(p *Plan, args []byte, general bool) (reflect.Value, *Failure) {
+	if p.onepass != nil && !general {
+		return p.onepass.decode(args)
+	}
+	return p.decoder.decode(args, p.validator)
+}
+
 // ReadInputBothWays reads args with the one pass, when the plan has one,
 // and with the general path, and returns both outcomes: the decoded input
 // (nil on failure) and the failure.
 func ReadInputBothWays(p *Plan, args []byte) (one any, oneF *Failure, general any, generalF *Failure) {
 	if p.onepass != nil {
-		v, f := p.onepass.decode(args)
+		v, f := ReadInput(p, args, false)
 		if f == nil {
 			one = v.Interface()
 		}
 		oneF = f
 	}
-	v, f := p.decoder.decode(args, p.validator)
+	v, f := ReadInput(p, args, true)
 	if f == nil {
 		general = v.Interface()
 	}

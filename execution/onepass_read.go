@@ -242,7 +242,7 @@ func (p *pass) structValue(n *opNode, v reflect.Value) {
 				} else {
 					r.saveCannot()
 					doc, _ := r.generic(false)
-					if !r.bad {
+					if !r.bad && n.fields[i].sch != nil {
 						p.validate(n.fields[i].sch, doc)
 					}
 				}
