@@ -90,6 +90,7 @@ func realisticArguments() []byte {
 type Mixed struct {
 	mixedBase
 	*mixedExtra
+	*MixedMore
 	Small  int8            `json:"small"`
 	Port   uint16          `json:"port" jsonschema:"minimum=1"`
 	Big    uint64          `json:"big"`
@@ -120,11 +121,16 @@ type mixedBase struct {
 	Owner string `json:"owner" jsonschema:"minLength=2"`
 }
 
+// MixedMore is embedded through a pointer the decoder allocates.
+type MixedMore struct {
+	Level uint8 `json:"level,omitempty" jsonschema:"maximum=9"`
+}
+
 type mixedExtra struct {
 	Note string `json:"note,omitempty" jsonschema:"maxLength=5"`
 }
 
-const mixedSeed = `{"owner":"ann","small":-5,"port":8080,"big":18446744073709551615,"ratio":0.5,
+const mixedSeed = `{"owner":"ann","level":3,"small":-5,"port":8080,"big":18446744073709551615,"ratio":0.5,
 "step":1.25,"even":42,"prio":2,"mode":"fast","mail":"a@example.org","host":"example.org","count":3,"flag":true,
 "home":{"line1":"x","line2":"","city":"c","region":"","postcode":"12","country":"NL"},
 "homes":[null,{"line1":"y","line2":"","city":"d","region":"","postcode":"99","country":"US"}],
@@ -240,6 +246,9 @@ func TestOnePassAgreesWithValidator(t *testing.T) {
 		{"realistic", strings.TrimSuffix(sample, "}"), true},
 		{"realistic", `{"items":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, true},
 		{"mixed", mixedSeed, false},
+		{"mixed", strings.Replace(mixedSeed, `"level":3`, `"level":10`, 1), true},
+		{"mixed", strings.Replace(mixedSeed, `"level":3`, `"level":256`, 1), true},
+		{"mixed", strings.Replace(mixedSeed, `"level":3`, `"level":null`, 1), true},
 		{"mixed", strings.Replace(mixedSeed, `"small":-5`, `"small":-129`, 1), true},
 		{"mixed", strings.Replace(mixedSeed, `"port":8080`, `"port":0`, 1), true},
 		{"mixed", strings.Replace(mixedSeed, `"port":8080`, `"port":-1`, 1), true},
