@@ -312,6 +312,12 @@ func TestOnePassAgreesOnGeneratedArguments(t *testing.T) {
 			for range 1 + rng.IntN(4) {
 				d.mutate(rng)
 			}
+			if rng.IntN(8) == 0 {
+				d = doc.clone() // valid ones too, reordered at most
+				for range 3 {
+					d.reorder(rng)
+				}
+			}
 			if agree(t, plans[seed.plan], d.render(nil)) {
 				refused++
 			}
@@ -439,7 +445,7 @@ func (n *jnode) mutate(rng *rand.Rand) {
 	if len(at.members) > 0 {
 		i = rng.IntN(len(at.members))
 	}
-	switch op := rng.IntN(10); {
+	switch op := rng.IntN(11); {
 	case op < 5 && len(at.members) > 0: // replace a value
 		at.members[i] = &jnode{raw: values[rng.IntN(len(values))]}
 		if v := at.members[i].raw; strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[") {
@@ -467,8 +473,28 @@ func (n *jnode) mutate(rng *rand.Rand) {
 		for range rng.IntN(60) {
 			at.members = append(at.members, at.members[i].clone())
 		}
+	case op == 9 && at.obj: // reorder members, which changes nothing
+		at.reorder(rng)
 	default: // replace the container itself
 		*at = jnode{raw: values[rng.IntN(len(values))]}
+	}
+}
+
+// reorder shuffles the members of a random object in n.
+func (n *jnode) reorder(rng *rand.Rand) {
+	at := n
+	for depth := 0; depth < 6 && len(at.members) > 0 && rng.IntN(3) > 0; depth++ {
+		next := at.members[rng.IntN(len(at.members))]
+		if !next.obj && !next.arr {
+			break
+		}
+		at = next
+	}
+	if at.obj {
+		rng.Shuffle(len(at.members), func(i, j int) {
+			at.members[i], at.members[j] = at.members[j], at.members[i]
+			at.keys[i], at.keys[j] = at.keys[j], at.keys[i]
+		})
 	}
 }
 
