@@ -279,7 +279,7 @@ func (p *pass) sliceValue(n *opNode, v reflect.Value) {
 	if !r.empty(']') {
 		for {
 			if i >= v.Cap() {
-				v.Grow(1)
+				v.Grow(max(1, 4-v.Cap())) // room for 4 at first, as encoding/json makes
 			}
 			if i >= v.Len() {
 				v.SetLen(i + 1)
