@@ -183,6 +183,7 @@ func compilePlan(app *registry.Frozen[*agnara.Capability], c *agnara.Capability)
 			fail("input %v", err)
 		} else {
 			p.inputSchema, p.validator, p.decoder = s, v, d
+			p.onepass = onePassFor(sig.inType, d, v)
 		}
 	case rawInput:
 		if opts.InputSchema == nil {

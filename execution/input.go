@@ -67,10 +67,18 @@ func validateDocument(v *jsonschema.Schema, doc any) *Failure {
 		return invalidInput([]Violation{{Path: "", Message: "arguments could not be validated"}}, false)
 	}
 	var vs []Violation
-	collectViolations(ve, &vs)
+	collectViolations(ve, "", &vs)
 	if len(vs) == 0 {
 		vs = append(vs, Violation{Path: pointer(ve.InstanceLocation), Message: "does not match the input schema"})
 	}
+	return reportViolations(vs)
+}
+
+// reportViolations is the invalid_input failure of violations vs, in any
+// order: sorted by path then message, each reported once, at most
+// maxViolations of them. Both readers of arguments answer with it: the
+// general validator's (validateDocument) and the one pass (onepass.go).
+func reportViolations(vs []Violation) *Failure {
 	slices.SortStableFunc(vs, func(a, b Violation) int {
 		if c := strings.Compare(a.Path, b.Path); c != 0 {
 			return c
@@ -119,17 +127,18 @@ func pointer(loc []string) string {
 }
 
 // collectViolations flattens a validation error tree into caller-safe
-// violations. Messages are written here rather than taken from the
-// validator, whose messages quote the offending values.
-func collectViolations(e *jsonschema.ValidationError, out *[]Violation) {
-	at := pointer(e.InstanceLocation)
+// violations, their paths under prefix (the pointer of the value e is
+// about). Messages are written here rather than taken from the validator,
+// whose messages quote the offending values.
+func collectViolations(e *jsonschema.ValidationError, prefix string, out *[]Violation) {
+	at := prefix + pointer(e.InstanceLocation)
 	add := func(path, format string, args ...any) {
 		*out = append(*out, Violation{Path: path, Message: fmt.Sprintf(format, args...)})
 	}
 	switch k := e.ErrorKind.(type) {
 	case *kind.Group, *kind.Schema, *kind.Reference, *kind.AllOf:
 		for _, c := range e.Causes {
-			collectViolations(c, out)
+			collectViolations(c, prefix, out)
 		}
 	case *kind.AnyOf:
 		add(at, "matches none of the allowed alternatives")
@@ -198,7 +207,7 @@ func collectViolations(e *jsonschema.ValidationError, out *[]Violation) {
 	default:
 		if len(e.Causes) > 0 {
 			for _, c := range e.Causes {
-				collectViolations(c, out)
+				collectViolations(c, prefix, out)
 			}
 			return
 		}

@@ -250,7 +250,8 @@ func (in *input) get() (reflect.Value, *Failure) {
 }
 
 // readInput validates args against the input schema and decodes them into
-// the input: one pass over them serves both (ADR 38).
+// the input: one pass over them serves both (ADR 38), checking them as it
+// decodes them when the schema was derived from the input type (ADR 86).
 func (p *Plan) readInput(args json.RawMessage) (reflect.Value, *Failure) {
 	if p.sig.input != structInput {
 		if f := validateArguments(p.validator, args); f != nil {
@@ -260,6 +261,9 @@ func (p *Plan) readInput(args json.RawMessage) (reflect.Value, *Failure) {
 			return reflect.ValueOf(json.RawMessage(bytes.Clone(args))), nil
 		}
 		return reflect.Value{}, nil
+	}
+	if p.onepass != nil {
+		return p.onepass.decode(args)
 	}
 	return p.decoder.decode(args, p.validator)
 }

@@ -42,6 +42,10 @@ type Plan struct {
 	structuredChecked bool
 	validator         *jsonschema.Schema
 	decoder           *inputDecoder // for a struct input
+	// onepass reads a struct input whose schema was derived from its type,
+	// checking it as it decodes it (ADR 86); nil: the decoder and the
+	// validator read it (the general path).
+	onepass *onePass
 
 	fn     reflect.Value
 	sig    signature
