@@ -350,9 +350,16 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, rec *record) bo
 //
 // Only a request whose Mcp-Method and Mcp-Name headers match its body is
 // checked: the SDK refuses the others itself, first, as SEP-2243 orders
-// the checks.
+// the checks. A call_tool (search.go) names call_tool in its body and in
+// Mcp-Name; the tool it calls is checked against the arguments it gives
+// that tool, exactly as a direct call is, so that no proxy routing or
+// policing on the headers is walked around by the search.
 func (h *Handler) checkParams(r *http.Request, rec *record) error {
-	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != rec.name {
+	named := rec.name
+	if rec.via != "" {
+		named = rec.via // what the body names; rec.name is the tool it calls
+	}
+	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != named {
 		return nil
 	}
 	t := rec.tool
