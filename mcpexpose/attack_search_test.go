@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
@@ -116,5 +117,43 @@ func TestAttackCallToolHeaderParams(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A step-up refusal (403 insufficient_scope) of a tool called through
+// call_tool is audited as the direct call's is: the tool's name and the
+// digest of the arguments given to the tool, not of call_tool's own
+// {name, arguments} wrapper, so that an auditor matching digests sees
+// one call whichever way it came.
+func TestAttackCallToolStepUpAudit(t *testing.T) {
+	var ran atomic.Int32
+	audit := &searchAudit{}
+	srv := serveSnap(t, callCatalog(t, &ran), &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: mapper, Audit: audit}})
+	client := &http.Client{}
+	args := `{"text":"hi"}`
+	for _, r := range []wireRequest{
+		{name: "direct", header: baseHeader("tools/call", "cat.write"), body: callBody("1", "cat.write", args, diffMeta)},
+		{name: "via", header: baseHeader("tools/call", "call_tool"), body: viaCall("1", "cat.write", args, "")},
+	} {
+		if got := send(t, client, srv.URL+"/mcp", "Bearer reader", r); got.status != http.StatusForbidden {
+			t.Fatalf("%s: %d %s, want 403", r.name, got.status, got.body)
+		}
+	}
+	audit.mu.Lock()
+	defer audit.mu.Unlock()
+	if len(audit.got) != 2 {
+		t.Fatalf("audit records: %+v", audit.got)
+	}
+	direct, via := audit.got[0], audit.got[1]
+	want, _ := execution.ArgumentsDigest([]byte(args))
+	if direct.ArgumentsDigest != want {
+		t.Fatalf("direct call's digest %q, want %q", direct.ArgumentsDigest, want)
+	}
+	direct.Time, via.Time = time.Time{}, time.Time{}
+	if direct != via {
+		t.Errorf("call_tool's step-up record\n%+v\ndiffers from the direct call's\n%+v", via, direct)
+	}
+	if ran.Load() != 0 {
+		t.Error("a refused call ran")
 	}
 }

@@ -321,13 +321,13 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, rec *record) bo
 	if h.stepUp && rec.ti != nil && rec.refused == nil {
 		switch {
 		case rec.tool != nil && !rec.admitted:
-			h.srv.auditStepUp(r, rec.tool.name, rec.tool.plan.Identity(), rec.caller, rec.ti)
+			h.srv.auditStepUp(r, rec, rec.tool.name, rec.tool.plan.Identity())
 			h.challengeID(w, rec.id, http.StatusForbidden, "insufficient_scope", strings.Join(rec.tool.plan.Scopes(), " "), "the token lacks a scope this tool requires")
 			return true
 		case rec.gone != nil && !rec.gone.allows(rec.caller):
 			// Authorized as any call: a caller without the scopes learns
 			// no more of a withdrawn tool than of the tool it stands for.
-			h.srv.auditStepUp(r, rec.gone.name, "", rec.caller, rec.ti)
+			h.srv.auditStepUp(r, rec, rec.gone.name, "")
 			h.challengeID(w, rec.id, http.StatusForbidden, "insufficient_scope", strings.Join(rec.gone.scopes, " "), "the token lacks a scope this tool requires")
 			return true
 		}
