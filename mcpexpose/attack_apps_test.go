@@ -1,0 +1,106 @@
+package mcpexpose_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/mcpexpose"
+)
+
+// Attacks on MCP Apps views (ADR 84): each test is an attempt to make a
+// view reach further, or be read by more callers, than its declaration
+// and its tools allow.
+
+// A view's CSP origins reach the host verbatim, which joins them into a
+// Content-Security-Policy header: what Compile lets through must be an
+// origin and nothing more, so that no spelling injects a directive or a
+// source, widens a wildcard to a whole top-level domain, or carries a
+// query, fragment or port that is no origin's.
+func TestAttackUICSPOrigins(t *testing.T) {
+	cases := []struct {
+		origin string
+		ok     bool
+	}{
+		// Injections into the header the host builds.
+		{"https://a.test; script-src *", false},
+		{"https://a.test;script-src", false},
+		{"https://a.test 'unsafe-inline'", false},
+		{"https://a.test'", false},
+		{"https://a.test,https://b.test", false},
+		{"https://a.test\n", false},
+		{"https://a.test\t", false},
+		{" https://a.test", false},
+		// Not origins at all.
+		{"'self'", false},
+		{"*", false},
+		{"https:", false},
+		{"https://*", false},
+		{"https://*.", false},
+		{"javascript:alert(1)", false},
+		{"data:text/html,x", false},
+		{"blob:https://a.test", false},
+		{"//a.test", false},
+		{"https:a.test", false},
+		// Credentials and confusable authorities.
+		{`https://evil.test\@good.test`, false},
+		{"https://evil.test@good.test", false},
+		{"https://good.test:443@evil.test", false},
+		{"https://@a.test", false},
+		// Hosts that are no DNS name.
+		{"https://exämple.test", false},
+		{"https://%C3%A4.test", false},
+		{"https://%65vil.test", false},
+		{"https://ex\u200bample.test", false},
+		{"https://a..test", false},
+		// Plain http off localhost, however spelled.
+		{"http://LOCALHOST", false},
+		{"http://localhost.", false},
+		{"http://localhost.evil.test", false},
+		{"http://127.0.0.1.nip.io", false},
+		{"http://127.1", false},
+		{"http://2130706433", false},
+		// Query, fragment and port that are no origin's.
+		{"https://a.test?", false},
+		{"https://a.test#", false},
+		{"https://a.test?x", false},
+		{"https://a.test#x", false},
+		{"https://a.test:", false},
+		{"https://a.test:0", false},
+		{"https://a.test:65536", false},
+		{"https://a.test:99999", false},
+		// A wildcard over a whole top-level domain.
+		{"https://*.test", false},
+		{"https://*.com", false},
+		{"wss://*.com:443", false},
+		// What must stay allowed.
+		{"https://a.test", true},
+		{"https://a.test:8443", true},
+		{"https://a.test:65535", true},
+		{"HTTPS://A.test", true},
+		{"https://*.cdn.test", true},
+		{"wss://*.rt.test:443", true},
+		{"http://localhost", true},
+		{"http://localhost:8080", true},
+		{"ws://127.0.0.1:9000", true},
+		{"https://[2001:db8::1]", true},
+		{"https://xn--exmple-cua.test", true},
+	}
+	for _, c := range cases {
+		t.Run(c.origin, func(t *testing.T) {
+			app := agnara.New("csp", nil)
+			exp := mcpexpose.New(app)
+			exp.Tool(app.Capability(func() (string, error) { return "", nil }, &agnara.CapabilityOptions{Name: "view", Description: "d"}),
+				&mcpexpose.ToolOptions{UI: &mcpexpose.UI{HTML: "<p>x</p>", CSP: mcpexpose.UICSP{ConnectDomains: []string{c.origin}}}})
+			_, err := exp.Compile()
+			switch {
+			case c.ok && err != nil:
+				t.Errorf("refused: %v", err)
+			case !c.ok && err == nil:
+				t.Errorf("accepted %q", c.origin)
+			case !c.ok && !strings.Contains(err.Error(), "apps.CSP.ConnectDomains") && !strings.Contains(err.Error(), "CSP.ConnectDomains"):
+				t.Errorf("refused for another reason: %v", err)
+			}
+		})
+	}
+}
