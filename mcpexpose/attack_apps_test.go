@@ -1,11 +1,18 @@
 package mcpexpose_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Attacks on MCP Apps views (ADR 84): each test is an attempt to make a
@@ -102,5 +109,64 @@ func TestAttackUICSPOrigins(t *testing.T) {
 				t.Errorf("refused for another reason: %v", err)
 			}
 		})
+	}
+}
+
+// A caller who may see no tool linking a view learns nothing of it by any
+// route to a resource: read, subscribe (handshake era), listen
+// (2026-07-28) or complete, under the view's URI or any other spelling
+// of it (case, trailing slash, query, fragment, percent-encoding): each
+// answers, byte for byte but the URI, what the same request answers for a
+// URI nothing serves. A caller who may see the tool reads it.
+func TestAttackHiddenViewIsNoResource(t *testing.T) {
+	srv := serve(t, &fixture{snap: shopSnapshot(t, cartView)}, &mcpexpose.HandlerOptions{Tokens: tokens})
+	url := srv.URL + "/mcp"
+	ctx := context.Background()
+	const absent = "ui://shop/absent"
+	hidden := []string{"ui://shop/ledger", "ui://SHOP/ledger", "UI://shop/ledger", "ui://shop/ledger/", "ui://shop/Ledger", "ui://shop/ledger?x=1",
+		"ui://shop/ledger#x", "ui://shop/%6cedger", "ui://shop%2Fledger", "ui://shop/ledger%00", "ui://shop/./ledger", "ui://shop/ledger\u200b"}
+	modern := connect(t, url, "reader", "", nil)
+	legacy := connect(t, url, "reader", "2025-11-25", nil)
+	client := &http.Client{}
+	answers := func(uri string) []string {
+		var out []string
+		add := func(err error) {
+			if err == nil {
+				out = append(out, "no error")
+				return
+			}
+			out = append(out, strings.ReplaceAll(err.Error(), uri, "URI"))
+		}
+		_, err := modern.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		add(err)
+		if err == nil {
+			return out // readable: a listen on it would be held, not answered
+		}
+		_, err = legacy.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		add(err)
+		add(legacy.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}))
+		_, err = modern.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: uri}, Argument: mcp.CompleteParamsArgument{Name: "x", Value: "y"}})
+		add(err)
+		quoted, _ := json.Marshal(uri)
+		ex := send(t, client, url, "Bearer reader", wireRequest{name: "listen", header: baseHeader("subscriptions/listen", ""), body: listenBody("1", `{"resourceSubscriptions":[`+string(quoted)+`]}`)})
+		body := strings.ReplaceAll(ex.body, strings.Trim(string(quoted), `"`), "URI")
+		body = strings.ReplaceAll(body, strings.Trim(strconv.QuoteToASCII(uri), `"`), "URI") // as the server escapes it
+		out = append(out, fmt.Sprintf("listen %d %s", ex.status, body))
+		return out
+	}
+	want := answers(absent)
+	for _, w := range want[:4] {
+		if w == "no error" {
+			t.Fatalf("a URI nothing serves was answered: %v", want)
+		}
+	}
+	for _, uri := range hidden {
+		if diff := cmp.Diff(want, answers(uri)); diff != "" {
+			t.Errorf("%q to a caller who may not see its tool (-absent +hidden):\n%s", uri, diff)
+		}
+	}
+	writer := connect(t, url, "writer", "", nil)
+	if _, err := writer.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://shop/ledger"}); err != nil {
+		t.Errorf("the writer cannot read the ledger's view: %v", err)
 	}
 }
