@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/mcpexpose"
@@ -168,5 +170,48 @@ func TestAttackHiddenViewIsNoResource(t *testing.T) {
 	writer := connect(t, url, "writer", "", nil)
 	if _, err := writer.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://shop/ledger"}); err != nil {
 		t.Errorf("the writer cannot read the ledger's view: %v", err)
+	}
+}
+
+// A Render that takes its time is bounded by the read's context: a client
+// that gives up (at 2026-07-28, by going away; in the handshake era, by
+// cancelling the request) ends it, so slow views do not pile up.
+func TestAttackSlowRenderEndsWithTheRead(t *testing.T) {
+	started, ended := make(chan struct{}, 1), make(chan error, 1)
+	app := agnara.New("slow", nil)
+	exp := mcpexpose.New(app)
+	exp.Tool(app.Capability(func() (string, error) { return "", nil }, &agnara.CapabilityOptions{Name: "view", Description: "A view."}),
+		&mcpexpose.ToolOptions{UI: &mcpexpose.UI{Render: func(ctx context.Context) (string, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			ended <- ctx.Err()
+			return "", ctx.Err()
+		}}})
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, &fixture{snap: snap}, &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Logger: slog.New(slog.DiscardHandler)}})
+	for _, era := range eras[:2] {
+		cs := connect(t, srv.URL+"/mcp", "", era.version, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		read := make(chan error, 1)
+		go func() {
+			_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://slow.view"})
+			read <- err
+		}()
+		<-started
+		cancel()
+		if err := <-read; err == nil {
+			t.Errorf("%s: a cancelled read answered", era.name)
+		}
+		select {
+		case err := <-ended:
+			if err == nil {
+				t.Errorf("%s: Render ended without its context done", era.name)
+			}
+		case <-time.After(20 * time.Second): // a guard against a hang, not a measure
+			t.Fatalf("%s: Render still runs after the read was given up", era.name)
+		}
 	}
 }
