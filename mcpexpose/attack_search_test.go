@@ -1,6 +1,8 @@
 package mcpexpose_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -155,5 +157,152 @@ func TestAttackCallToolStepUpAudit(t *testing.T) {
 	}
 	if ran.Load() != 0 {
 		t.Error("a refused call ran")
+	}
+}
+
+// Smuggling a call past the guard through call_tool's own reading: keys
+// sent twice (inside call_tool's arguments, and in the request's params),
+// look-alike names (case, spaces, a one-dot leader, NUL, a JSON escape
+// that decodes to the real name), arguments that are no object, nested
+// search tools, and search_tools limits at their edges. A reader, who may
+// not call cat.write, never runs it by any of them; the edge and the SDK
+// route answer each alike, byte for byte; and a name read as cat.write is
+// answered as the direct call of cat.write is.
+func TestAttackCallToolSmuggling(t *testing.T) {
+	w := `{"text":"W"}` // what cat.write would echo: "ran W"
+	type req struct{ name, mcpName, body string }
+	reqs := []req{
+		{"direct write", "cat.write", callBody("1", "cat.write", w, diffMeta)},
+		{"direct echo", "cat.echo", callBody("1", "cat.echo", `{"text":"E"}`, diffMeta)},
+		{"dup name, write last", "call_tool", callBody("1", "call_tool", `{"name":"cat.echo","name":"cat.write","arguments":`+w+`}`, diffMeta)},
+		{"dup name, echo last", "call_tool", callBody("1", "call_tool", `{"name":"cat.write","name":"cat.echo","arguments":{"text":"E"}}`, diffMeta)},
+		{"dup arguments", "call_tool", callBody("1", "call_tool", `{"name":"cat.write","arguments":{"text":"E"},"arguments":`+w+`}`, diffMeta)},
+		{"escaped name", "call_tool", callBody("1", "call_tool", `{"name":"cat.writ\u0065","arguments":`+w+`}`, diffMeta)},
+		{"escaped key", "call_tool", callBody("1", "call_tool", `{"n\u0061me":"cat.write","arguments":`+w+`}`, diffMeta)},
+		{"upper name", "call_tool", viaCall("1", "CAT.WRITE", w, "")},
+		{"spaced name", "call_tool", viaCall("1", " cat.write ", w, "")},
+		{"one-dot leader", "call_tool", viaCall("1", "cat\u2024write", w, "")},
+		{"NUL in name", "call_tool", viaCall("1", `cat.write\u0000`, w, "")},
+		{"arguments as text", "call_tool", callBody("1", "call_tool", `{"name":"cat.write","arguments":"{\"text\":\"W\"}"}`, diffMeta)},
+		{"nested call_tool", "call_tool", callBody("1", "call_tool", `{"name":"call_tool","arguments":{"name":"cat.write","arguments":`+w+`}}`, diffMeta)},
+		{"outer dup name, call_tool last", "call_tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cat.echo","arguments":{"name":"cat.write","arguments":` + w + `},"name":"call_tool",` + diffMeta + `}}`},
+		{"outer dup name, call_tool last, header echo", "cat.echo", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cat.echo","arguments":{"name":"cat.write","arguments":` + w + `},"name":"call_tool",` + diffMeta + `}}`},
+		{"outer dup name, echo last", "cat.echo", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"cat.write","arguments":` + w + `},"name":"cat.echo",` + diffMeta + `}}`},
+		{"outer dup arguments", "call_tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"cat.echo","arguments":{"text":"E"}},"arguments":{"name":"cat.write","arguments":` + w + `},` + diffMeta + `}}`},
+		{"search write", "search_tools", callBody("1", "search_tools", `{"query":"write"}`, diffMeta)},
+		{"search limit 1.0", "search_tools", callBody("1", "search_tools", `{"query":"write text","limit":1.0}`, diffMeta)},
+		{"search limit 1e0", "search_tools", callBody("1", "search_tools", `{"query":"write text","limit":1e0}`, diffMeta)},
+		{"search limit -0", "search_tools", callBody("1", "search_tools", `{"query":"write","limit":-0}`, diffMeta)},
+		{"search limit true", "search_tools", callBody("1", "search_tools", `{"query":"write","limit":true}`, diffMeta)},
+		{"search limit huge", "search_tools", callBody("1", "search_tools", `{"query":"write","limit":18446744073709551617}`, diffMeta)},
+		// (A number beyond float64's range, such as 1e400, in any
+		// tools/call's arguments, is answered by the edge while the SDK
+		// refuses it (-32020, it cannot decode the params to read the
+		// name): a difference of both routes that is not the search's.)
+		{"search dup query", "search_tools", callBody("1", "search_tools", `{"query":"echo","query":"write"}`, diffMeta)},
+	}
+	for _, cfg := range []struct{ name, authz string }{{"reader", "Bearer reader"}, {"anonymous", ""}} {
+		t.Run(cfg.name, func(t *testing.T) {
+			opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true, Server: &mcpexpose.ServerOptions{Identity: mapper}}
+			var fastRan, sdkRan atomic.Int32
+			_, _, fastURL, sdkURL := servePair(t, callCatalog(t, &fastRan), callCatalog(t, &sdkRan), opts)
+			client := &http.Client{}
+			got := map[string]exchange{}
+			for _, r := range reqs {
+				wr := wireRequest{name: r.name, header: baseHeader("tools/call", r.mcpName), body: r.body}
+				fast, sdk := send(t, client, fastURL, cfg.authz, wr), send(t, client, sdkURL, cfg.authz, wr)
+				if !fast.equal(sdk) {
+					t.Errorf("%s:\nfast: %d %s\nsdk:  %d %s", r.name, fast.status, fast.body, sdk.status, sdk.body)
+				}
+				if strings.Contains(fast.body, "ran W") || strings.Contains(sdk.body, "ran W") {
+					t.Errorf("%s ran cat.write for a caller who may not call it: %s", r.name, fast.body)
+				}
+				if strings.HasPrefix(r.name, "search") && strings.Contains(fast.body, `cat.write`) {
+					t.Errorf("%s found cat.write: %s", r.name, fast.body)
+				}
+				got[r.name] = fast
+			}
+			for _, name := range []string{"dup name, write last", "escaped name", "escaped key"} {
+				if got[name].status != got["direct write"].status || got[name].body != got["direct write"].body {
+					t.Errorf("%s answered\n%d %s\nthe direct call of cat.write\n%d %s", name, got[name].status, got[name].body, got["direct write"].status, got["direct write"].body)
+				}
+			}
+			if !strings.Contains(got["dup name, echo last"].body, "ran E") {
+				t.Errorf("dup name, echo last: %s", got["dup name, echo last"].body)
+			}
+		})
+	}
+}
+
+// A round's sealed state binds the tool and the arguments it was asked
+// for, whichever name the call came through: a confirmation asked for
+// cat.purge (directly or through call_tool) and answered for cat.wipe,
+// or for cat.purge with other arguments, through call_tool or directly,
+// runs nothing; answered as asked, it runs once.
+func TestAttackStateReplayAcrossTools(t *testing.T) {
+	var ran atomic.Int32
+	app := agnara.New("cat", nil)
+	exp := mcpexpose.New(app)
+	run := func(ctx context.Context, in EchoIn) (string, error) {
+		ran.Add(1)
+		return "ran " + in.Text, nil
+	}
+	for _, name := range []string{"purge", "wipe"} {
+		exp.Tool(app.Capability(run, &agnara.CapabilityOptions{Name: name, Description: "Destroy the text.", Confirm: "Really?", Annotations: agnara.Destructive}), nil)
+	}
+	exp.Search(nil)
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveSnap(t, snap, &mcpexpose.HandlerOptions{Tokens: tokens, Server: &mcpexpose.ServerOptions{Identity: mapper}})
+	client := &http.Client{}
+	post := func(tool, body string) string {
+		t.Helper()
+		return send(t, client, srv.URL+"/mcp", "Bearer writer", wireRequest{name: tool, header: baseHeader("tools/call", tool), body: body}).raw
+	}
+	// ask returns the answer that accepts the confirmation of cat.purge
+	// with {"text":"x"}, asked directly or through call_tool.
+	ask := func(via bool) string {
+		t.Helper()
+		var first string
+		if via {
+			first = post("call_tool", viaCallMeta("1", "cat.purge", `{"text":"x"}`, askMeta))
+		} else {
+			first = post("cat.purge", callBody("1", "cat.purge", `{"text":"x"}`, askMeta))
+		}
+		var msg struct {
+			Result struct {
+				RequestState  string                     `json:"requestState"`
+				InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimSpace(first[strings.Index(first, "{"):])), &msg); err != nil || msg.Result.RequestState == "" || len(msg.Result.InputRequests) != 1 {
+			t.Fatalf("no confirmation asked (%v): %s", err, first)
+		}
+		for k := range msg.Result.InputRequests {
+			return `,"requestState":"` + msg.Result.RequestState + `","inputResponses":{"` + k + `":{"action":"accept","content":{"confirm":true}}}`
+		}
+		return ""
+	}
+	for _, askVia := range []bool{false, true} {
+		for _, c := range []struct {
+			name, mcpName, body string
+		}{
+			{"other tool via call_tool", "call_tool", viaCallMeta("2", "cat.wipe", `{"text":"x"}`, askMeta+"%s")},
+			{"other tool directly", "cat.wipe", callBody("2", "cat.wipe", `{"text":"x"}`, askMeta+"%s")},
+			{"other arguments via call_tool", "call_tool", viaCallMeta("2", "cat.purge", `{"text":"y"}`, askMeta+"%s")},
+			{"other arguments directly", "cat.purge", callBody("2", "cat.purge", `{"text":"y"}`, askMeta+"%s")},
+		} {
+			yes := ask(askVia)
+			before := ran.Load()
+			if b := post(c.mcpName, fmt.Sprintf(c.body, yes)); strings.Contains(b, `"ran `) || ran.Load() != before {
+				t.Errorf("asked via call_tool %v, answered for %s: ran: %s", askVia, c.name, b)
+			}
+		}
+		yes := ask(askVia)
+		if b := post("call_tool", viaCallMeta("3", "cat.purge", `{"text":"x"}`, askMeta+yes)); !strings.Contains(b, "ran x") {
+			t.Errorf("asked via call_tool %v, answered as asked: %s", askVia, b)
+		}
 	}
 }
