@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -305,4 +306,85 @@ func TestAttackStateReplayAcrossTools(t *testing.T) {
 			t.Errorf("asked via call_tool %v, answered as asked: %s", askVia, b)
 		}
 	}
+}
+
+// A search that runs while a Swap replaces the catalog answers from one
+// snapshot, whole: what the caller finds in the old one or in the new
+// one, never a mix, never a tool it may see in neither. The catalog's
+// scoped era hides the scoped tools from an anonymous caller; its
+// unscoped era shows them all.
+func TestAttackSearchDuringSwap(t *testing.T) {
+	scoped, open := searchCatalog(t, nil, false, nil), searchCatalog(t, nil, true, nil)
+	query := callBody("1", "search_tools", `{"query":"issue refund payment publish pages","limit":8}`, diffMeta)
+	wr := wireRequest{name: "search", header: baseHeader("tools/call", "search_tools"), body: query}
+	client := &http.Client{}
+	want := map[string]bool{}
+	for _, snap := range []*mcpexpose.Snapshot{scoped, open} {
+		want[send(t, client, serveSnap(t, snap, nil).URL+"/mcp", "", wr).body] = true
+	}
+	if len(want) != 2 {
+		t.Fatal("both eras answer alike: the test would prove nothing")
+	}
+	h, err := mcpexpose.NewHandler(scoped, swappable(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := httptestServer(t, h)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 20 {
+			next := open
+			if i%2 == 1 {
+				next = scoped
+			}
+			if err := h.Swap(next); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	errs := make(chan string, 4)
+	for range 4 {
+		go func() {
+			var bad string
+			for range 15 {
+				got, err := postFromGoroutine(client, url, wr)
+				if err != nil {
+					bad = err.Error()
+				} else if !want[got] {
+					bad = got
+				}
+			}
+			errs <- bad
+		}()
+	}
+	for range 4 {
+		if bad := <-errs; bad != "" {
+			t.Errorf("a search during swaps answered what neither snapshot does: %s", bad)
+		}
+	}
+	<-done
+}
+
+// postFromGoroutine is send for a goroutine other than the test's: it reports an
+// error instead of failing the test, and returns the masked body.
+func postFromGoroutine(client *http.Client, url string, r wireRequest) (string, error) {
+	req, err := http.NewRequest("POST", url, strings.NewReader(r.body))
+	if err != nil {
+		return "", err
+	}
+	req.Header = r.header.Clone()
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	resp.Header.Del("Date")
+	mcptest.Unframe(resp.Header, string(body))
+	return mask(string(body), resp.Header), nil
 }
