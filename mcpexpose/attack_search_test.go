@@ -165,7 +165,8 @@ func TestAttackCallToolStepUpAudit(t *testing.T) {
 // sent twice (inside call_tool's arguments, and in the request's params),
 // look-alike names (case, spaces, a one-dot leader, NUL, a JSON escape
 // that decodes to the real name), arguments that are no object, nested
-// search tools, and search_tools limits at their edges. A reader, who may
+// search tools, request fields (_meta, task, requestState) put inside
+// call_tool's arguments, and search_tools limits at their edges. A reader, who may
 // not call cat.write, never runs it by any of them; the edge and the SDK
 // route answer each alike, byte for byte; and a name read as cat.write is
 // answered as the direct call of cat.write is.
@@ -185,6 +186,9 @@ func TestAttackCallToolSmuggling(t *testing.T) {
 		{"one-dot leader", "call_tool", viaCall("1", "cat\u2024write", w, "")},
 		{"NUL in name", "call_tool", viaCall("1", `cat.write\u0000`, w, "")},
 		{"arguments as text", "call_tool", callBody("1", "call_tool", `{"name":"cat.write","arguments":"{\"text\":\"W\"}"}`, diffMeta)},
+		{"inner _meta", "call_tool", callBody("1", "call_tool", `{"name":"cat.echo","arguments":{"text":"E"},"_meta":{"progressToken":"p"}}`, diffMeta)},
+		{"inner task", "call_tool", callBody("1", "call_tool", `{"name":"cat.echo","arguments":{"text":"E"},"task":{"ttl":1000}}`, diffMeta)},
+		{"inner requestState", "call_tool", callBody("1", "call_tool", `{"name":"cat.echo","arguments":{"text":"E"},"requestState":"x"}`, diffMeta)},
 		{"nested call_tool", "call_tool", callBody("1", "call_tool", `{"name":"call_tool","arguments":{"name":"cat.write","arguments":`+w+`}}`, diffMeta)},
 		{"outer dup name, call_tool last", "call_tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cat.echo","arguments":{"name":"cat.write","arguments":` + w + `},"name":"call_tool",` + diffMeta + `}}`},
 		{"outer dup name, call_tool last, header echo", "cat.echo", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cat.echo","arguments":{"name":"cat.write","arguments":` + w + `},"name":"call_tool",` + diffMeta + `}}`},
@@ -226,6 +230,11 @@ func TestAttackCallToolSmuggling(t *testing.T) {
 			for _, name := range []string{"dup name, write last", "escaped name", "escaped key"} {
 				if got[name].status != got["direct write"].status || got[name].body != got["direct write"].body {
 					t.Errorf("%s answered\n%d %s\nthe direct call of cat.write\n%d %s", name, got[name].status, got[name].body, got["direct write"].status, got["direct write"].body)
+				}
+			}
+			for _, name := range []string{"inner _meta", "inner task", "inner requestState", "arguments as text", "nested call_tool"} {
+				if !strings.Contains(got[name].body, "invalid_input") || strings.Contains(got[name].body, "ran E") {
+					t.Errorf("%s was not refused as call_tool's invalid input: %s", name, got[name].body)
 				}
 			}
 			if !strings.Contains(got["dup name, echo last"].body, "ran E") {
