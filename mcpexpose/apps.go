@@ -158,9 +158,9 @@ func checkUI(d decl) []error {
 // checkOrigin refuses what is not an origin a view may be let reach:
 // https or wss anywhere, http or ws on localhost only, no path, query,
 // fragment or credentials, a port from 1 to 65535 if any, and no wildcard
-// but a leading "*." host label over a domain of two labels or more (not
-// "*.com"). The host joins the origins into a Content-Security-Policy
-// header as they are written: nothing but an origin may pass.
+// but a leading "*." host label. The host joins the origins into a
+// Content-Security-Policy header as they are written: nothing but an
+// origin may pass.
 func checkOrigin(o string) error {
 	u, err := url.Parse(o)
 	if err != nil || u.Host == "" {
@@ -178,9 +178,6 @@ func checkOrigin(o string) error {
 	name := strings.TrimPrefix(host, "*.")
 	if strings.Contains(name, "*") {
 		return fmt.Errorf("%q has a wildcard other than a leading \"*.\" host label", o)
-	}
-	if name != host && !strings.Contains(name, ".") {
-		return fmt.Errorf("%q is a wildcard over a whole top-level domain: name a domain under it, such as \"https://*.example.com\"", o)
 	}
 	local := host == "localhost" || host == "127.0.0.1"
 	switch u.Scheme {
