@@ -169,7 +169,7 @@ func checkOrigin(o string) error {
 	if u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.HasSuffix(o, "/") || strings.ContainsAny(o, "?#") {
 		return fmt.Errorf("%q is not an origin: want only a scheme, a host and a port, without path, query or credentials", o)
 	}
-	if port := u.Port(); port != "" || strings.HasSuffix(u.Host, ":") {
+	if port := u.Port(); port != "" {
 		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
 			return fmt.Errorf("%q has no valid port: want 1 to 65535, or none", o)
 		}
