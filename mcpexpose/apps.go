@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agnara-go/agnara/execution"
@@ -156,15 +157,23 @@ func checkUI(d decl) []error {
 }
 
 // checkOrigin refuses what is not an origin a view may be let reach:
-// https or wss anywhere, http or ws on localhost only, no path, query or
-// credentials, and no wildcard but a leading "*." host label.
+// https or wss anywhere, http or ws on localhost only, no path, query,
+// fragment or credentials, a port from 1 to 65535 if any, and no wildcard
+// but a leading "*." host label. The host joins the origins into a
+// Content-Security-Policy header as they are written: nothing but an
+// origin may pass.
 func checkOrigin(o string) error {
 	u, err := url.Parse(o)
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("%q is not an origin: want a scheme and a host, such as \"https://api.example.com\"", o)
 	}
-	if u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.HasSuffix(o, "/") {
+	if u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.HasSuffix(o, "/") || strings.ContainsAny(o, "?#") {
 		return fmt.Errorf("%q is not an origin: want only a scheme, a host and a port, without path, query or credentials", o)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			return fmt.Errorf("%q has no valid port: want 1 to 65535, or none", o)
+		}
 	}
 	host := u.Hostname()
 	name := strings.TrimPrefix(host, "*.")

@@ -12,7 +12,6 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/policy"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
 )
@@ -137,12 +136,15 @@ func (s *server) auditAs(ctx context.Context, req *mcp.CallToolRequest, name, ca
 // auditStepUp records a tools/call of the tool named name, of capability
 // identity capability ("" for a withdrawn tool), that the HTTP handler
 // refused with 403 insufficient_scope before the server saw it. r's body
-// holds the request.
-func (s *server) auditStepUp(r *http.Request, name, capability string, p policy.Principal, ti *auth.TokenInfo) {
+// holds the request, rec is its record. The arguments of a call_tool are
+// the tool's (rec.args), as they are on every other record of a call
+// through it, not call_tool's own.
+func (s *server) auditStepUp(r *http.Request, rec *record, name, capability string) {
 	if s.opts.Audit == nil {
 		return
 	}
-	rec := AuditRecord{
+	p, ti := rec.caller, rec.ti
+	ar := AuditRecord{
 		Time:            time.Now(),
 		PrincipalID:     p.ID(),
 		PrincipalIssuer: p.Issuer(),
@@ -151,7 +153,7 @@ func (s *server) auditStepUp(r *http.Request, name, capability string, p policy.
 		ProtocolVersion: r.Header.Get("Mcp-Protocol-Version"),
 		Outcome:         labelForbidden,
 	}
-	rec.ClientID, _ = ti.Extra[ExtraClientID].(string)
+	ar.ClientID, _ = ti.Extra[ExtraClientID].(string)
 	body, err := io.ReadAll(r.Body)
 	if err == nil {
 		// Read as parseMessage and the SDK read it: case-sensitive keys.
@@ -166,15 +168,19 @@ func (s *server) auditStepUp(r *http.Request, name, capability string, p policy.
 			} `json:"params"`
 		}
 		if _, err := segjson.Parse(body, &msg, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
-			rec.ArgumentsDigest, _ = execution.ArgumentsDigest(json.RawMessage(msg.Params.Arguments))
-			rec.TraceID = traceID(msg.Params.Meta.Traceparent)
-			rec.Resumed = msg.Params.RequestState != ""
+			args := json.RawMessage(msg.Params.Arguments)
+			if rec.via == callToolName {
+				args = rec.args
+			}
+			ar.ArgumentsDigest, _ = execution.ArgumentsDigest(args)
+			ar.TraceID = traceID(msg.Params.Meta.Traceparent)
+			ar.Resumed = msg.Params.RequestState != ""
 			if v := msg.Params.Meta.ProtocolVersion; v != "" {
-				rec.ProtocolVersion = v
+				ar.ProtocolVersion = v
 			}
 		}
 	}
-	s.emit(r.Context(), rec)
+	s.emit(r.Context(), ar)
 }
 
 // emit hands r to the sink, surviving the sink's panic.

@@ -321,13 +321,13 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, rec *record) bo
 	if h.stepUp && rec.ti != nil && rec.refused == nil {
 		switch {
 		case rec.tool != nil && !rec.admitted:
-			h.srv.auditStepUp(r, rec.tool.name, rec.tool.plan.Identity(), rec.caller, rec.ti)
+			h.srv.auditStepUp(r, rec, rec.tool.name, rec.tool.plan.Identity())
 			h.challengeID(w, rec.id, http.StatusForbidden, "insufficient_scope", strings.Join(rec.tool.plan.Scopes(), " "), "the token lacks a scope this tool requires")
 			return true
 		case rec.gone != nil && !rec.gone.allows(rec.caller):
 			// Authorized as any call: a caller without the scopes learns
 			// no more of a withdrawn tool than of the tool it stands for.
-			h.srv.auditStepUp(r, rec.gone.name, "", rec.caller, rec.ti)
+			h.srv.auditStepUp(r, rec, rec.gone.name, "")
 			h.challengeID(w, rec.id, http.StatusForbidden, "insufficient_scope", strings.Join(rec.gone.scopes, " "), "the token lacks a scope this tool requires")
 			return true
 		}
@@ -350,9 +350,16 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, rec *record) bo
 //
 // Only a request whose Mcp-Method and Mcp-Name headers match its body is
 // checked: the SDK refuses the others itself, first, as SEP-2243 orders
-// the checks.
+// the checks. A call_tool (search.go) names call_tool in its body and in
+// Mcp-Name; the tool it calls is checked against the arguments it gives
+// that tool, exactly as a direct call is, so that no proxy routing or
+// policing on the headers is walked around by the search.
 func (h *Handler) checkParams(r *http.Request, rec *record) error {
-	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != rec.name {
+	named := rec.name
+	if rec.via != "" {
+		named = rec.via // what the body names; rec.name is the tool it calls
+	}
+	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != named {
 		return nil
 	}
 	t := rec.tool
