@@ -390,7 +390,9 @@ func (s *server) readUI(ctx context.Context, req *mcp.ReadResourceRequest, v *ui
 	}
 	res := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: v.uri, MIMEType: uiMIMEType, Text: html, Meta: v.uiMeta()}}}
 	res.TTLMs, res.CacheScope = 0, "public"
-	if v.scoped() {
+	// A rendered page may depend on who asked (Render runs with the
+	// caller's context): no shared cache may keep it.
+	if v.scoped() || v.ui.Render != nil {
 		res.CacheScope = "private"
 	}
 	return readFinished(req, res, uiMIMEType)

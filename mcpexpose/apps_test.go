@@ -513,3 +513,30 @@ func TestUIDeclarationIsCopied(t *testing.T) {
 		t.Errorf("read = %s", got)
 	}
 }
+
+// A rendered view may differ by caller: no shared cache may keep it, even
+// when every tool linking it is public; a static public view may be kept.
+func TestUIRenderedReadIsPrivate(t *testing.T) {
+	app := agnara.New("views", nil)
+	exp := mcpexpose.New(app)
+	noop := func() (string, error) { return "", nil }
+	exp.Tool(app.Capability(noop, &agnara.CapabilityOptions{Name: "rendered", Description: "A rendered view."}),
+		&mcpexpose.ToolOptions{UI: &mcpexpose.UI{Render: func(context.Context) (string, error) { return "<p>hi</p>", nil }}})
+	exp.Tool(app.Capability(noop, &agnara.CapabilityOptions{Name: "static", Description: "A static view."}),
+		&mcpexpose.ToolOptions{UI: &mcpexpose.UI{HTML: "<p>hi</p>"}})
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, &fixture{snap: snap}, nil)
+	cs := connect(t, srv.URL+"/mcp", "", "", nil)
+	for uri, want := range map[string]string{"ui://views.rendered": "private", "ui://views.static": "public"} {
+		res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatalf("read %s: %v", uri, err)
+		}
+		if res.CacheScope != want {
+			t.Errorf("read %s: cacheScope %q, want %q", uri, res.CacheScope, want)
+		}
+	}
+}
