@@ -245,20 +245,18 @@ func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, e
 	if !ok || succ.Content != nil {
 		return projection.Project(out)
 	}
-	if t.output == nil || t.enforced {
-		// Nothing to check, or nothing a check could find: the value's
-		// type guarantees its schema (registry.PlanFacts.OutputEnforced).
-		env, err := projection.Envelope(succ.Value)
-		if err != nil {
-			return nil, err
-		}
-		return projection.Success(env), nil
-	}
-	env, doc, err := projection.EnvelopeDoc(succ.Value)
+	env, err := projection.Envelope(succ.Value)
 	if err != nil {
 		return nil, err
 	}
-	{
+	if t.output != nil && !t.enforced {
+		// The schema can reject what the type allows: the one encoding,
+		// read back, is what it judges (registry.PlanFacts.OutputEnforced
+		// says when nothing a check could find).
+		doc, err := schemacheck.Parse(env)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", projection.ErrProjection, err)
+		}
 		if verr := t.output.Validate(doc); verr != nil {
 			// Name where, never what: the value may hold anything.
 			return nil, fmt.Errorf("%w: the value does not match the published output schema at %s", projection.ErrProjection, strings.Join(violationPaths(verr), ", "))
