@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -249,10 +250,12 @@ func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, e
 	if err != nil {
 		return nil, err
 	}
-	if t.output != nil && !t.enforced {
-		// The schema can reject what the type allows: the one encoding,
-		// read back, is what it judges (registry.PlanFacts.OutputEnforced
-		// says when nothing a check could find).
+	if t.output != nil && !t.enforced && !t.outputProof(succ.Value).Accepts(succ.Value) {
+		// The schema can reject what the type allows, and the value's
+		// proof did not accept it: the one encoding, read back, is what
+		// the validator judges (registry.PlanFacts.OutputEnforced says
+		// when nothing a check could find; projection.Checker, when a
+		// value is proved valid without the validator).
 		doc, err := schemacheck.Parse(env)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", projection.ErrProjection, err)
@@ -263,6 +266,18 @@ func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, e
 		}
 	}
 	return projection.Success(env), nil
+}
+
+// outputProof returns the Checker of values of value's type against the
+// tool's published output schema, made once per type (ADR 87).
+func (t *tool) outputProof(value any) *projection.Checker {
+	typ := reflect.TypeOf(value)
+	if c := t.proof.Load(); c != nil && c.Type() == typ {
+		return c
+	}
+	c := projection.NewChecker(typ, t.plan.OutputSchema())
+	t.proof.Store(c)
+	return c
 }
 
 // checkStructured checks the structured value of an execution.Result

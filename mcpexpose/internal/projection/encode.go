@@ -346,21 +346,26 @@ func arrayEncoder(t reflect.Type) encodeFunc {
 	}
 }
 
-// structField is one field a struct's encoding writes, under its JSON
-// name, already written as a key ("name":).
+// structField is one field a struct's encoding writes: its name, and
+// the name written as a key ("name":).
 type structField struct {
 	index     int
-	key       string
+	name, key string
 	omitEmpty bool
 	typ       reflect.Type
 }
 
-func structEncoder(t reflect.Type) encodeFunc {
+// plainFields returns the fields encoding/json writes of a struct of
+// type t, sorted by name, or false when t's encoding follows rules of
+// encoding/json's own the canonical encoder leaves to it: embedded fields
+// (promotion), the ",string" and ",omitzero" options, fields sharing a
+// name.
+func plainFields(t reflect.Type) ([]structField, bool) {
 	var fields []structField
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		if sf.Anonymous {
-			return marshalled // promotion rules: encoding/json's own
+			return nil, false
 		}
 		tag := sf.Tag.Get("json")
 		if !sf.IsExported() || tag == "-" {
@@ -376,19 +381,25 @@ func structEncoder(t reflect.Type) encodeFunc {
 			case "omitempty":
 				omitEmpty = true
 			case "string", "omitzero":
-				return marshalled
+				return nil, false
 			}
 		}
-		fields = append(fields, structField{index: i, key: name, omitEmpty: omitEmpty, typ: sf.Type})
+		fields = append(fields, structField{index: i, name: name, omitEmpty: omitEmpty, typ: sf.Type})
 	}
-	slices.SortFunc(fields, func(a, b structField) int { return strings.Compare(a.key, b.key) })
-	for i := 1; i < len(fields); i++ {
-		if fields[i].key == fields[i-1].key {
-			return marshalled // which one wins: encoding/json's rule
-		}
-	}
+	slices.SortFunc(fields, func(a, b structField) int { return strings.Compare(a.name, b.name) })
 	for i := range fields {
-		fields[i].key = string(append(appendString(nil, fields[i].key), ':'))
+		if i > 0 && fields[i].name == fields[i-1].name {
+			return nil, false
+		}
+		fields[i].key = string(append(appendString(nil, fields[i].name), ':'))
+	}
+	return fields, true
+}
+
+func structEncoder(t reflect.Type) encodeFunc {
+	fields, ok := plainFields(t)
+	if !ok {
+		return marshalled
 	}
 	return func(e *encoder, v reflect.Value, depth int) error {
 		p, err := e.open(depth)
