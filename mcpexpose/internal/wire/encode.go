@@ -191,7 +191,8 @@ func (e *Encoder) callResult(buf *bytes.Buffer, r *mcp.CallToolResult) error {
 // projection makes of most outcomes — text blocks without metadata,
 // structured content as raw JSON, no input requests — without encoding
 // the result struct and each block through their MarshalJSON methods,
-// and reports whether it did. TestEncodeTextResult holds it to the
+// each text and the structured content written straight into buf
+// (appendQuoted, appendRaw), and reports whether it did. TestEncodeTextResult holds it to the
 // general encoding, and to the SDK's fields.
 func (e *Encoder) textResult(buf *bytes.Buffer, r *mcp.CallToolResult, modern bool) bool {
 	if len(r.Meta) != 0 || r.InputRequests != nil || r.RequestState != "" {
@@ -202,17 +203,14 @@ func (e *Encoder) textResult(buf *bytes.Buffer, r *mcp.CallToolResult, modern bo
 			return false
 		}
 	}
-	var structured []byte
+	var structured json.RawMessage
 	switch sc := r.StructuredContent.(type) {
 	case nil:
 	case json.RawMessage:
 		if sc == nil {
 			return false
 		}
-		var err error
-		if structured, err = json.Marshal(sc); err != nil {
-			return false
-		}
+		structured = sc
 	default:
 		return false
 	}
@@ -227,19 +225,22 @@ func (e *Encoder) textResult(buf *bytes.Buffer, r *mcp.CallToolResult, modern bo
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		text, err := json.Marshal(c.(*mcp.TextContent).Text)
-		if err != nil {
-			buf.Truncate(start)
-			return false
-		}
 		buf.WriteString(`{"type":"text","text":`)
-		buf.Write(text)
+		buf.Write(appendQuoted(buf.AvailableBuffer(), c.(*mcp.TextContent).Text))
 		buf.WriteByte('}')
 	}
 	buf.WriteByte(']')
 	if structured != nil {
 		buf.WriteString(`,"structuredContent":`)
-		buf.Write(structured)
+		b, ok := appendRaw(buf.AvailableBuffer(), structured)
+		if !ok {
+			var err error
+			if b, err = json.Marshal(structured); err != nil {
+				buf.Truncate(start)
+				return false
+			}
+		}
+		buf.Write(b)
 	}
 	if r.IsError {
 		buf.WriteString(`,"isError":true`)
