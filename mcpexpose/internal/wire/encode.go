@@ -47,12 +47,13 @@ func PutBuf(buf *bytes.Buffer) {
 	}
 }
 
-// Response writes the JSON-RPC response to fc as the SDK's JSON-RPC
-// layer writes it: res, or err as that layer words it; with the
+// Response appends the JSON-RPC response to fc to buf as the SDK's
+// JSON-RPC layer writes it: res, or err as that layer words it; with the
 // annotations of a 2026-07-28 result when modern. It returns the HTTP
 // status the revision gives the error, or 0 for an answer sent in the
 // stream (always, in the handshake era).
 func (e *Encoder) Response(buf *bytes.Buffer, fc *Call, res mcp.Result, err error, modern bool) int {
+	start := buf.Len() // what buf held before is kept
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(fc.ID)
 	if err == nil {
@@ -60,7 +61,7 @@ func (e *Encoder) Response(buf *bytes.Buffer, fc *Call, res mcp.Result, err erro
 		if res == nil {
 			err = errNilResult
 		} else if err = e.Result(buf, res, modern); err != nil {
-			buf.Reset()
+			buf.Truncate(start)
 			buf.WriteString(`{"jsonrpc":"2.0","id":`)
 			buf.Write(fc.ID)
 		}
