@@ -39,7 +39,7 @@ type onceNext struct {
 // onceValues are values a handler may return, of every shape the
 // canonical encoding treats in its own way.
 var onceValues = []any{
-	nil, true, "", "<script>&\"\\\u2028\u2029\x01\xff é 日本 😀", 0.1, 1e21, 1e-7, -0.0,
+	nil, true, "", "<script>&\"\\\u2028\u2029\x01\xff é 日本 😀", 0.1, 1e21, 1e-7, math.Copysign(0, -1),
 	math.MaxInt64, uint64(math.MaxUint64), float32(3.4e38), json.Number("12345678901234567890.5e-3"),
 	[]string(nil), map[string]any(nil), []any{}, map[string]any{},
 	map[string]any{"z": 1, "a": map[string]any{"y": []any{nil, "x"}, "b": false}, "\u00e9": "é", "A": 1, "<": ">"},

@@ -15,14 +15,15 @@ import (
 // canonical encoder's differential test.
 
 type encLeaf struct {
-	Z      string            `json:"z"`
-	A      []int             `json:"a"`
-	Opt    *string           `json:"opt,omitempty"`
-	Skip   string            `json:"-"`
+	Z    string  `json:"z"`
+	A    []int   `json:"a"`
+	Opt  *string `json:"opt,omitempty"`
+	Skip string  `json:"-"`
+	//lint:ignore SA5008 the key "-", as encoding/json reads this tag
 	Dash   string            `json:"-,"`
-	Bad    int               `json:"a\"b"` // not a valid tag name: the field's name is the key
+	Bad    int               `json:"a§b"` // not a valid tag name: the field's name is the key
 	NoName bool              `json:",omitempty"`
-	hidden string            //nolint:unused // unexported: never written
+	hidden string            // unexported: never written
 	Tags   map[string]string `json:"tags,omitempty"`
 }
 
@@ -207,7 +208,7 @@ func genTree(r *rand.Rand, depth int) encTree {
 		Keys:     map[encKey]bool{"z": true, "a": false},
 	}
 	if r.IntN(2) == 0 {
-		t.Leaf = &encLeaf{Z: s, A: []int{3, 1}, Opt: &s, Bad: 1, Tags: map[string]string{"y": s, "x": ""}}
+		t.Leaf = &encLeaf{Z: s, A: []int{3, 1}, Opt: &s, Bad: 1, Dash: "dash", hidden: s, Tags: map[string]string{"y": s, "x": ""}}
 		t.Bytes = []byte(s)
 		t.Num = "42"
 	}
