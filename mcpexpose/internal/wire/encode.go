@@ -226,13 +226,16 @@ func (e *Encoder) textResult(buf *bytes.Buffer, r *mcp.CallToolResult, modern bo
 		if i > 0 {
 			buf.WriteByte(',')
 		}
+		text := c.(*mcp.TextContent).Text
 		buf.WriteString(`{"type":"text","text":`)
-		buf.Write(appendQuoted(buf.AvailableBuffer(), c.(*mcp.TextContent).Text))
+		buf.Grow(len(text) + len(text)/4 + 2) // room for the usual escapes: appended in place
+		buf.Write(appendQuoted(buf.AvailableBuffer(), text))
 		buf.WriteByte('}')
 	}
 	buf.WriteByte(']')
 	if structured != nil {
 		buf.WriteString(`,"structuredContent":`)
+		buf.Grow(len(structured) + 64)
 		b, ok := appendRaw(buf.AvailableBuffer(), structured)
 		if !ok {
 			var err error
