@@ -235,8 +235,9 @@ func pointerEncoder(t reflect.Type) encodeFunc {
 	}
 }
 
-// opened counts one more level of nesting and the pointers inside it
-// afresh; close restores the count.
+// open enters one more level of nesting (an object or an array), or
+// fails past MaxDepth; it returns the pointers followed so far, which
+// count afresh inside the level, for the caller to restore on leaving it.
 func (e *encoder) open(depth int) (int, error) {
 	if depth+1 > MaxDepth {
 		return 0, errTooDeep
