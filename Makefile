@@ -189,6 +189,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzFastPath$$' -fuzztime $(FUZZTIME) ./mcpexpose/
 	$(GO) test -run '^$$' -fuzz '^FuzzSessionEdge$$' -fuzztime $(FUZZTIME) ./mcpexpose/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime $(FUZZTIME) ./mcpexpose/internal/projection/
+	$(GO) test -run '^$$' -fuzz '^FuzzEncodeOnce$$' -fuzztime $(FUZZTIME) ./mcpexpose/internal/projection/
+	$(GO) test -run '^$$' -fuzz '^FuzzTextResult$$' -fuzztime $(FUZZTIME) ./mcpexpose/internal/wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./internal/canonjson/
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaProfile$$' -fuzztime $(FUZZTIME) ./mcpimport/
 	$(GO) test -run '^$$' -fuzz '^FuzzResultContent$$' -fuzztime $(FUZZTIME) ./mcpimport/

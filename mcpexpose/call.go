@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -245,26 +246,38 @@ func (s *server) project(t *tool, out execution.Outcome) (*mcp.CallToolResult, e
 	if !ok || succ.Content != nil {
 		return projection.Project(out)
 	}
-	if t.output == nil || t.enforced {
-		// Nothing to check, or nothing a check could find: the value's
-		// type guarantees its schema (registry.PlanFacts.OutputEnforced).
-		env, err := projection.Envelope(succ.Value)
-		if err != nil {
-			return nil, err
-		}
-		return projection.Success(env), nil
-	}
-	env, doc, err := projection.EnvelopeDoc(succ.Value)
+	env, err := projection.Envelope(succ.Value)
 	if err != nil {
 		return nil, err
 	}
-	{
+	if t.output != nil && !t.enforced && !t.outputProof(succ.Value).Accepts(succ.Value) {
+		// The schema can reject what the type allows, and the value's
+		// proof did not accept it: the one encoding, read back, is what
+		// the validator judges (registry.PlanFacts.OutputEnforced says
+		// when nothing a check could find; projection.Checker, when a
+		// value is proved valid without the validator).
+		doc, err := schemacheck.Parse(env)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", projection.ErrProjection, err)
+		}
 		if verr := t.output.Validate(doc); verr != nil {
 			// Name where, never what: the value may hold anything.
 			return nil, fmt.Errorf("%w: the value does not match the published output schema at %s", projection.ErrProjection, strings.Join(violationPaths(verr), ", "))
 		}
 	}
 	return projection.Success(env), nil
+}
+
+// outputProof returns the Checker of values of value's type against the
+// tool's published output schema, made once per type (ADR 87).
+func (t *tool) outputProof(value any) *projection.Checker {
+	typ := reflect.TypeOf(value)
+	if c := t.proof.Load(); c != nil && c.Type() == typ {
+		return c
+	}
+	c := projection.NewChecker(typ, t.plan.OutputSchema())
+	t.proof.Store(c)
+	return c
 }
 
 // checkStructured checks the structured value of an execution.Result

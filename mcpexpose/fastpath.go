@@ -135,6 +135,9 @@ func finished(res mcp.Result) mcp.Result {
 func (h *Handler) writeFast(w http.ResponseWriter, fc *wire.Call, res mcp.Result, err error) {
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
+	// The response is written inside its event, in the one buffer: an
+	// error the revision gives a status goes without the event's framing.
+	buf.WriteString(eventOpening)
 	status := h.srv.wire.Response(buf, fc, res, err, true)
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-cache, no-transform")
@@ -142,11 +145,16 @@ func (h *Handler) writeFast(w http.ResponseWriter, fc *wire.Call, res mcp.Result
 	if status != 0 {
 		hd.Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		_, _ = w.Write(buf.Bytes())
+		_, _ = w.Write(buf.Bytes()[len(eventOpening):])
 		return
 	}
-	writeStream(w, appendEvent(nil, buf.Bytes()))
+	buf.WriteString("\n\n")
+	writeStream(w, buf.Bytes())
 }
+
+// eventOpening opens the event of a 2026-07-28 answer, as appendEvent
+// writes it.
+const eventOpening = "event: message\ndata: "
 
 // writeStream writes out, a whole event stream, as the one write of an
 // answer whose length is known before its first byte: with a

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/internal/registry"
 	"github.com/agnara-go/agnara/internal/schemacheck"
 	"github.com/agnara-go/agnara/internal/site"
+	"github.com/agnara-go/agnara/mcpexpose/internal/projection"
 	"github.com/agnara-go/agnara/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -54,6 +56,10 @@ type tool struct {
 	// enforced: the output type guarantees the schema, so successes are
 	// not validated against it (registry.PlanFacts.OutputEnforced).
 	enforced bool
+	// proof proves successes valid from their Go value when the schema
+	// can reject them (!enforced): built for the type of the first value
+	// checked, again when another type comes (outputProof, call.go).
+	proof atomic.Pointer[projection.Checker]
 	// checked: the capability validates its Result's structured value
 	// against the schema itself, so it is not parsed and validated again
 	// (registry.PlanFacts.StructuredChecked, ADR 81).

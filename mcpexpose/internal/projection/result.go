@@ -113,70 +113,42 @@ func marshalCompact(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// Envelope encodes {"result": value} as EnvelopeDoc does,
-// without the decoded envelope: value is encoded once, and its keys are
-// sorted in the same pass that writes the envelope.
+// Envelope encodes {"result": value} compactly with object keys sorted at
+// every level (the canonical form ProjectResult documents), in one pass
+// over the value (appendCanonical): nothing is encoded twice, and the
+// bytes are those of json.Marshal followed by a decode and an encode
+// without HTML escaping, which the projection wrote before. It fails, with
+// ErrProjection, for a value json.Marshal refuses, one holding a map with
+// keys of a non-string kind, or one nested deeper than MaxDepth.
 func Envelope(value any) ([]byte, error) {
-	raw, err := json.Marshal(value)
+	buf := envelopeBufs.Get().(*[]byte)
+	b := append((*buf)[:0], envelopePrefix...)
+	b, err := appendCanonical(b, value)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrProjection, err)
-	}
-	if err := stringKeys(reflect.ValueOf(value)); err != nil {
+		putEnvelopeBuf(buf, b)
 		return nil, err
 	}
-	b := make([]byte, 0, len(envelopePrefix)+len(raw)+1)
-	b = append(b, envelopePrefix...)
-	if b, err = canonicalJSON(b, raw); err != nil {
-		return nil, err
-	}
-	return append(b, '}'), nil
+	b = append(b, '}')
+	env := make([]byte, len(b))
+	copy(env, b)
+	putEnvelopeBuf(buf, b)
+	return env, nil
 }
 
-// EnvelopeDoc encodes {"result": value} compactly with sorted keys, and
-// returns the decoded envelope for validation.
-func EnvelopeDoc(value any) ([]byte, any, error) {
-	raw, err := json.Marshal(value)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrProjection, err)
+// envelopeBufs are the buffers Envelope encodes into, so that the
+// envelope it returns is allocated once, at its size.
+var envelopeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+func putEnvelopeBuf(buf *[]byte, b []byte) {
+	if cap(b) <= 256<<10 {
+		*buf = b[:0]
+		envelopeBufs.Put(buf)
 	}
-	// After Marshal, which has refused cycles: the walk ends.
-	if err := stringKeys(reflect.ValueOf(value)); err != nil {
-		return nil, nil, err
-	}
-	v, err := schemacheck.Parse(raw)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrProjection, err)
-	}
-	if Nesting(v, 0) > MaxDepth {
-		return nil, nil, fmt.Errorf("%w: nested deeper than %d levels", ErrProjection, MaxDepth)
-	}
-	b, err := marshalEnvelope(v, len(raw))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrProjection, err)
-	}
-	return b, map[string]any{"result": v}, nil
 }
 
-// envelopePrefix opens the envelope; written around the value's own
-// encoding, the one-key envelope map is never encoded (it would cost its
-// key sort and iteration on every call).
+// envelopePrefix opens the envelope, written before the value's own
+// encoding.
 const envelopePrefix = `{"result":`
-
-// marshalEnvelope encodes {"result": v} as marshalCompact would; size is
-// the length of v's encoding as json.Marshal wrote it (the same but for
-// HTML escapes, which only make it longer), so the buffer never grows.
-func marshalEnvelope(v any, size int) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, len(envelopePrefix)+size+1))
-	buf.WriteString(envelopePrefix)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	b := buf.Bytes()
-	b[len(b)-1] = '}' // Encode ends with a newline
-	return b, nil
-}
 
 // nesting returns the number of levels of objects and arrays in v, which
 // sits inside d levels: a scalar is 0 levels, [] and {} are 1, [[]] is 2.

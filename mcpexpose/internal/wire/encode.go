@@ -47,12 +47,13 @@ func PutBuf(buf *bytes.Buffer) {
 	}
 }
 
-// Response writes the JSON-RPC response to fc as the SDK's JSON-RPC
-// layer writes it: res, or err as that layer words it; with the
+// Response appends the JSON-RPC response to fc to buf as the SDK's
+// JSON-RPC layer writes it: res, or err as that layer words it; with the
 // annotations of a 2026-07-28 result when modern. It returns the HTTP
 // status the revision gives the error, or 0 for an answer sent in the
 // stream (always, in the handshake era).
 func (e *Encoder) Response(buf *bytes.Buffer, fc *Call, res mcp.Result, err error, modern bool) int {
+	start := buf.Len() // what buf held before is kept
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(fc.ID)
 	if err == nil {
@@ -60,7 +61,7 @@ func (e *Encoder) Response(buf *bytes.Buffer, fc *Call, res mcp.Result, err erro
 		if res == nil {
 			err = errNilResult
 		} else if err = e.Result(buf, res, modern); err != nil {
-			buf.Reset()
+			buf.Truncate(start)
 			buf.WriteString(`{"jsonrpc":"2.0","id":`)
 			buf.Write(fc.ID)
 		}
@@ -191,7 +192,8 @@ func (e *Encoder) callResult(buf *bytes.Buffer, r *mcp.CallToolResult) error {
 // projection makes of most outcomes — text blocks without metadata,
 // structured content as raw JSON, no input requests — without encoding
 // the result struct and each block through their MarshalJSON methods,
-// and reports whether it did. TestEncodeTextResult holds it to the
+// each text and the structured content written straight into buf
+// (appendQuoted, appendRaw), and reports whether it did. TestEncodeTextResult holds it to the
 // general encoding, and to the SDK's fields.
 func (e *Encoder) textResult(buf *bytes.Buffer, r *mcp.CallToolResult, modern bool) bool {
 	if len(r.Meta) != 0 || r.InputRequests != nil || r.RequestState != "" {
@@ -202,17 +204,14 @@ func (e *Encoder) textResult(buf *bytes.Buffer, r *mcp.CallToolResult, modern bo
 			return false
 		}
 	}
-	var structured []byte
+	var structured json.RawMessage
 	switch sc := r.StructuredContent.(type) {
 	case nil:
 	case json.RawMessage:
 		if sc == nil {
 			return false
 		}
-		var err error
-		if structured, err = json.Marshal(sc); err != nil {
-			return false
-		}
+		structured = sc
 	default:
 		return false
 	}
@@ -227,19 +226,25 @@ func (e *Encoder) textResult(buf *bytes.Buffer, r *mcp.CallToolResult, modern bo
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		text, err := json.Marshal(c.(*mcp.TextContent).Text)
-		if err != nil {
-			buf.Truncate(start)
-			return false
-		}
+		text := c.(*mcp.TextContent).Text
 		buf.WriteString(`{"type":"text","text":`)
-		buf.Write(text)
+		buf.Grow(len(text) + len(text)/4 + 2) // room for the usual escapes: appended in place
+		buf.Write(appendQuoted(buf.AvailableBuffer(), text))
 		buf.WriteByte('}')
 	}
 	buf.WriteByte(']')
 	if structured != nil {
 		buf.WriteString(`,"structuredContent":`)
-		buf.Write(structured)
+		buf.Grow(len(structured) + 64)
+		b, ok := appendRaw(buf.AvailableBuffer(), structured)
+		if !ok {
+			var err error
+			if b, err = json.Marshal(structured); err != nil {
+				buf.Truncate(start)
+				return false
+			}
+		}
+		buf.Write(b)
 	}
 	if r.IsError {
 		buf.WriteString(`,"isError":true`)

@@ -84,3 +84,34 @@ func TestEncodeTextResult(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTextResult holds textResult's own writing of texts and structured
+// content (appendQuoted, appendRaw) to the SDK's encoding of the result,
+// for any text and any bytes as structured content: equal when both
+// encode it, refused by both when json.Marshal refuses it; and appendRaw
+// never accepts what json.Marshal refuses.
+func FuzzTextResult(f *testing.F) {
+	for _, seed := range []string{
+		`{"result":{"a":"<b>&\u2028","b":[1,-0.5e+10,true,false,null],"c":{}}}`, "\"\xe2\x80\xa8\xe2\x80\xa9\xff\"",
+		` {"a":1}`, `{"a":1,}`, `[1 ,2]`, `01`, `1.`, `-`, `"\u12G4"`, `"\x01"`, `{"a"}`, `[[[[]]]]`, `nul`, `"\/\b\f\n\r\t"`,
+	} {
+		f.Add(seed, []byte(seed))
+	}
+	s, err := NewEncoder(&mcp.Implementation{Name: "enc", Version: "1"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string, raw []byte) {
+		want, werr := json.Marshal(json.RawMessage(raw))
+		if got, ok := appendRaw(nil, raw); ok && (werr != nil || string(got) != string(want)) {
+			t.Fatalf("%q: appendRaw %q, json.Marshal %q (%v)", raw, got, want, werr)
+		}
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: string(raw)}}, StructuredContent: json.RawMessage(raw)}
+		sdk, serr := json.Marshal(res)
+		var direct bytes.Buffer
+		ok := s.textResult(&direct, res, false)
+		if ok != (serr == nil) || (ok && direct.String() != string(sdk)) {
+			t.Fatalf("%q, %q:\ndirect %s (%v)\nsdk    %s (%v)", text, raw, direct.String(), ok, sdk, serr)
+		}
+	})
+}
