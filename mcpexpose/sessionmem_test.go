@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agnara-go/agnara/agnara"
+	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -125,5 +127,80 @@ func BenchmarkSessionCall(b *testing.B) {
 		heap, _ := liveAfterGC()
 		b.ReportMetric(float64(size-size0)/float64(n), "stored-B/call")
 		b.ReportMetric(float64(int64(heap)-int64(heap0))/float64(n), "live-B/call")
+	}
+}
+
+// TestListenKindsMemory measures what a 2026-07-28 listen holds by what
+// it asks for (issue 42 item 3a, ADR 82): a listen for tool list changes,
+// which the edge holds, against listens the SDK holds, for the prompt or
+// resource lists' changes or naming task ids. It asserts only that the
+// edge's is the cheapest: the others are the SDK's figures, for the docs.
+func TestListenKindsMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a measurement")
+	}
+	const n = 200
+	app := agnara.New("kinds", nil)
+	text := app.Capability(func() (string, error) { return "t", nil }, &agnara.CapabilityOptions{Name: "text", Description: "Text."})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	slow := app.Capability(func(ctx context.Context) (string, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return "s", nil
+	}, &agnara.CapabilityOptions{Name: "slow", Description: "Slow."})
+	exp := New(app)
+	exp.Tool(text, nil)
+	exp.Tool(slow, &ToolOptions{Name: "slow", Task: TaskRequired})
+	exp.Resource(text, &ResourceOptions{URI: "docs://text"})
+	exp.Prompt(text, &PromptOptions{Name: "text"})
+	snap, err := exp.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandler(snap, &HandlerOptions{Limits: &Limits{MaxStreams: -1}, Server: &ServerOptions{Swappable: true, Tasks: &TaskOptions{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lsrv := httptest.NewServer(h)
+	t.Cleanup(lsrv.Close)
+	kinds := []struct {
+		name  string
+		notes map[string]any
+	}{
+		{"tools", map[string]any{"toolsListChanged": true}},
+		{"prompts", map[string]any{"promptsListChanged": true}},
+		{"resources", map[string]any{"resourcesListChanged": true}},
+		{"tasks", nil},
+		{"all", map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}},
+	}
+	caps := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	// A task still running, for the listens naming it.
+	resp, _, msg := mcptest.Do(t, mcptest.Request(t, lsrv.URL, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}, "_meta": mcptest.Meta(caps)}, ""))
+	res, _ := msg["result"].(map[string]any)
+	task, _ := res["taskId"].(string)
+	if resp.StatusCode != http.StatusOK || task == "" {
+		t.Fatalf("starting a task: HTTP %d: %v", resp.StatusCode, msg)
+	}
+	costs := map[string]heldCost{}
+	for _, k := range kinds {
+		if k.notes == nil {
+			k.notes = map[string]any{"taskIds": []string{task}}
+		}
+		before := h.FastPathRequests()
+		costs[k.name] = costOf(t, "listen-"+k.name, n, func() {
+			if drop, status, _, body := holdListenFor(t, lsrv, k.notes, caps); drop == nil {
+				t.Fatalf("listen for %s: HTTP %d: %s", k.name, status, body)
+			}
+		})
+		t.Logf("a listen for %s (held by the edge: %v): %v", k.name, h.FastPathRequests() > before, costs[k.name])
+	}
+	edge := costs["tools"]
+	for _, k := range kinds[1:] {
+		if c := costs[k.name]; c.kib+c.stackKiB < edge.kib+edge.stackKiB {
+			t.Errorf("a listen for %s holds %v, less than one the edge holds, %v", k.name, c, edge)
+		}
 	}
 }
