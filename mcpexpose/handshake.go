@@ -39,10 +39,12 @@ import (
 //     notifications/cancelled naming it;
 //   - it refuses, by leaving to the SDK, an id already in flight;
 //   - it writes the answer as the SDK frames it (a priming event when the
-//     request's header asks for 2025-11-25, then the message) and stores
-//     both in the session's event store first, under the same stream id
-//     format, so that a GET resuming the stream with Last-Event-ID is
-//     replayed by the SDK as if it had written them.
+//     request's header asks for 2025-11-25, then the message) and keeps
+//     it in the session's event store first, under a stream id of the
+//     SDK's form, so that a GET resuming the stream with Last-Event-ID is
+//     replayed by the SDK as if it had written it: a stream written whole
+//     as one entry of the store's log (ADR 88), one written event by
+//     event as the SDK's events.
 
 // lookup returns the live session id, or nil.
 func (s *sessions) lookup(id string) *liveSession {
