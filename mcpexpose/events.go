@@ -76,6 +76,7 @@ type eventStore struct {
 	// written is the log of the streams the edge wrote whole, oldest
 	// first; an entry of a closed session is emptied (session "").
 	written []writtenStream
+	emptied int    // entries of written emptied by their session's close
 	clock   uint64 // counts writes, to order the log against lru
 	// prefix begins the ids of the streams in the log: random, as the
 	// SDK's stream ids are, and the same length as the ids' tail.
@@ -228,9 +229,17 @@ func (s *eventStore) SessionClosed(_ context.Context, sessionID string) error {
 		if w := &s.written[i]; w.session == sessionID {
 			s.size -= w.cost()
 			*w = writtenStream{tick: w.tick}
+			s.emptied++
 		}
 	}
 	s.popEmpty()
+	if s.emptied > len(s.written)/2 {
+		// Most of the log is emptied entries behind a live one: drop
+		// them, so that sessions that come and go while an old one's
+		// entry stays do not grow it.
+		kept := slices.DeleteFunc(s.written, func(w writtenStream) bool { return w.session == "" })
+		s.written, s.emptied = kept, 0
+	}
 	return nil
 }
 
@@ -346,6 +355,7 @@ func (s *eventStore) popEmpty() {
 	for len(s.written) > 0 && s.written[0].session == "" {
 		s.written[0] = writtenStream{}
 		s.written = s.written[1:]
+		s.emptied--
 	}
 }
 

@@ -220,4 +220,21 @@ func TestEventStoreWritten(t *testing.T) {
 			t.Errorf("after both closed: %d bytes, %d streams, %d messages, %d log entries", size, streams, messages, len(s.written))
 		}
 	})
+
+	t.Run("sessions come and go", func(t *testing.T) {
+		ids = map[string]string{}
+		s := newEventStore(1 << 20)
+		ids["old"] = keep(s, "old", true, []byte("O")) // an idle session's answer, never forgotten
+		for i := range 1000 {
+			session := "S" + strconv.Itoa(i)
+			keep(s, session, true, []byte("A"))
+			_ = s.SessionClosed(ctx, session)
+		}
+		if len(s.written) > 4 {
+			t.Errorf("after 1000 sessions came and went the log holds %d entries, want the idle one's and few more", len(s.written))
+		}
+		if got, err := replay(s, "old", id("old"), 0); err != nil || got != "O" {
+			t.Errorf("the idle session's answer: %q, %v", got, err)
+		}
+	})
 }
