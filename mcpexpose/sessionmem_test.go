@@ -77,8 +77,10 @@ func TestSessionMemory(t *testing.T) {
 	ssrv := sdkSessionServer(t)
 	sdk := costOf(t, "session-sdk", n, func() { useSession(t, ssrv.URL) })
 	t.Logf("an idle 2025-11-25 session: agnara-go %v; go-sdk %v", agnara, sdk)
-	if a, s := agnara.kib+agnara.stackKiB, sdk.kib+sdk.stackKiB; a > s*1.05+0.2 {
-		t.Errorf("an idle session holds %.1f KiB live on agnara-go, %.1f on go-sdk", a, s)
+	// Heap and goroutines: their stacks vary from run to run by more
+	// than the difference measured (2.1-4.2 KiB for one goroutine).
+	if agnara.kib > sdk.kib*1.05+0.1 || agnara.goroutines > sdk.goroutines+0.05 {
+		t.Errorf("an idle session holds %v on agnara-go, %v on go-sdk", agnara, sdk)
 	}
 }
 
