@@ -1,11 +1,14 @@
 package mcpexpose
 
 import (
+	"cmp"
 	"container/list"
 	"context"
+	crand "crypto/rand"
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,6 +20,9 @@ import (
 const (
 	streamCost  = 160
 	messageCost = 24
+	// writtenCost is what a stream the edge wrote whole costs besides its
+	// message: its entry in the store's written log.
+	writtenCost = 64
 )
 
 // eventStore is the [mcp.EventStore] of the handshake-era handler: it keeps
@@ -48,6 +54,15 @@ const (
 // with wrong indices: the message is still delivered live, it just cannot
 // be replayed.
 //
+// A stream the edge wrote whole, its answer in one write (writeSession),
+// is kept apart, in the order written (keepWritten, ADR 88): no copy of
+// its message beyond the one written, no map entry nor list element of
+// its own, only an entry appended to a log, under a stream id the store
+// makes of its own prefix and the entry's place in the log, by which a
+// resume finds it (After). It counts against the same budget, and the
+// store forgets whichever is older first, the least recently written
+// stream or the oldest entry of the log.
+//
 // It is safe for concurrent use.
 type eventStore struct {
 	mu       sync.Mutex
@@ -58,6 +73,33 @@ type eventStore struct {
 	// lru holds the streams that can be forgotten, least recently written
 	// first. A standalone stream is in it only while it holds messages.
 	lru list.List
+	// written is the log of the streams the edge wrote whole, oldest
+	// first; an entry of a closed session is emptied (session "").
+	written []writtenStream
+	emptied int    // entries of written emptied by their session's close
+	clock   uint64 // counts writes, to order the log against lru
+	// prefix begins the ids of the streams in the log: random, as the
+	// SDK's stream ids are, and the same length as the ids' tail.
+	prefix string
+}
+
+// writtenStream is one stream the edge wrote whole: its message, of
+// index 1 after a priming event (index 0) when primed, of index 0
+// otherwise.
+type writtenStream struct {
+	session string // "" once its session closed
+	msg     []byte
+	tick    uint64 // the clock when written, which names it (writtenID)
+	primed  bool   // the stream was primed
+	prime   bool   // and its priming event is kept
+}
+
+func (w *writtenStream) cost() int64 {
+	n := writtenCost + messageCost + int64(cap(w.msg))
+	if w.prime {
+		n += messageCost
+	}
+	return n
 }
 
 var _ mcp.EventStore = (*eventStore)(nil)
@@ -68,10 +110,11 @@ type eventStream struct {
 	data        [][]byte // messages; nil ones are the SDK's priming events
 	size        int64    // what data counts
 	elem        *list.Element
+	tick        uint64 // when last written
 }
 
 func newEventStore(maxBytes int64) *eventStore {
-	return &eventStore{max: maxBytes, maxOne: maxBytes / 4, sessions: make(map[string]map[string]*eventStream)}
+	return &eventStore{max: maxBytes, maxOne: maxBytes / 4, sessions: make(map[string]map[string]*eventStream), prefix: crand.Text()[:writtenIDLen/2]}
 }
 
 func (st *eventStream) fixedCost() int64 {
@@ -90,7 +133,8 @@ func (s *eventStore) Open(_ context.Context, sessionID, streamID string) error {
 	if _, ok := streams[streamID]; ok {
 		return nil
 	}
-	st := &eventStream{session: sessionID, id: streamID}
+	s.clock++
+	st := &eventStream{session: sessionID, id: streamID, tick: s.clock}
 	streams[streamID] = st
 	s.size += st.fixedCost()
 	if streamID != "" {
@@ -109,6 +153,8 @@ func (s *eventStore) Append(_ context.Context, sessionID, streamID string, data 
 	if !ok {
 		return fmt.Errorf("mcpexpose: stream %q of session %q is not held (forgotten, or never opened): %w", streamID, sessionID, mcp.ErrEventsPurged)
 	}
+	s.clock++
+	st.tick = s.clock
 	st.data = append(st.data, data)
 	cost := messageCost + int64(cap(data))
 	s.size += cost
@@ -141,6 +187,9 @@ func (s *eventStore) After(_ context.Context, sessionID, streamID string, index 
 		err  error
 	)
 	st, ok := s.sessions[sessionID][streamID]
+	if !ok {
+		st, ok = s.writtenStream(sessionID, streamID)
+	}
 	switch {
 	case !ok:
 		err = fmt.Errorf("mcpexpose: stream %q of session %q: %w", streamID, sessionID, mcp.ErrEventsPurged)
@@ -176,18 +225,42 @@ func (s *eventStore) SessionClosed(_ context.Context, sessionID string) error {
 		}
 	}
 	delete(s.sessions, sessionID)
+	for i := range s.written {
+		if w := &s.written[i]; w.session == sessionID {
+			s.size -= w.cost()
+			*w = writtenStream{tick: w.tick}
+			s.emptied++
+		}
+	}
+	s.popEmpty()
+	if s.emptied > len(s.written)/2 {
+		// Most of the log is emptied entries behind a live one: drop
+		// them, so that sessions that come and go while an old one's
+		// entry stays do not grow it.
+		kept := slices.DeleteFunc(s.written, func(w writtenStream) bool { return w.session == "" })
+		s.written, s.emptied = kept, 0
+	}
 	return nil
 }
 
-// evict forgets the least recently written streams other than keep until
-// the store is within its budget, or only keep is left to forget.
-// Forgetting a standalone stream drops its messages and keeps its entry.
-// It must be called with s.mu held.
+// evict forgets the least recently written streams other than keep,
+// and the oldest streams the edge wrote whole, older first, until the
+// store is within its budget, or only keep is left to forget (keep nil:
+// the newest written stream). Forgetting a standalone stream drops its
+// messages and keeps its entry. It must be called with s.mu held.
 func (s *eventStore) evict(keep *eventStream) {
 	for s.size > s.max {
 		e := s.lru.Front()
 		if e != nil && e.Value == keep {
 			e = e.Next()
+		}
+		s.popEmpty()
+		logged := len(s.written) > 0 && (keep != nil || len(s.written) > 1)
+		if logged && (e == nil || s.written[0].tick < e.Value.(*eventStream).tick) {
+			s.size -= s.written[0].cost()
+			s.written[0] = writtenStream{}
+			s.written = s.written[1:]
+			continue
 		}
 		if e == nil {
 			return
@@ -204,6 +277,85 @@ func (s *eventStore) evict(keep *eventStream) {
 				delete(s.sessions, st.session)
 			}
 		}
+	}
+}
+
+// keepWritten keeps, for a resume, a stream of session sessionID that
+// the edge writes whole: one message, msg, which the edge does not modify
+// afterwards, after a priming event when primed. It is what Open and an
+// Append of each event would keep, without a copy of msg and with one
+// entry appended to the written log. It returns the tick that names the
+// stream (writtenID).
+func (s *eventStore) keepWritten(sessionID string, primed bool, msg []byte) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock++
+	w := writtenStream{session: sessionID, msg: msg, primed: primed, prime: primed, tick: s.clock}
+	if primed && w.cost() > s.maxOne {
+		w.prime = false // as Append drops a stream's oldest message past its quarter
+	}
+	s.written = append(s.written, w)
+	s.size += w.cost()
+	s.evict(nil)
+	return w.tick
+}
+
+// writtenIDLen is the length of a stream id, the SDK's and the store's.
+const writtenIDLen = 26
+
+// idDigits are the digits of a stream id: crypto/rand.Text's.
+const idDigits = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+// writtenID writes to id the stream id of the written stream tick: the
+// store's prefix, then tick in base 32, most significant digit first,
+// in 13 digits (65 bits).
+func (s *eventStore) writtenID(id *[writtenIDLen]byte, tick uint64) {
+	n := copy(id[:], s.prefix)
+	for i := writtenIDLen - 1; i >= n; i-- {
+		id[i] = idDigits[tick&31]
+		tick >>= 5
+	}
+}
+
+// writtenStream returns, as a stream, the entry of the written log named
+// by stream id of session, or reports false. The id names the entry's
+// tick, which orders the log: a binary search finds it. It must be
+// called with s.mu held.
+func (s *eventStore) writtenStream(session, id string) (*eventStream, bool) {
+	half := writtenIDLen / 2
+	if len(id) != writtenIDLen || id[:half] != s.prefix {
+		return nil, false
+	}
+	var tick uint64
+	for i := half; i < writtenIDLen; i++ {
+		d := strings.IndexByte(idDigits, id[i])
+		if d < 0 || (i == half && d > 1) {
+			return nil, false
+		}
+		tick = tick<<5 | uint64(d)
+	}
+	i, found := slices.BinarySearchFunc(s.written, tick, func(w writtenStream, t uint64) int { return cmp.Compare(w.tick, t) })
+	if !found || s.written[i].session != session {
+		return nil, false
+	}
+	w := &s.written[i]
+	switch {
+	case w.prime:
+		return &eventStream{session: session, id: id, data: [][]byte{nil, w.msg}}, true
+	case w.primed:
+		// Its priming event dropped past the stream's quarter.
+		return &eventStream{session: session, id: id, first: 1, data: [][]byte{w.msg}}, true
+	}
+	return &eventStream{session: session, id: id, data: [][]byte{w.msg}}, true
+}
+
+// popEmpty drops the emptied entries at the front of the written log. It
+// must be called with s.mu held.
+func (s *eventStore) popEmpty() {
+	for len(s.written) > 0 && s.written[0].session == "" {
+		s.written[0] = writtenStream{}
+		s.written = s.written[1:]
+		s.emptied--
 	}
 }
 
@@ -224,6 +376,15 @@ func (s *eventStore) retained() (size int64, streams, messages int) {
 		streams += len(m)
 		for _, st := range m {
 			messages += len(st.data)
+		}
+	}
+	for _, w := range s.written {
+		if w.session != "" {
+			streams++
+			messages++
+			if w.prime {
+				messages++
+			}
 		}
 	}
 	return s.size, streams, messages

@@ -20,7 +20,7 @@ type storeEchoIn struct {
 	Text string `json:"text"`
 }
 
-func storeSnapshot(t *testing.T) *Snapshot {
+func storeSnapshot(t testing.TB) *Snapshot {
 	t.Helper()
 	app := agnara.New("es", nil)
 	echo := app.Capability(func(_ context.Context, in storeEchoIn) (string, error) {

@@ -39,10 +39,12 @@ import (
 //     notifications/cancelled naming it;
 //   - it refuses, by leaving to the SDK, an id already in flight;
 //   - it writes the answer as the SDK frames it (a priming event when the
-//     request's header asks for 2025-11-25, then the message) and stores
-//     both in the session's event store first, under the same stream id
-//     format, so that a GET resuming the stream with Last-Event-ID is
-//     replayed by the SDK as if it had written them.
+//     request's header asks for 2025-11-25, then the message) and keeps
+//     it in the session's event store first, under a stream id of the
+//     SDK's form, so that a GET resuming the stream with Last-Event-ID is
+//     replayed by the SDK as if it had written it: a stream written whole
+//     as one entry of the store's log (ADR 88), one written event by
+//     event as the SDK's events.
 
 // lookup returns the live session id, or nil.
 func (s *sessions) lookup(id string) *liveSession {
@@ -94,16 +96,13 @@ func (s *sessions) end(ls *liveSession) {
 func (s *sessions) claim(ls *liveSession, id string, cancel context.CancelFunc) (ok, edges bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, dup := ls.calls[id]; dup {
+	if c, dup := ls.calls.get(id); dup {
 		return false, c != nil
 	}
 	if ls.closed {
 		return false, false
 	}
-	if ls.calls == nil {
-		ls.calls = make(map[string]context.CancelFunc)
-	}
-	ls.calls[id] = cancel
+	ls.calls.put(id, cancel)
 	return true, false
 }
 
@@ -111,7 +110,7 @@ func (s *sessions) claim(ls *liveSession, id string, cancel context.CancelFunc) 
 func (s *sessions) unclaim(ls *liveSession, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(ls.calls, id)
+	ls.calls.del(id)
 }
 
 // cancelCall cancels the edge's call id on ls, if it is one in flight: a
@@ -119,10 +118,51 @@ func (s *sessions) unclaim(ls *liveSession, id string) {
 // nothing with the notification).
 func (s *sessions) cancelCall(ls *liveSession, id string) {
 	s.mu.Lock()
-	cancel := ls.calls[id]
+	cancel, _ := ls.calls.get(id)
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
+	}
+}
+
+// inFlight is the set of a session's calls in flight, by id, each with its
+// cancel (nil for the SDK's). One call, what a session mostly has, is
+// held in place; a map is made only for more at once, and dropped when
+// they end, so that an idle session holds none (issue 42).
+type inFlight struct {
+	id     string
+	cancel context.CancelFunc
+	held   bool // id is in flight
+	more   map[string]context.CancelFunc
+}
+
+func (f *inFlight) get(id string) (context.CancelFunc, bool) {
+	if f.held && f.id == id {
+		return f.cancel, true
+	}
+	c, ok := f.more[id]
+	return c, ok
+}
+
+func (f *inFlight) put(id string, cancel context.CancelFunc) {
+	if !f.held {
+		f.id, f.cancel, f.held = id, cancel, true
+		return
+	}
+	if f.more == nil {
+		f.more = make(map[string]context.CancelFunc)
+	}
+	f.more[id] = cancel
+}
+
+func (f *inFlight) del(id string) {
+	if f.held && f.id == id {
+		f.id, f.cancel, f.held = "", nil, false
+		return
+	}
+	delete(f.more, id)
+	if len(f.more) == 0 {
+		f.more = nil
 	}
 }
 
@@ -310,29 +350,50 @@ type sessionEvents struct {
 }
 
 func (h *Handler) sessionEvents(r *http.Request, ls *liveSession) *sessionEvents {
-	return &sessionEvents{h: h, ls: ls, stream: crand.Text(), prime: r.Header.Get("Mcp-Protocol-Version") >= mcpversion.Handshake20251125}
+	return &sessionEvents{h: h, ls: ls, prime: r.Header.Get("Mcp-Protocol-Version") >= mcpversion.Handshake20251125}
+}
+
+// id returns the stream's id, made at its first use: a stream written
+// whole and kept in the store's log has an id of the store's instead
+// (writeSession). Its first use is before the stream is shared
+// (sessions.keepStream), or in the one goroutine writing it.
+func (se *sessionEvents) id() string {
+	if se.stream == "" {
+		se.stream = crand.Text()
+	}
+	return se.stream
 }
 
 // open sets the stream's headers on w and appends its opening to out:
 // the priming event, stored first, when the revision primes; nothing
 // otherwise.
 func (se *sessionEvents) open(w http.ResponseWriter, out []byte) []byte {
-	hd := w.Header()
-	hd.Set("Cache-Control", "no-cache, no-transform")
-	hd.Set("Connection", "keep-alive")
-	hd.Set("Content-Type", "text/event-stream")
+	se.headers(w)
 	if !se.prime {
 		return out
 	}
 	h, ls := se.h, se.ls
 	h.sessions.store(ls, func() {
 		ctx := context.Background()
-		_ = h.events.Open(ctx, ls.id, se.stream)
-		_ = h.events.Append(ctx, ls.id, se.stream, nil)
+		_ = h.events.Open(ctx, ls.id, se.id())
+		_ = h.events.Append(ctx, ls.id, se.id(), nil)
 	})
 	se.next = 1
+	return se.primed(out)
+}
+
+// headers sets the stream's headers on w.
+func (se *sessionEvents) headers(w http.ResponseWriter) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-cache, no-transform")
+	hd.Set("Connection", "keep-alive")
+	hd.Set("Content-Type", "text/event-stream")
+}
+
+// primed appends the stream's priming event to out.
+func (se *sessionEvents) primed(out []byte) []byte {
 	out = append(out, "event: prime\nid: "...)
-	out = append(out, se.stream...)
+	out = append(out, se.id()...)
 	return append(out, "_0\ndata: \n\n"...)
 }
 
@@ -344,15 +405,15 @@ func (se *sessionEvents) event(out []byte, data []byte) []byte {
 	stored := h.sessions.store(ls, func() {
 		ctx := context.Background()
 		if se.next == 0 {
-			_ = h.events.Open(ctx, ls.id, se.stream)
+			_ = h.events.Open(ctx, ls.id, se.id())
 		}
-		_ = h.events.Append(ctx, ls.id, se.stream, bytes.Clone(data))
+		_ = h.events.Append(ctx, ls.id, se.id(), bytes.Clone(data))
 	})
 	if !stored {
 		return out
 	}
 	out = append(out, "event: message\nid: "...)
-	out = append(out, se.stream...)
+	out = append(out, se.id()...)
 	out = append(out, '_')
 	out = strconv.AppendInt(out, int64(se.next), 10)
 	se.next++
@@ -366,9 +427,51 @@ func (se *sessionEvents) event(out []byte, data []byte) []byte {
 // event (when the revision primes) and the message. A session closed
 // meanwhile gets what the SDK sends then: the stream, primed, without the
 // message.
+//
+// The stream is kept for a client that resumes it (ADR 88) as the
+// message written, in the event store's log of whole streams, under an
+// id the store gives it (eventStore.keepWritten): one copy of the answer,
+// the one written, and an entry appended to a log, where the SDK's Open
+// and Appends would take a copy of their own, a map entry and a list
+// element for each stream, and a random id.
 func (h *Handler) writeSession(w http.ResponseWriter, se *sessionEvents, data []byte) {
-	out := make([]byte, 0, 2*len(se.stream)+len(data)+64)
-	out = se.open(w, out)
-	out = se.event(out, data)
-	writeStream(w, out)
+	msg := bytes.Clone(data)
+	ls := se.ls
+	var tick uint64
+	if !h.sessions.store(ls, func() { tick = h.events.keepWritten(ls.id, se.prime, msg) }) {
+		se.headers(w)
+		var out []byte
+		if se.prime {
+			out = se.primed(out)
+		}
+		writeStream(w, out)
+		return
+	}
+	var id [writtenIDLen]byte
+	h.events.writtenID(&id, tick)
+	se.headers(w)
+	head := wire.GetBuf()
+	defer wire.PutBuf(head)
+	out := head.AvailableBuffer()
+	next := byte('0')
+	if se.prime {
+		out = append(out, "event: prime\nid: "...)
+		out = append(out, id[:]...)
+		out = append(out, "_0\ndata: \n\n"...)
+		next = '1'
+	}
+	out = append(out, "event: message\nid: "...)
+	out = append(out, id[:]...)
+	out = append(out, '_', next)
+	out = append(out, "\ndata: "...)
+	hd := w.Header()
+	if n := len(out) + len(msg) + len(eventEnd); n >= autoLength {
+		hd.Set("Content-Length", strconv.Itoa(n))
+	}
+	_, _ = w.Write(out)
+	_, _ = w.Write(msg)
+	_, _ = w.Write(eventEnd)
 }
+
+// eventEnd ends an event.
+var eventEnd = []byte("\n\n")

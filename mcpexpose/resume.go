@@ -123,7 +123,7 @@ func (cs *callStream) resume(ctx context.Context, w http.ResponseWriter, index i
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Connection", "keep-alive")
 	var out []byte
-	for data, err := range se.h.events.After(ctx, se.ls.id, se.stream, index) {
+	for data, err := range se.h.events.After(ctx, se.ls.id, se.id(), index) {
 		if err != nil {
 			break
 		}
@@ -132,7 +132,7 @@ func (cs *callStream) resume(ctx context.Context, w http.ResponseWriter, index i
 		}
 		index++
 		out = append(out, "event: message\nid: "...)
-		out = append(out, se.stream...)
+		out = append(out, se.id()...)
 		out = append(out, '_')
 		out = strconv.AppendInt(out, int64(index), 10)
 		out = append(out, "\ndata: "...)

@@ -108,9 +108,9 @@ type liveSession struct {
 	ss     *mcp.ServerSession
 	owner  string // the caller it belongs to (tokenKey of the token that opened it), "" for anyone
 
-	posts  int                           // POSTs in flight, which pause the idle timer
-	idle   *time.Timer                   // nil while a POST is in flight, or when the SDK keeps it
-	calls  map[string]context.CancelFunc // calls in flight by id: the edge's (with their cancel) and the SDK's (nil)
+	posts  int         // POSTs in flight, which pause the idle timer
+	idle   *time.Timer // nil while a POST is in flight, or when the SDK keeps it
+	calls  inFlight    // calls in flight by id: the edge's (with their cancel) and the SDK's (nil)
 	closed bool
 	level  mcp.LoggingLevel // the log level the client set (logging/setLevel); "" for none
 	// asks are the edge's questions to the client awaiting its answer, by
@@ -390,7 +390,16 @@ func (s *sessions) await(ls *liveSession, id string) chan *jsonrpc.Response {
 func (s *sessions) forgetAsk(ls *liveSession, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ls.dropAsk(id)
+}
+
+// dropAsk forgets the question id, and the map of questions once empty,
+// so that an idle session holds none. Its caller holds sessions.mu.
+func (ls *liveSession) dropAsk(id string) {
 	delete(ls.asks, id)
+	if len(ls.asks) == 0 {
+		ls.asks = nil
+	}
 }
 
 // answered delivers resp, a client's response POSTed to ls, to the edge's
@@ -406,7 +415,7 @@ func (s *sessions) answered(ls *liveSession, resp *jsonrpc.Response) bool {
 	if answer == nil {
 		return false
 	}
-	delete(ls.asks, id)
+	ls.dropAsk(id)
 	answer <- resp
 	return true
 }
@@ -419,14 +428,17 @@ func (s *sessions) keepStream(ls *liveSession, cs *callStream) {
 	if ls.streams == nil {
 		ls.streams = make(map[string]*callStream)
 	}
-	ls.streams[cs.sess.stream] = cs
+	ls.streams[cs.sess.id()] = cs
 }
 
 // dropStream forgets cs, whose call has answered.
 func (s *sessions) dropStream(ls *liveSession, cs *callStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(ls.streams, cs.sess.stream)
+	delete(ls.streams, cs.sess.id())
+	if len(ls.streams) == 0 {
+		ls.streams = nil // an idle session holds no map
+	}
 }
 
 // liveStream returns the live stream id of ls, or nil.

@@ -111,9 +111,16 @@ func listen(t *testing.T, url, token string) (s *stream, status int, retryAfter,
 // returns a func that drops the connection, or nil and the refusal.
 func holdListen(t *testing.T, srv *httptest.Server) (drop func(), status int, retryAfter, body string) {
 	t.Helper()
+	return holdListenFor(t, srv, map[string]any{"toolsListChanged": true}, nil)
+}
+
+// holdListenFor is holdListen asking for the notifications notes, with
+// the client capabilities caps (nil for none).
+func holdListenFor(t *testing.T, srv *httptest.Server, notes, caps map[string]any) (drop func(), status int, retryAfter, body string) {
+	t.Helper()
 	id := listenID.Add(1)
 	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
-		"params": map[string]any{"notifications": map[string]any{"toolsListChanged": true}, "_meta": mcptest.Meta(nil)}})
+		"params": map[string]any{"notifications": notes, "_meta": mcptest.Meta(caps)}})
 	if err != nil {
 		t.Fatal(err)
 	}
