@@ -294,7 +294,12 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		}
 	}()
 
-	req := policy.Request{Principal: ec.principal, Capability: p.identity, Input: args.value}
+	// Made only for a plan with policies or a confirmation, the ones that
+	// read it: its Input, a method value, is an allocation per call.
+	var req policy.Request
+	if len(p.policies) > 0 || p.confirm != "" {
+		req = policy.Request{Principal: ec.principal, Capability: p.identity, Input: args.value}
+	}
 	if len(p.policies) > 0 {
 		end := p.stage(ec, agnara.StagePolicy)
 		out, err := p.checkPolicies(ec, req)

@@ -177,12 +177,12 @@ func readRecord(body []byte, modern bool) (*record, bool) {
 	if !segjson.Valid(body) {
 		return nil, false
 	}
-	var fc wire.Call
-	if fc.Read(body, modern) {
-		rec := &record{method: fc.Method(), id: fc.ID, name: fc.Name, args: fc.Args, fast: &fc}
+	rec := &record{}
+	if fc := &rec.call; fc.Read(body, modern) {
+		rec.method, rec.id, rec.name, rec.args, rec.fast = fc.Method(), fc.ID, fc.Name, fc.Args, fc
 		return rec, true
 	}
-	rec := parseMessage(body)
+	rec = parseMessage(body)
 	if rec.method == methodListen && modern {
 		var l wire.Listen
 		if l.Read(body) {

@@ -84,15 +84,24 @@ func (h *Handler) answers(r *http.Request, rec *record) bool {
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, rec *record) {
 	fc := rec.fast
 	s := h.srv
-	extra := &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}
 	var res mcp.Result
 	var err error
 	if fc.List {
+		extra := &mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}
 		res, err = s.listToolsOf(r.Context(), rec, &mcp.ListToolsRequest{Params: &mcp.ListToolsParams{Meta: fc.Decoded}, Extra: extra})
 	} else {
-		params := &mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: json.RawMessage(fc.Args), RequestState: fc.State, InputResponses: fc.Answers}
-		req := &mcp.CallToolRequest{Params: params, Extra: extra}
-		ec := &edgeCaps{h: h, req: req, meta: fc.Meta}
+		// The call's request, its parts and its route, in one allocation.
+		c := &struct {
+			extra  mcp.RequestExtra
+			params mcp.CallToolParamsRaw
+			req    mcp.CallToolRequest
+			ec     edgeCaps
+		}{}
+		c.extra = mcp.RequestExtra{TokenInfo: rec.ti, Header: r.Header}
+		c.params = mcp.CallToolParamsRaw{Meta: fc.Decoded, Name: fc.Name, Arguments: json.RawMessage(fc.Args), RequestState: fc.State, InputResponses: fc.Answers}
+		c.req = mcp.CallToolRequest{Params: &c.params, Extra: &c.extra}
+		c.ec = edgeCaps{h: h, req: &c.req, meta: fc.Meta}
+		params, req, ec := &c.params, &c.req, &c.ec
 		if params.GetProgressToken() != nil || s.opts.ForwardLogs {
 			//lint:ignore SA1019 logging is deprecated at 2026-07-28 (SEP-2577) but served during the deprecation window
 			level, _ := fc.Decoded[mcp.MetaKeyLogLevel].(string)
@@ -139,17 +148,28 @@ func (h *Handler) writeFast(w http.ResponseWriter, fc *wire.Call, res mcp.Result
 	// error the revision gives a status goes without the event's framing.
 	buf.WriteString(eventOpening)
 	status := h.srv.wire.Response(buf, fc, res, err, true)
-	hd := w.Header()
-	hd.Set("Cache-Control", "no-cache, no-transform")
-	hd.Set("Connection", "keep-alive")
 	if status != 0 {
-		hd.Set("Content-Type", "application/json")
+		streamHeaders(w.Header(), "application/json")
 		w.WriteHeader(status)
 		_, _ = w.Write(buf.Bytes()[len(eventOpening):])
 		return
 	}
 	buf.WriteString("\n\n")
-	writeStream(w, buf.Bytes())
+	streamHeaders(w.Header(), "text/event-stream")
+	writeBody(w, buf.Bytes())
+}
+
+// streamHeaders sets the headers the SDK sets on a POST's answer
+// (Cache-Control, Connection, and the Content-Type contentType) in hd, as
+// Header.Set would, their values in one allocation where Set makes one
+// each. Each value is a slice of its own (its capacity its length), so
+// that appending to one leaves the others as they are.
+func streamHeaders(hd http.Header, contentType string) {
+	v := make([]string, 3)
+	v[0], v[1], v[2] = "no-cache, no-transform", "keep-alive", contentType
+	hd["Cache-Control"] = v[0:1:1]
+	hd["Connection"] = v[1:2:2]
+	hd["Content-Type"] = v[2:3:3]
 }
 
 // eventOpening opens the event of a 2026-07-28 answer, as appendEvent
@@ -167,10 +187,14 @@ const eventOpening = "event: message\ndata: "
 // flushing (as http.ResponseWriter documents); a longer one is given it
 // here.
 func writeStream(w http.ResponseWriter, out []byte) {
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
+	w.Header().Set("Content-Type", "text/event-stream")
+	writeBody(w, out)
+}
+
+// writeBody is writeStream once the stream's headers are set.
+func writeBody(w http.ResponseWriter, out []byte) {
 	if len(out) >= autoLength {
-		hd.Set("Content-Length", strconv.Itoa(len(out)))
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	}
 	_, _ = w.Write(out)
 }

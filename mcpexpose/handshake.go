@@ -64,8 +64,7 @@ func (s *sessions) begin(id string) *liveSession {
 	}
 	ls.posts++
 	if ls.idle != nil {
-		ls.idle.Stop()
-		ls.idle = nil
+		ls.idle.Stop() // kept, stopped, for end to start again
 	}
 	return ls
 }
@@ -77,6 +76,14 @@ func (s *sessions) end(ls *liveSession) {
 	defer s.mu.Unlock()
 	ls.posts--
 	if ls.posts > 0 || ls.closed || s.idle <= 0 || ls.ss == nil {
+		return
+	}
+	if ls.idle != nil {
+		// The session's one timer, stopped by begin: started again
+		// rather than made anew for every POST. (A timer that had fired
+		// when begin stopped it is closing the session already; started
+		// again, it closes it again, as a new timer would.)
+		ls.idle.Reset(s.idle)
 		return
 	}
 	ss := ls.ss
@@ -384,10 +391,7 @@ func (se *sessionEvents) open(w http.ResponseWriter, out []byte) []byte {
 
 // headers sets the stream's headers on w.
 func (se *sessionEvents) headers(w http.ResponseWriter) {
-	hd := w.Header()
-	hd.Set("Cache-Control", "no-cache, no-transform")
-	hd.Set("Connection", "keep-alive")
-	hd.Set("Content-Type", "text/event-stream")
+	streamHeaders(w.Header(), "text/event-stream")
 }
 
 // primed appends the stream's priming event to out.

@@ -52,8 +52,10 @@ type record struct {
 	held *wire.Listen
 
 	// fast is the strict scanner's reading of the whole request (a
-	// single tools/call or tools/list), nil when it declined the body.
+	// single tools/call or tools/list), nil when it declined the body;
+	// it is call, allocated with the record.
 	fast *wire.Call
+	call wire.Call
 
 	// ti is the request's verified token facts, nil without a token.
 	ti *auth.TokenInfo

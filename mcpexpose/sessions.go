@@ -109,7 +109,7 @@ type liveSession struct {
 	owner  string // the caller it belongs to (tokenKey of the token that opened it), "" for anyone
 
 	posts  int         // POSTs in flight, which pause the idle timer
-	idle   *time.Timer // nil while a POST is in flight, or when the SDK keeps it
+	idle   *time.Timer // stopped while a POST is in flight; nil before the first POST ends, or when the SDK keeps it
 	calls  inFlight    // calls in flight by id: the edge's (with their cancel) and the SDK's (nil)
 	closed bool
 	level  mcp.LoggingLevel // the log level the client set (logging/setLevel); "" for none

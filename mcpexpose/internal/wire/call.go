@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/agnara-go/agnara/internal/mcpversion"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -200,22 +201,8 @@ func ModernMeta(raw []byte) (mcp.Meta, bool) {
 	if !ok || !p.end() || !version || caps == nil || !noNumbersOrNulls(caps) || (info != nil && !noNumbersOrNulls(info)) {
 		return nil, false
 	}
-	// What the SDK requires of them (decodeMetaValue): that they decode
-	// into its types. clientCapabilitiesV2 is the SDK's ClientCapabilities
-	// with Roots a pointer; this is that shape.
-	var c struct {
-		mcp.ClientCapabilities
-		//lint:ignore SA1019 roots are deprecated at 2026-07-28 but still decoded: the client may declare them
-		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
-	}
-	if _, err := segjson.Parse(caps, &c, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+	if !sdkDecodes(caps, info) {
 		return nil, false
-	}
-	if info != nil {
-		var impl mcp.Implementation
-		if _, err := segjson.Parse(info, &impl, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-			return nil, false
-		}
 	}
 	// The map the SDK would decode: built directly when it holds only
 	// plain strings, booleans and objects, which decode to themselves.
@@ -244,6 +231,50 @@ func ModernMeta(raw []byte) (mcp.Meta, bool) {
 	}
 	return meta, true
 }
+
+// sdkDecodes reports what the SDK requires of a request's client
+// capabilities caps and client info info (nil when absent)
+// (decodeMetaValue): that they decode into its types. The answer is a
+// function of their bytes alone, and a client sends the same ones with
+// every call: the last ones that decode are remembered (decodes), and
+// the same bytes again are not decoded again.
+func sdkDecodes(caps, info []byte) bool {
+	if m := decodes.Load(); m != nil && bytes.Equal(m.caps, caps) && bytes.Equal(m.info, info) && (m.info == nil) == (info == nil) {
+		return true
+	}
+	// clientCapabilitiesV2 is the SDK's ClientCapabilities with Roots a
+	// pointer; this is that shape.
+	var c struct {
+		mcp.ClientCapabilities
+		//lint:ignore SA1019 roots are deprecated at 2026-07-28 but still decoded: the client may declare them
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	if _, err := segjson.Parse(caps, &c, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		return false
+	}
+	if info != nil {
+		var impl mcp.Implementation
+		if _, err := segjson.Parse(info, &impl, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			return false
+		}
+	}
+	if len(caps)+len(info) <= maxDecodesMemo {
+		decodes.Store(&decodesMemo{caps: bytes.Clone(caps), info: bytes.Clone(info)})
+	}
+	return true
+}
+
+// decodesMemo is client capabilities and client info, as sent, that the
+// SDK's types decode (sdkDecodes). Neither is changed once stored.
+type decodesMemo struct{ caps, info []byte }
+
+// decodes is the last decodesMemo, shared by every handler: what it
+// remembers depends on the bytes alone.
+var decodes atomic.Pointer[decodesMemo]
+
+// maxDecodesMemo bounds the bytes decodes keeps (ordinary ones are tens
+// of bytes); larger ones are decoded every time.
+const maxDecodesMemo = 4 << 10
 
 // tokenValue is a progress token the scanner read (scanner.id) as the
 // SDK's decoder decodes it into an any: a string, or a float64, which
