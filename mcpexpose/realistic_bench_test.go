@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -88,4 +91,42 @@ func BenchmarkRealisticCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestRealisticCopyMatchesTheBench keeps this module's copy of the
+// realistic workload (realistic_test.go) equal to the bench's
+// (bench/internal/realistic, a module of its own that this one cannot
+// import): the schemas agnara-go derives from the copy's types are the
+// ones the bench derived from its own and gives every server.
+func TestRealisticCopyMatchesTheBench(t *testing.T) {
+	tool, err := realisticSnapshot(t).Tool("quote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file      string
+		published any
+	}{
+		{"input.schema.json", tool.InputSchema},
+		{"output.schema.json", tool.OutputSchema},
+	} {
+		pub, err := json.Marshal(tc.published)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bench, err := os.ReadFile(filepath.Join("..", "bench", "internal", "realistic", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		if err := json.Unmarshal(pub, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(bench, &b); err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("the copy's %s differs from bench/internal/realistic/%s: keep realistic_test.go equal to bench/internal/realistic/realistic.go\ncopy: %s", tc.file, tc.file, pub)
+		}
+	}
 }

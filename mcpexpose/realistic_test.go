@@ -4,7 +4,8 @@ package mcpexpose_test
 // separate bench module), copied here so that this module's benchmarks and
 // tests run it in process: a quote tool whose input is a nested order of
 // about 2.4 KB and whose structured result is about 4.5 KB. Keep it equal
-// to bench/internal/realistic/realistic.go.
+// to bench/internal/realistic/realistic.go (TestRealisticCopyMatchesTheBench
+// compares the schemas derived from both).
 
 import "fmt"
 
