@@ -3,6 +3,7 @@ package mcpexpose
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/policy"
@@ -188,6 +189,7 @@ func (s *server) registerFeatures(snap *Snapshot) (resChanged, promptsChanged bo
 			s.regFeatures[key], promptsChanged = pr.digest, true
 		}
 	}
+	s.noteHeld()
 	return resChanged, promptsChanged
 }
 
@@ -223,7 +225,25 @@ func (s *server) sweepFeatures() (resChanged, promptsChanged bool) {
 	if len(prompts) > 0 {
 		s.mcp.RemovePrompts(prompts...)
 	}
+	s.noteHeld()
 	return len(uris)+len(templates) > 0, len(prompts) > 0
+}
+
+// noteHeld records whether the SDK server holds prompts, and resources or
+// templates: what its capabilities, which a listen's agreement follows,
+// derive from when they were not declared at build. s.swapMu is held, or
+// the server is being built.
+func (s *server) noteHeld() {
+	var prompts, resources bool
+	for key := range s.regFeatures {
+		if strings.HasPrefix(key, "p:") {
+			prompts = true
+		} else {
+			resources = true
+		}
+	}
+	s.holds.prompts.Store(prompts)
+	s.holds.resources.Store(resources)
 }
 
 func (s *Snapshot) hasFeature(kind, name string) bool {

@@ -13,24 +13,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The edge holds a 2026-07-28 subscriptions/listen itself (ADR 82): the
-// SDK's stateless handler would make a server session, a jsonrpc2
+// The edge holds a 2026-07-28 subscriptions/listen itself (ADR 82, 90):
+// the SDK's stateless handler would make a server session, a jsonrpc2
 // connection with its reader goroutine and a handler goroutine parked on
 // the request's context for each one, and keep the listen's decoded
 // _meta while it lives. The edge writes the acknowledgement, then waits
 // in the connection's own goroutine on the listen's wake-ups (a swap that
-// changed its caller's tool list, an update of a resource it subscribed
-// to), the end of its lifetime or of its token, and the request's end
-// (the server's shutdown, the client gone, a failed write: keepalive.go),
-// and writes each event, and the listen's result at its end, with the
-// bytes the SDK writes. It keeps a small record
-// (edgeListen) instead of a session.
+// changed its caller's tool list or the prompts, resources or templates
+// the SDK server holds, an update of a resource it subscribed to), the
+// end of its lifetime or of its token, and the request's end (the
+// server's shutdown, the client gone, a failed write: keepalive.go), and
+// writes each event, and the listen's result at its end, with the bytes
+// the SDK writes. It keeps a small record (edgeListen) instead of a
+// session.
 //
 // It holds only the listens it reads whole and is sure of (holdsListen):
-// one asking for the prompt or resource lists' changes, naming tasks,
-// refused, or anything it does not read as the SDK would, is the SDK's, as
-// is every listen with DisableFastPath. TestListenDifferential and
-// FuzzListen send the same listens both ways and require equal bytes.
+// one naming tasks (whose notifications come from the task runner inside
+// the SDK's handler: tasknotify.go), refused, or anything it does not
+// read as the SDK would, is the SDK's, as is every listen with
+// DisableFastPath. TestListenDifferential, TestListenListsDifferential
+// and FuzzListen send the same listens both ways and require equal bytes.
 
 // holdsListen reports whether the edge holds rec, a POST, itself: a
 // single 2026-07-28 subscriptions/listen the listen scanner read whole
@@ -38,7 +40,7 @@ import (
 // every check the SDK makes, from a caller the identity mapper accepted
 // and who may read every resource it subscribes to, on a server that
 // offers listens, asking for nothing but the tool list's changes and
-// resource updates.
+// resource updates and the tool, prompt and resource lists' changes.
 func (h *Handler) holdsListen(r *http.Request, rec *record) bool {
 	l, s := rec.held, h.srv
 	if !h.fast || l == nil || !rec.modern || rec.refused != nil || !wire.ModernHeaders(r) {
@@ -58,7 +60,7 @@ func (h *Handler) holdsListen(r *http.Request, rec *record) bool {
 	if !(s.watch != nil || s.tasks != nil || (s.invoke && e.snap.offers("resources/read"))) {
 		return false // the SDK's -32601
 	}
-	if l.Prompts || l.Resources || (len(l.URIs) > 0 && !s.invoke) {
+	if len(l.URIs) > 0 && !s.invoke {
 		return false
 	}
 	for _, uri := range l.URIs {
@@ -98,10 +100,11 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, rec *recor
 	aw := &aliveWriter{w: w, every: h.keepAlive, cancel: cancel}
 	defer aw.end()
 	el := &edgeListen{p: rec.caller, tools: l.Tools && s.opts.Swappable, wake: make(chan struct{}, 1)}
+	el.prompts, el.resources = s.agreesLists(l)
 	if len(l.URIs) > 0 {
 		el.uris = l.URIs
 	}
-	active := el.tools || el.uris != nil
+	active := el.tools || el.prompts || el.resources || el.uris != nil
 	if active {
 		s.listens.add(el)
 		defer s.listens.remove(el)
@@ -114,8 +117,13 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, rec *recor
 	h.fastServed.Add(1)
 	id := json.RawMessage(l.ID)
 	ack := &mcp.SubscriptionsAcknowledgedParams{
-		Meta:          mcp.Meta{mcp.MetaKeySubscriptionID: id},
-		Notifications: mcp.NotificationSubscriptions{ToolsListChanged: el.tools, ResourceSubscriptions: el.uris},
+		Meta: mcp.Meta{mcp.MetaKeySubscriptionID: id},
+		Notifications: mcp.NotificationSubscriptions{
+			ToolsListChanged:      el.tools,
+			PromptsListChanged:    el.prompts,
+			ResourcesListChanged:  el.resources,
+			ResourceSubscriptions: el.uris,
+		},
 	}
 	if !writeNote(aw, "notifications/subscriptions/acknowledged", ack) {
 		return
@@ -144,11 +152,17 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, rec *recor
 		case <-el.wake:
 		}
 		for _, ev := range el.take() {
+			meta := mcp.Meta{mcp.MetaKeySubscriptionID: id}
 			var ok bool
-			if ev == "" {
-				ok = writeNote(aw, methodToolsListChanged, &mcp.ToolListChangedParams{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: id}})
-			} else {
-				ok = writeNote(aw, notificationResourceUpdated, &mcp.ResourceUpdatedNotificationParams{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: id}, URI: ev})
+			switch ev.kind {
+			case listenTools:
+				ok = writeNote(aw, methodToolsListChanged, &mcp.ToolListChangedParams{Meta: meta})
+			case listenResources:
+				ok = writeNote(aw, notificationResourcesListChanged, &mcp.ResourceListChangedParams{Meta: meta})
+			case listenPrompts:
+				ok = writeNote(aw, notificationPromptsListChanged, &mcp.PromptListChangedParams{Meta: meta})
+			default:
+				ok = writeNote(aw, notificationResourceUpdated, &mcp.ResourceUpdatedNotificationParams{Meta: meta, URI: ev.uri})
 			}
 			if !ok {
 				return
@@ -157,9 +171,37 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, rec *recor
 	}
 }
 
-// notificationResourceUpdated is the notification of a subscribed
-// resource's change.
-const notificationResourceUpdated = "notifications/resources/updated"
+// The notifications of a subscribed resource's change and of the
+// resource (and template) and prompt lists' changes.
+const (
+	notificationResourceUpdated      = "notifications/resources/updated"
+	notificationResourcesListChanged = "notifications/resources/list_changed"
+	notificationPromptsListChanged   = "notifications/prompts/list_changed"
+)
+
+// agreesLists reports whether the SDK's listen would agree to the prompt
+// and the resource lists' changes l asks for (its allowedSubscriptions):
+// when the capabilities the server was built with declare the list, as
+// they declare it, listChanged when swappable; when not, while the SDK
+// server holds one of them (a server built without, given some by a swap),
+// as the SDK then derives the capability.
+func (s *server) agreesLists(l *wire.Listen) (prompts, resources bool) {
+	if l.Prompts {
+		if c := s.caps.Prompts; c != nil {
+			prompts = c.ListChanged
+		} else {
+			prompts = s.holds.prompts.Load()
+		}
+	}
+	if l.Resources {
+		if c := s.caps.Resources; c != nil {
+			resources = c.ListChanged
+		} else {
+			resources = s.holds.resources.Load()
+		}
+	}
+	return prompts, resources
+}
 
 // writeNote writes the notification method with params as one event, as
 // the SDK writes it, and flushes it; it reports whether the stream can

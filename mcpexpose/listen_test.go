@@ -228,11 +228,19 @@ func TestListenDifferential(t *testing.T) {
 			{func(*testing.T, *mcpexpose.Handler) {}, ": keepalive"},
 			{func(*testing.T, *mcpexpose.Handler) {}, ": keepalive"},
 		}},
-		// The SDK's: the edge reads them and leaves them.
-		{name: "sdk/prompts-and-resources-lists", body: listenBody("11", `{"toolsListChanged":true,"resourcesListChanged":true,"promptsListChanged":true}`), steps: []listenStep{
+		// The lists' changes (ADR 90): listenSnap has no prompt, so the
+		// prompt list's are not agreed; its resources are not changed by
+		// a swap (TestListenListsDifferential changes them).
+		{name: "prompts-and-resources-lists", body: listenBody("11", `{"toolsListChanged":true,"resourcesListChanged":true,"promptsListChanged":true}`), held: true, steps: []listenStep{
 			{updated("docs://readme"), ""},
 			{swapTo("x"), "tools/list_changed"},
 		}},
+		{name: "prompts-only-none-held", body: listenBody("20", `{"promptsListChanged":true}`), end: "server", held: true},
+		{name: "resources-list", authz: "Bearer reader", body: listenBody(`"r"`, `{"resourcesListChanged":true}`), held: true, steps: []listenStep{
+			{swapTo("x"), ""},
+			{updated("docs://readme"), ""},
+		}},
+		{name: "fixed/lists", opts: mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{}}, body: listenBody("21", `{"resourcesListChanged":true,"promptsListChanged":true}`), end: "server", held: true},
 		{name: "sdk/escaped-id", body: listenBody(`"\u0041"`, tools), steps: []listenStep{{swapTo("x"), "tools/list_changed"}}},
 		{name: "sdk/fraction-id", body: listenBody(`1.0`, tools), steps: []listenStep{{swapTo("x"), "tools/list_changed"}}},
 		{name: "sdk/unknown-field", body: listenBody(`2`, `{"toolsListChanged":true,"other":1}`), steps: []listenStep{{swapTo("x"), "tools/list_changed"}}},

@@ -9,27 +9,45 @@ import (
 
 // The listens the HTTP edge holds (listen.go) are told of what they
 // listen for here, as the SDK's sessions are told by the SDK: a swap that
-// changed a caller's visible tool list (live.go), an update of a
-// resource (resources.go). The edge waits on each one's wake-ups and
-// writes its events.
+// changed a caller's visible tool list, or the prompts, resources or
+// templates the SDK server holds (live.go), an update of a resource
+// (resources.go). The edge waits on each one's wake-ups and writes its
+// events.
+
+// listenKind is what an event the edge writes on a listen tells.
+type listenKind uint8
+
+const (
+	listenTools     listenKind = iota // notifications/tools/list_changed
+	listenResources                   // notifications/resources/list_changed
+	listenPrompts                     // notifications/prompts/list_changed
+	listenUpdated                     // notifications/resources/updated of uri
+)
+
+// listenEvent is one event waiting to be written on a listen.
+type listenEvent struct {
+	kind listenKind
+	uri  string // the resource updated (listenUpdated)
+}
 
 // edgeListen is one listen the edge holds: who listens, what it agreed
 // to, and the events waiting to be written. It is safe for concurrent use.
 type edgeListen struct {
-	p     policy.Principal
-	tools bool     // tools/list_changed agreed
-	uris  []string // the resources whose updates were agreed
-	wake  chan struct{}
+	p policy.Principal
+	// What it agreed to: the tool, resource and prompt lists' changes.
+	tools, resources, prompts bool
+	uris                      []string // the resources whose updates were agreed
+	wake                      chan struct{}
 
 	mu sync.Mutex
-	// pending are the events to write, in order: "" a tools/list_changed,
-	// any other a resources/updated of that URI; each at most once, so
-	// that a client that does not read holds at most one of each.
-	pending []string
+	// pending are the events to write, in order, each at most once, so
+	// that a client that does not read holds at most one of each kind
+	// (and one update of each resource it agreed to).
+	pending []listenEvent
 }
 
 // queue adds an event to write, unless it is already waiting.
-func (l *edgeListen) queue(ev string) {
+func (l *edgeListen) queue(ev listenEvent) {
 	l.mu.Lock()
 	if !slices.Contains(l.pending, ev) {
 		l.pending = append(l.pending, ev)
@@ -42,7 +60,7 @@ func (l *edgeListen) queue(ev string) {
 }
 
 // take returns the events waiting and empties the queue.
-func (l *edgeListen) take() []string {
+func (l *edgeListen) take() []listenEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.pending
@@ -72,15 +90,26 @@ func (ls *edgeListens) remove(l *edgeListen) {
 	delete(ls.set, l)
 }
 
-// swapped tells the listens whose caller's visible tool list differs
-// between old and next, as the SDK's broadcast through watchers.filter
-// tells a session's.
-func (ls *edgeListens) swapped(old, next *Snapshot) {
+// changed tells the listens of what one change of the SDK server's
+// registrations changed for them (ADR 90), in a fixed order: the tool
+// list, when the caller's visible list differs between old and next, as
+// the SDK's broadcast through watchers.filter tells a session's (old nil:
+// no tool list change, a retired epoch's sweep); then the resource list,
+// when the resources or templates the SDK holds changed (res); then the
+// prompt list (prompts), both told to every listen that agreed to them,
+// whoever its caller, as the SDK tells every session that did.
+func (ls *edgeListens) changed(old, next *Snapshot, res, prompts bool) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	for l := range ls.set {
-		if l.tools && (!sameSearch(old, next) || !sameList(old.visible(l.p), next.visible(l.p))) {
-			l.queue("")
+		if l.tools && old != nil && (!sameSearch(old, next) || !sameList(old.visible(l.p), next.visible(l.p))) {
+			l.queue(listenEvent{kind: listenTools})
+		}
+		if l.resources && res {
+			l.queue(listenEvent{kind: listenResources})
+		}
+		if l.prompts && prompts {
+			l.queue(listenEvent{kind: listenPrompts})
 		}
 	}
 }
@@ -92,7 +121,7 @@ func (ls *edgeListens) updated(uri string) {
 	defer ls.mu.Unlock()
 	for l := range ls.set {
 		if slices.Contains(l.uris, uri) {
-			l.queue(uri)
+			l.queue(listenEvent{kind: listenUpdated, uri: uri})
 		}
 	}
 }

@@ -80,7 +80,12 @@ func (e *epoch) pin() { e.calls.Add(1) }
 func (s *server) release(e *epoch) {
 	if e.calls.Add(-1) == 0 && e.retired.Load() {
 		s.swapMu.Lock()
-		s.sweep() // a removal the SDK notifies; the sessions to tell were told at the swap
+		// A removal the SDK notifies: the sessions to tell of the tools
+		// were told at the swap; those listening to the resource or prompt
+		// lists are told again, as the SDK tells them.
+		if _, res, prompts := s.sweep(); res || prompts {
+			s.listens.changed(nil, nil, res, prompts)
+		}
 		s.swapMu.Unlock()
 	}
 }
@@ -106,20 +111,24 @@ func (s *server) swap(snap *Snapshot) error {
 	// Who must be told is decided against the old and the new lists before
 	// the SDK, which broadcasts, hears of the change.
 	changed := s.watch.changed(old.snap, snap)
-	s.listens.swapped(old.snap, snap) // the listens the edge holds
 	// Register the new definitions first: a request routed on the new
 	// snapshot finds its tool in the SDK (header checks, dispatch).
 	added := s.registerTools(snap)
-	s.registerFeatures(snap) // resources and prompts, as tools above
+	res, prompts := s.registerFeatures(snap) // resources and prompts, as tools above
 	s.cur.Store(next)
 	old.retired.Store(true)
 	s.retired = append(s.retired, old)
-	if removed := s.sweep(); !added && !removed && changed {
+	removed, resGone, promptsGone := s.sweep()
+	if !added && !removed && changed {
 		// Nothing the SDK holds changed (a removed tool stays registered
 		// while calls on it run), yet some callers' lists did: have the
 		// SDK notify, by registering a tool again, unchanged.
 		s.nudge()
 	}
+	// The listens the edge holds, told once the new snapshot serves: one
+	// event of each kind for the swap, as the SDK's timers send one for
+	// changes that land within 10 ms of each other (ADR 90).
+	s.listens.changed(old.snap, snap, res || resGone, prompts || promptsGone)
 	return nil
 }
 
@@ -175,9 +184,10 @@ func (s *server) registerTools(snap *Snapshot) bool {
 	return added
 }
 
-// sweep forgets retired epochs no call uses and unregisters the tools no
-// epoch in use has, reporting whether it did. s.swapMu is held.
-func (s *server) sweep() bool {
+// sweep forgets retired epochs no call uses and unregisters the tools,
+// resources, templates and prompts no epoch in use has, reporting whether
+// it removed tools, resources or templates, and prompts. s.swapMu is held.
+func (s *server) sweep() (tools, res, prompts bool) {
 	s.retired = slices.DeleteFunc(s.retired, func(e *epoch) bool { return e.calls.Load() == 0 })
 	var gone []string
 	for name := range s.registered {
@@ -191,8 +201,8 @@ func (s *server) sweep() bool {
 		slices.Sort(gone)
 		s.mcp.RemoveTools(gone...)
 	}
-	s.sweepFeatures() // the SDK notifies their removal itself
-	return len(gone) > 0
+	res, prompts = s.sweepFeatures() // the SDK notifies their removal itself
+	return len(gone) > 0, res, prompts
 }
 
 // inUse reports whether the current epoch or a retired one still in use has

@@ -55,7 +55,12 @@ type server struct {
 	// regFeatures are the resources ("r:"+URI), templates ("t:"+template)
 	// and prompts ("p:"+name) the SDK server has, with their digests.
 	regFeatures map[string]string
-	retired     []*epoch // epochs with calls still running
+	// holds says whether the SDK server holds prompts, and resources or
+	// templates, for a listen the edge holds to agree as the SDK would
+	// (listen.go); caps are the capabilities it was given.
+	holds   struct{ prompts, resources atomic.Bool }
+	caps    *mcp.ServerCapabilities
+	retired []*epoch // epochs with calls still running
 
 	// levelSet, when the server serves an HTTP handler, records the log
 	// level a session's client set (sessions.setLevel).
@@ -194,6 +199,7 @@ func newServerFor(snap *Snapshot, opts *ServerOptions, invoke bool, local *polic
 	if s.opts.ForwardLogs {
 		caps.Logging = &mcp.LoggingCapabilities{}
 	}
+	s.caps = caps
 	sopts := &mcp.ServerOptions{
 		Instructions: s.opts.Instructions,
 		Capabilities: caps,
