@@ -336,6 +336,9 @@ func FuzzListen(f *testing.F) {
 		`{"resourceSubscriptions":["docs:\/\/readme"]}`, `{"toolsListChanged":true,"toolsListChanged":false}`,
 		`{"promptsListChanged":true}`, `{"resourcesListChanged":true}`, `{"taskIds":["t"]}`, `{"other":1}`,
 		`{"ToolsListChanged":true}`, `{"toolsListChanged":true,"resourceSubscriptions":["docs://readme","docs://readme"]}`,
+		`{"toolsListChanged":true,"promptsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["docs://readme"]}`,
+		`{"promptsListChanged":false,"resourcesListChanged":true}`, `{"promptsListChanged":true,"resourcesListChanged":false}`,
+		`{"resourcesListChanged":true,"resourcesListChanged":false}`,
 	} {
 		for _, id := range []string{"1", `"<&>"`, `"a"`, "-3", "1.5", "123456789012345678", `"\u0041"`} {
 			f.Add([]byte(listenBody(id, notes)), "subscriptions/listen", "")
