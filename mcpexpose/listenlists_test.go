@@ -16,6 +16,7 @@ import (
 	"github.com/agnara-go/agnara/agnara"
 	"github.com/agnara-go/agnara/internal/mcptest"
 	"github.com/agnara-go/agnara/mcpexpose"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // listsApp is what listsSnap exposes: which tools, prompts, resources and
@@ -444,5 +445,75 @@ func TestListenStartDuringSwaps(t *testing.T) {
 		if extra := l.quiet(t, "edge"); extra != "" {
 			t.Errorf("after the swap's events: %q", extra)
 		}
+	}
+}
+
+// TestGoClientHearsListsChanges connects a Go SDK client with handlers
+// for the three lists' changes, which then listens for all of them at
+// 2026-07-28 (a listen the edge holds: TestListenListsDifferential): a
+// swap that changes the three lists is heard once of each, and the lists
+// read after show the swap.
+func TestGoClientHearsListsChanges(t *testing.T) {
+	h, err := mcpexpose.NewHandler(listsSnap(t, listsApp{prompts: "a"}), &mcpexpose.HandlerOptions{Server: &mcpexpose.ServerOptions{Swappable: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	heard := make(chan string, 16)
+	acked := make(chan struct{}, 1)
+	c := mcp.NewClient(&mcp.Implementation{Name: "lists", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { heard <- "tools" },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { heard <- "prompts" },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { heard <- "resources" },
+	})
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				select {
+				case acked <- struct{}{}:
+				default:
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s", v)
+	}
+	select {
+	case <-acked:
+	case <-ctx.Done():
+		t.Fatal("the server never acknowledged subscriptions/listen")
+	}
+	if err := h.Swap(listsSnap(t, listsApp{x: true, prompts: "ab", resources: "extra"})); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(got) < 3 {
+		select {
+		case kind := <-heard:
+			got = append(got, kind)
+		case <-ctx.Done():
+			t.Fatalf("heard %q of the swap, want tools, resources and prompts", got)
+		}
+	}
+	if slices.Sort(got); !slices.Equal(got, []string{"prompts", "resources", "tools"}) {
+		t.Errorf("heard %q of the swap, want each list once", got)
+	}
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil || len(prompts.Prompts) != 2 {
+		t.Errorf("prompts after the swap: %+v, %v", prompts, err)
+	}
+	res, err := cs.ListResources(ctx, nil)
+	if err != nil || len(res.Resources) != 2 {
+		t.Errorf("resources after the swap: %+v, %v", res, err)
 	}
 }
