@@ -39,8 +39,9 @@ import (
 // (record.held), with the fast path on, whose headers and _meta pass
 // every check the SDK makes, from a caller the identity mapper accepted
 // and who may read every resource it subscribes to, on a server that
-// offers listens, asking for nothing but the tool list's changes and
-// resource updates and the tool, prompt and resource lists' changes.
+// offers listens, asking for nothing but resource updates and the tool,
+// prompt and resource lists' changes (agreed as the SDK agrees:
+// agreesLists).
 func (h *Handler) holdsListen(r *http.Request, rec *record) bool {
 	l, s := rec.held, h.srv
 	if !h.fast || l == nil || !rec.modern || rec.refused != nil || !wire.ModernHeaders(r) {
