@@ -47,7 +47,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 		return
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin, r) {
+	if origin := wire.Get(r.Header, wire.HeaderOrigin); origin != "" && !h.originAllowed(origin, r) {
 		wire.WriteNoIDError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
 		return
 	}
@@ -132,7 +132,7 @@ func (h *Handler) mapsCaller(r *http.Request, rec *record) bool {
 	case rec.modern:
 		return rec.method == methodListen
 	}
-	return r.Header.Get("Mcp-Session-Id") == ""
+	return wire.Get(r.Header, wire.HeaderSession) == ""
 }
 
 // read reads r's body, the one time it is read, and begins its record; it
@@ -160,7 +160,7 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
 	rec.modern = modern
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	if isTaskMethod(rec.method) && rec.modern && r.Header.Get("Mcp-Name") != rec.taskID {
+	if isTaskMethod(rec.method) && rec.modern && wire.Get(r.Header, wire.HeaderName) != rec.taskID {
 		// SEP-2663 routes tasks by Mcp-Name: it must name the task the
 		// body does (SEP-2243 HeaderMismatch otherwise).
 		wire.WriteError(w, http.StatusBadRequest, rec.id, mcp.CodeHeaderMismatch, "the Mcp-Name header must be the request's params.taskId")
@@ -263,7 +263,7 @@ func parseMessage(body []byte) *record {
 // request without one that AllowAnonymous lets through; it answers the
 // OAuth challenge and reports false for any other request.
 func (h *Handler) verify(w http.ResponseWriter, r *http.Request) (*auth.TokenInfo, bool) {
-	authz := r.Header.Get("Authorization")
+	authz := wire.Get(r.Header, wire.HeaderAuthorize)
 	if authz == "" {
 		if h.anonymous {
 			return nil, true
@@ -359,7 +359,7 @@ func (h *Handler) checkParams(r *http.Request, rec *record) error {
 	if rec.via != "" {
 		named = rec.via // what the body names; rec.name is the tool it calls
 	}
-	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != named {
+	if wire.Get(r.Header, wire.HeaderMethod) != "tools/call" || wire.Get(r.Header, wire.HeaderName) != named {
 		return nil
 	}
 	t := rec.tool
@@ -418,7 +418,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, rec *record, t
 	switch {
 	case listen:
 		h.streams.serve(w, r, rec, next)
-	case rec != nil && !modernRequest(r) && r.Header.Get("Mcp-Session-Id") == "":
+	case rec != nil && !modernRequest(r) && wire.Get(r.Header, wire.HeaderSession) == "":
 		h.sessions.serveNew(next, w, r, rec)
 	default:
 		next.ServeHTTP(w, r)
@@ -456,7 +456,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 // modernRequest reports whether r is a 2026-07-28 request, served by the
 // stateless handler: its version header is not a legacy version.
 func modernRequest(r *http.Request) bool {
-	v := r.Header.Get("Mcp-Protocol-Version")
+	v := wire.Get(r.Header, wire.HeaderVersion)
 	return v != "" && v >= modernVersion
 }
 

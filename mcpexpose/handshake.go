@@ -195,7 +195,7 @@ func (h *Handler) session(r *http.Request, rec *record, stranger bool) *liveSess
 	if h.sessions.idle <= 0 || rec.modern || stranger {
 		return nil
 	}
-	id := r.Header.Get("Mcp-Session-Id")
+	id := wire.Get(r.Header, wire.HeaderSession)
 	if id == "" || !wire.LegacyHeaders(r) {
 		return nil
 	}
@@ -232,7 +232,7 @@ func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *re
 	if !h.fast || fc == nil || (!fc.List && h.polled(ls) && !pollsAsTheSDK(r, ls)) {
 		return nil, nil, false, false
 	}
-	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
+	if rec.ti != nil && len(strings.Fields(wire.Get(r.Header, wire.HeaderAuthorize))) != 2 {
 		return nil, nil, false, false // the SDK's bearer middleware splits it so, and refuses it
 	}
 	meta, ok := wire.LegacyMeta(fc.Meta)
@@ -357,7 +357,7 @@ type sessionEvents struct {
 }
 
 func (h *Handler) sessionEvents(r *http.Request, ls *liveSession) *sessionEvents {
-	return &sessionEvents{h: h, ls: ls, prime: r.Header.Get("Mcp-Protocol-Version") >= mcpversion.Handshake20251125}
+	return &sessionEvents{h: h, ls: ls, prime: wire.Get(r.Header, wire.HeaderVersion) >= mcpversion.Handshake20251125}
 }
 
 // id returns the stream's id, made at its first use: a stream written

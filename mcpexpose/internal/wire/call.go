@@ -156,7 +156,42 @@ func (fc *Call) Read(body []byte, modern bool) bool {
 // level (a plain string), and nothing else. Capabilities and client info hold no
 // number and no null, which the SDK's own reading would decode
 // differently from its checks.
+//
+// The map returned is shared and must not be modified: a client sends the
+// same _meta with every call, and the same bytes again are answered with
+// the map decoded the last time (metas), which every reader of a
+// request's _meta only reads (the SDK's accessors, the audit, the
+// observer, whose RequestInfo.Meta "must not be modified"). A _meta with
+// a progress token, which a client makes anew for each call, is decoded
+// every time and not remembered (ADR 89).
 func ModernMeta(raw []byte) (mcp.Meta, bool) {
+	if m := metas.Load(); m != nil && bytes.Equal(m.raw, raw) {
+		return m.meta, true
+	}
+	meta, ok := modernMeta(raw)
+	if ok && len(raw) <= maxMetaMemo && meta[progressTokenKey] == nil {
+		metas.Store(&metaMemo{raw: bytes.Clone(raw), meta: meta})
+	}
+	return meta, ok
+}
+
+// metaMemo is a _meta, as sent, that ModernMeta took, and the map it
+// decoded it to. Neither is changed once stored.
+type metaMemo struct {
+	raw  []byte
+	meta mcp.Meta
+}
+
+// metas is the last metaMemo, shared by every handler: what it remembers
+// depends on the bytes alone.
+var metas atomic.Pointer[metaMemo]
+
+// maxMetaMemo bounds the _meta metas keeps (an ordinary one is a few
+// hundred bytes); a larger one is decoded every time.
+const maxMetaMemo = 4 << 10
+
+// modernMeta is ModernMeta without its memo.
+func modernMeta(raw []byte) (mcp.Meta, bool) {
 	var p scanner
 	p.b = raw
 	var caps, info, token []byte
