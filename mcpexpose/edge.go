@@ -83,7 +83,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.ti = ti
 	h.srv.fill(r.Context(), rec, h.mapsCaller(r, rec))
-	defer rec.release(h.srv)
+	answered := false
+	defer func() {
+		rec.release(h.srv)
+		if answered {
+			recycle(rec) // the edge's own answer: nothing keeps rec (records)
+		}
+	}()
 	if h.refuse(w, r, rec) {
 		return
 	}
@@ -107,6 +113,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.answers(r, rec) {
 		h.answer(w, r, rec)
+		answered = true
 		return
 	}
 	if rec.method == methodListen && h.holdsListen(r, rec) {
@@ -158,7 +165,7 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
 		return nil, false
 	}
 	rec.modern = modern
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = newBodyReader(body)
 	r.ContentLength = int64(len(body))
 	if isTaskMethod(rec.method) && rec.modern && wire.Get(r.Header, wire.HeaderName) != rec.taskID {
 		// SEP-2663 routes tasks by Mcp-Name: it must name the task the
@@ -169,6 +176,19 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
 	return rec, true
 }
 
+// bodyReader is a body read whole, handed on as the request's body again:
+// io.NopCloser(bytes.NewReader(body)) in one allocation.
+type bodyReader struct{ bytes.Reader }
+
+func newBodyReader(body []byte) *bodyReader {
+	br := &bodyReader{}
+	br.Reset(body)
+	return br
+}
+
+// Close implements io.Closer; it does nothing.
+func (*bodyReader) Close() error { return nil }
+
 // readRecord begins the record of a POSTed body, of a 2026-07-28 request
 // when modern: read by the strict scanner when it can read the whole
 // request, else by the general parser. It reports false when body is not
@@ -177,11 +197,12 @@ func readRecord(body []byte, modern bool) (*record, bool) {
 	if !segjson.Valid(body) {
 		return nil, false
 	}
-	rec := &record{}
+	rec := newRecord()
 	if fc := &rec.call; fc.Read(body, modern) {
 		rec.method, rec.id, rec.name, rec.args, rec.fast = fc.Method(), fc.ID, fc.Name, fc.Args, fc
 		return rec, true
 	}
+	recycle(rec)
 	rec = parseMessage(body)
 	if rec.method == methodListen && modern {
 		var l wire.Listen
