@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
@@ -37,9 +38,13 @@ type pathTok struct {
 // (inputDecoder.decode with the validator), failure for failure: not JSON,
 // then every violation, then the first decode failure.
 func (o *onePass) decode(args []byte) (reflect.Value, *Failure) {
-	p := &pass{r: newReader(args)}
+	st := passes.Get().(*passState)
+	defer st.recycle()
+	st.r = reader{data: args}
+	st.r.stack = st.r.stackBuf[:0]
+	st.p = pass{r: &st.r}
+	p, r := &st.p, &st.r
 	p.path = p.buf[:0]
-	r := p.r
 	ptr := reflect.New(o.t)
 	r.space()
 	p.value(o.root, ptr.Elem())
@@ -59,6 +64,24 @@ func (o *onePass) decode(args []byte) (reflect.Value, *Failure) {
 		return reflect.Value{}, invalidInput([]Violation{*r.saved}, false)
 	}
 	return ptr.Elem(), nil
+}
+
+// passState is a pass and its reader, allocated together and recycled
+// (passes): both are a decode's own, on its goroutine, and nothing keeps
+// them, or a pointer into them, once it returns (what it returns, the
+// value, the violations, the strings, is allocated apart; ADR 89).
+type passState struct {
+	p pass
+	r reader
+}
+
+// passes keeps the passStates of finished decodes for the next.
+var passes = sync.Pool{New: func() any { return new(passState) }}
+
+// recycle empties st, dropping what it points to, and keeps it.
+func (st *passState) recycle() {
+	*st = passState{}
+	passes.Put(st)
 }
 
 // pointer writes out the JSON Pointer of the value being read.
