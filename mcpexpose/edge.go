@@ -192,17 +192,18 @@ func (*bodyReader) Close() error { return nil }
 // readRecord begins the record of a POSTed body, of a 2026-07-28 request
 // when modern: read by the strict scanner when it can read the whole
 // request, else by the general parser. It reports false when body is not
-// valid JSON.
+// valid JSON. A body the strict scanner reads is valid (it checks what it
+// reads), and is not checked again.
 func readRecord(body []byte, modern bool) (*record, bool) {
-	if !segjson.Valid(body) {
-		return nil, false
-	}
 	rec := newRecord()
 	if fc := &rec.call; fc.Read(body, modern) {
 		rec.method, rec.id, rec.name, rec.args, rec.fast = fc.Method(), fc.ID, fc.Name, fc.Args, fc
 		return rec, true
 	}
 	recycle(rec)
+	if !segjson.Valid(body) {
+		return nil, false
+	}
 	rec = parseMessage(body)
 	if rec.method == methodListen && modern {
 		var l wire.Listen
