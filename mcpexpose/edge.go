@@ -147,7 +147,7 @@ func (h *Handler) mapsCaller(r *http.Request, rec *record) bool {
 // tasks/* request names another task in its Mcp-Name header. The SDK is
 // handed the same bytes.
 func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength, h.maxBody)
 	r.Body.Close()
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -174,6 +174,30 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
 		return nil, false
 	}
 	return rec, true
+}
+
+// readBody is io.ReadAll(rd) into a buffer of the body's declared length
+// (plus the byte that finds its end), when it declares one within max,
+// where io.ReadAll starts at 512 bytes and grows: one allocation of the
+// body's size.
+func readBody(rd io.Reader, length, max int64) ([]byte, error) {
+	if length <= 0 || length > max {
+		return io.ReadAll(rd)
+	}
+	b := make([]byte, 0, length+1)
+	for {
+		n, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than declared: grow as io.ReadAll
+		}
+	}
 }
 
 // bodyReader is a body read whole, handed on as the request's body again:
