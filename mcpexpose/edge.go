@@ -105,7 +105,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case done:
 			return
 		case ok:
-			h.answerSession(ctx, cancel, w, r, rec, ls)
+			answered = h.answerSession(ctx, cancel, w, r, rec, ls)
 			return
 		}
 		h.forwardOnSession(w, r, rec, ti, ls)

@@ -286,12 +286,14 @@ func (h *Handler) writeDuplicate(w http.ResponseWriter, id []byte) {
 // call with a progress token, or on a server that forwards logs, is
 // answered on a callStream whose events are the session's (sessionEvents),
 // as the SDK writes and stores a call's notifications; a call that may be
-// polled, on one that the poll may end (answerPolled).
-func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) {
+// polled, on one that the poll may end (answerPolled). It reports
+// whether rec is free once it returns: but for a call that may be polled,
+// which goes on with rec after the POST ends.
+func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) bool {
 	fc := rec.fast
 	if !fc.List && h.polled(ls) {
 		h.answerPolled(ctx, cancel, w, r, rec, ls)
-		return
+		return false
 	}
 	defer func() {
 		h.sessions.unclaim(ls, string(fc.ID))
@@ -318,6 +320,7 @@ func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, 
 	}
 	h.fastServed.Add(1) // before the write, as answer counts
 	h.finishSession(w, se, cs, fc, res, err)
+	return true
 }
 
 // sessionCall is the SDK's request value of rec, a tools/call POSTed as r

@@ -124,9 +124,10 @@ func (s *server) fill(ctx context.Context, rec *record, mapCaller bool) {
 }
 
 // records keeps the records of the requests the edge answered itself
-// (Handler.answer) for the next requests to read into: a record is the
-// largest allocation of a call. Only those are recycled, once ServeHTTP
-// has written the answer and released the snapshot: on that route nothing
+// (Handler.answer, and Handler.answerSession but for a call that may be
+// polled) for the next requests to read into: a record is the largest
+// allocation of a call. Only those are recycled, once ServeHTTP has
+// written the answer and released the snapshot: on those routes nothing
 // keeps the record, or a pointer into it, past the answer (ADR 89). Every
 // other record is left to the collector.
 var records = sync.Pool{New: func() any { return new(record) }}
