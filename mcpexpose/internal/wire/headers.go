@@ -70,7 +70,17 @@ func Get(h http.Header, key string) string {
 // 403 (DNS rebinding protection): ServeHTTP refuses it first, the same way.
 func Rebound(r *http.Request) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && local != nil && IsLoopback(local.String()) && !IsLoopback(r.Host)
+	return ok && local != nil && localLoopback(local) && !IsLoopback(r.Host)
+}
+
+// localLoopback is IsLoopback(a.String()), for a TCP address without a
+// zone read from its IP, without writing it out and parsing it again.
+func localLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok && t != nil && t.Zone == "" {
+		ip, ok := netip.AddrFromSlice(t.IP)
+		return ok && ip.IsLoopback()
+	}
+	return IsLoopback(a.String())
 }
 
 // IsLoopback is the SDK's test of a loopback address or host.

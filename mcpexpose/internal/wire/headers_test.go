@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"net"
 	"net/http"
 	"net/textproto"
 	"testing"
@@ -27,5 +28,28 @@ func TestHeaderKeysCanonical(t *testing.T) {
 	}
 	if got := Get(h, HeaderName); got != "" {
 		t.Errorf("Get of an absent header = %q", got)
+	}
+}
+
+// TestLocalLoopback: the loopback test of a listener's address reads as
+// the SDK's test of its string.
+func TestLocalLoopback(t *testing.T) {
+	for _, a := range []net.Addr{
+		&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80},
+		&net.TCPAddr{IP: net.IP{127, 1, 2, 3}, Port: 80},
+		&net.TCPAddr{IP: net.IPv6loopback, Port: 80},
+		&net.TCPAddr{IP: net.IPv6loopback, Port: 80, Zone: "lo"},
+		&net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 80},
+		&net.TCPAddr{IP: net.ParseIP("::ffff:127.0.0.1"), Port: 80},
+		&net.TCPAddr{IP: net.ParseIP("fe80::1"), Port: 80, Zone: "eth0"},
+		&net.TCPAddr{IP: net.ParseIP("::"), Port: 80},
+		&net.TCPAddr{Port: 80},
+		&net.TCPAddr{IP: net.IP{1, 2, 3}, Port: 80},
+		&net.UnixAddr{Name: "/tmp/s", Net: "unix"},
+		&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80},
+	} {
+		if got, want := localLoopback(a), IsLoopback(a.String()); got != want {
+			t.Errorf("localLoopback(%v) = %v, IsLoopback(%q) = %v", a, got, a.String(), want)
+		}
 	}
 }
