@@ -28,6 +28,13 @@ type Context struct {
 	inter      interaction
 	detach     func() // Invocation.Detach, nil once called
 	detachMu   sync.Mutex
+
+	// Allocated with the context, which lives as long as the invocation:
+	// the invocation's arguments (Plan.run), and the context as the
+	// context.Context the handler is handed, an interface value reflect
+	// takes by address.
+	in   input
+	self context.Context
 }
 
 var _ context.Context = (*Context)(nil)

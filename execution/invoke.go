@@ -227,7 +227,8 @@ func (p *Plan) invoke(ctx context.Context, inv *Invocation, principal policy.Pri
 	ec.inter.supports = inv.Supports
 	ec.inter.roundIn = inv.RoundState
 	ec.inter.urlDone = inv.URLDone
-	return p.run(ec, inv, &input{plan: p, args: args})
+	ec.in = input{plan: p, args: args}
+	return p.run(ec, inv, &ec.in)
 }
 
 // input is an invocation's arguments, validated and decoded once, on first
@@ -332,13 +333,19 @@ func (p *Plan) run(ec *Context, inv *Invocation, args *input) (out Outcome, err 
 		}
 	}
 
-	callArgs := make([]reflect.Value, p.nargs)
+	var argsArray [4]reflect.Value // on the stack, for most handlers
+	var callArgs []reflect.Value
+	if p.nargs <= len(argsArray) {
+		callArgs = argsArray[:p.nargs]
+	} else {
+		callArgs = make([]reflect.Value, p.nargs)
+	}
 	switch p.sig.ctx {
 	case stdContext:
 		// Hand reflect a value already of interface type, so that Call
 		// does not check *Context against context.Context every time.
-		ctx := context.Context(ec)
-		callArgs[0] = reflect.ValueOf(&ctx).Elem()
+		ec.self = ec
+		callArgs[0] = reflect.ValueOf(&ec.self).Elem()
 	case execContext:
 		callArgs[0] = reflect.ValueOf(ec)
 	}

@@ -37,9 +37,13 @@ type pathTok struct {
 // (inputDecoder.decode with the validator), failure for failure: not JSON,
 // then every violation, then the first decode failure.
 func (o *onePass) decode(args []byte) (reflect.Value, *Failure) {
-	p := &pass{r: newReader(args)}
+	st := passes.Get().(*passState)
+	defer st.recycle()
+	st.r = reader{data: args}
+	st.r.stack = st.r.stackBuf[:0]
+	st.p = pass{r: &st.r}
+	p, r := &st.p, &st.r
 	p.path = p.buf[:0]
-	r := p.r
 	ptr := reflect.New(o.t)
 	r.space()
 	p.value(o.root, ptr.Elem())

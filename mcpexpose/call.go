@@ -181,11 +181,11 @@ var errUnrouted = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tool
 // adm is p's admission to t when p holds t's scopes; otherwise (only with
 // ServerOptions.ForbiddenResult) the plan's own scope guard answers.
 func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, adm execution.Admission, route callRoute) (*mcp.CallToolResult, agnara.Label, error) {
-	round, err := s.openRound(ctx, req, t, p)
-	if err != nil {
+	var round callRound
+	if err := s.openRound(ctx, req, t, p, &round); err != nil {
 		return nil, "error", err // bad state: the plan is not invoked
 	}
-	inv := s.invocation(req, p, adm, round, route)
+	inv := s.invocation(req, p, adm, &round, route)
 	if token := req.Params.GetProgressToken(); token != nil {
 		if pr := routeProgress(route, token); pr != nil {
 			inv.Progress = pr
@@ -203,20 +203,21 @@ func (s *server) call(ctx context.Context, req *mcp.CallToolRequest, t *tool, p 
 	if req.Session != nil && req.ProtocolVersion() < modernVersion && len(round.urls) > 0 {
 		// A URL question's completion, on the session whose client was
 		// asked it (ADR 0078); 2026-07-28 has no such notice.
+		urls := round.urls
 		inv.URLDone = func(key string) {
-			id := round.urls[key]
+			id := urls[key]
 			if id == "" || (route != nil && route.urlDone(id)) {
 				return
 			}
 			notifyURLDone(ctx, req.Session, id)
 		}
 	}
-	out, err := t.plan.Invoke(ctx, inv)
+	out, err := t.plan.Invoke(ctx, &inv)
 	if err != nil {
 		return nil, execution.LabelOf(nil), err // the caller went away: no result to send
 	}
 	if ir, ok := out.(*execution.InputRequired); ok {
-		res, err := s.interact(ctx, req, t, round, ir)
+		res, err := s.interact(ctx, req, t, &round, ir)
 		return res, execution.LabelOf(out), err
 	}
 	return s.result(ctx, t, out)
@@ -383,7 +384,11 @@ func routeLogs(route callRoute, logger string) slog.Handler {
 // invocation is what every tools/call path (a direct call, a task) gives
 // the plan: the caller, the arguments, the round's answers and the server's
 // limits. The task path adds its progress and detaching.
-func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm execution.Admission, round *callRound, route callRoute) *execution.Invocation {
+//
+// It is returned by value: a direct call's stays on its goroutine's stack
+// (Plan.Invoke keeps no pointer to it), a task's moves to the heap with the
+// task.
+func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm execution.Admission, round *callRound, route callRoute) execution.Invocation {
 	var can func(execution.InputKind) bool
 	if route != nil {
 		can = route.supports // the route's reading (the edge's, memoised)
@@ -393,7 +398,7 @@ func (s *server) invocation(req *mcp.CallToolRequest, p policy.Principal, adm ex
 		caps := sync.OnceValue(req.ClientCapabilities)
 		can = func(k execution.InputKind) bool { return supports(caps(), k) }
 	}
-	return &execution.Invocation{
+	return execution.Invocation{
 		Principal:       p,
 		Admission:       adm,
 		Arguments:       req.Params.Arguments,

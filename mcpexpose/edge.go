@@ -47,7 +47,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 		return
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin, r) {
+	if origin := wire.Get(r.Header, wire.HeaderOrigin); origin != "" && !h.originAllowed(origin, r) {
 		wire.WriteNoIDError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "origin not allowed")
 		return
 	}
@@ -83,7 +83,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.ti = ti
 	h.srv.fill(r.Context(), rec, h.mapsCaller(r, rec))
-	defer rec.release(h.srv)
+	answered := false
+	defer func() {
+		rec.release(h.srv)
+		if answered {
+			recycle(rec) // the edge's own answer: nothing keeps rec (records)
+		}
+	}()
 	if h.refuse(w, r, rec) {
 		return
 	}
@@ -99,7 +105,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case done:
 			return
 		case ok:
-			h.answerSession(ctx, cancel, w, r, rec, ls)
+			answered = h.answerSession(ctx, cancel, w, r, rec, ls)
 			return
 		}
 		h.forwardOnSession(w, r, rec, ti, ls)
@@ -107,6 +113,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.answers(r, rec) {
 		h.answer(w, r, rec)
+		answered = true
 		return
 	}
 	if rec.method == methodListen && h.holdsListen(r, rec) {
@@ -132,7 +139,7 @@ func (h *Handler) mapsCaller(r *http.Request, rec *record) bool {
 	case rec.modern:
 		return rec.method == methodListen
 	}
-	return r.Header.Get("Mcp-Session-Id") == ""
+	return wire.Get(r.Header, wire.HeaderSession) == ""
 }
 
 // read reads r's body, the one time it is read, and begins its record; it
@@ -140,7 +147,7 @@ func (h *Handler) mapsCaller(r *http.Request, rec *record) bool {
 // tasks/* request names another task in its Mcp-Name header. The SDK is
 // handed the same bytes.
 func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength, h.maxBody)
 	r.Body.Close()
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -158,9 +165,9 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
 		return nil, false
 	}
 	rec.modern = modern
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = newBodyReader(body)
 	r.ContentLength = int64(len(body))
-	if isTaskMethod(rec.method) && rec.modern && r.Header.Get("Mcp-Name") != rec.taskID {
+	if isTaskMethod(rec.method) && rec.modern && wire.Get(r.Header, wire.HeaderName) != rec.taskID {
 		// SEP-2663 routes tasks by Mcp-Name: it must name the task the
 		// body does (SEP-2243 HeaderMismatch otherwise).
 		wire.WriteError(w, http.StatusBadRequest, rec.id, mcp.CodeHeaderMismatch, "the Mcp-Name header must be the request's params.taskId")
@@ -169,18 +176,57 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*record, bool) {
 	return rec, true
 }
 
+// readBody is io.ReadAll(rd) into a buffer of the body's declared length
+// (plus the byte that finds its end), when it declares one within max,
+// where io.ReadAll starts at 512 bytes and grows: one allocation of the
+// body's size.
+func readBody(rd io.Reader, length, max int64) ([]byte, error) {
+	if length <= 0 || length > max {
+		return io.ReadAll(rd)
+	}
+	b := make([]byte, 0, length+1)
+	for {
+		n, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than declared: grow as io.ReadAll
+		}
+	}
+}
+
+// bodyReader is a body read whole, handed on as the request's body again:
+// io.NopCloser(bytes.NewReader(body)) in one allocation.
+type bodyReader struct{ bytes.Reader }
+
+func newBodyReader(body []byte) *bodyReader {
+	br := &bodyReader{}
+	br.Reset(body)
+	return br
+}
+
+// Close implements io.Closer; it does nothing.
+func (*bodyReader) Close() error { return nil }
+
 // readRecord begins the record of a POSTed body, of a 2026-07-28 request
 // when modern: read by the strict scanner when it can read the whole
 // request, else by the general parser. It reports false when body is not
-// valid JSON.
+// valid JSON. A body the strict scanner reads is valid (it checks what it
+// reads), and is not checked again.
 func readRecord(body []byte, modern bool) (*record, bool) {
-	if !segjson.Valid(body) {
-		return nil, false
-	}
-	rec := &record{}
+	rec := newRecord()
 	if fc := &rec.call; fc.Read(body, modern) {
 		rec.method, rec.id, rec.name, rec.args, rec.fast = fc.Method(), fc.ID, fc.Name, fc.Args, fc
 		return rec, true
+	}
+	recycle(rec)
+	if !segjson.Valid(body) {
+		return nil, false
 	}
 	rec = parseMessage(body)
 	if rec.method == methodListen && modern {
@@ -263,7 +309,7 @@ func parseMessage(body []byte) *record {
 // request without one that AllowAnonymous lets through; it answers the
 // OAuth challenge and reports false for any other request.
 func (h *Handler) verify(w http.ResponseWriter, r *http.Request) (*auth.TokenInfo, bool) {
-	authz := r.Header.Get("Authorization")
+	authz := wire.Get(r.Header, wire.HeaderAuthorize)
 	if authz == "" {
 		if h.anonymous {
 			return nil, true
@@ -359,7 +405,7 @@ func (h *Handler) checkParams(r *http.Request, rec *record) error {
 	if rec.via != "" {
 		named = rec.via // what the body names; rec.name is the tool it calls
 	}
-	if r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != named {
+	if wire.Get(r.Header, wire.HeaderMethod) != "tools/call" || wire.Get(r.Header, wire.HeaderName) != named {
 		return nil
 	}
 	t := rec.tool
@@ -418,7 +464,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, rec *record, t
 	switch {
 	case listen:
 		h.streams.serve(w, r, rec, next)
-	case rec != nil && !modernRequest(r) && r.Header.Get("Mcp-Session-Id") == "":
+	case rec != nil && !modernRequest(r) && wire.Get(r.Header, wire.HeaderSession) == "":
 		h.sessions.serveNew(next, w, r, rec)
 	default:
 		next.ServeHTTP(w, r)
@@ -456,7 +502,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 // modernRequest reports whether r is a 2026-07-28 request, served by the
 // stateless handler: its version header is not a legacy version.
 func modernRequest(r *http.Request) bool {
-	v := r.Header.Get("Mcp-Protocol-Version")
+	v := wire.Get(r.Header, wire.HeaderVersion)
 	return v != "" && v >= modernVersion
 }
 

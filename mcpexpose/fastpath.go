@@ -50,10 +50,10 @@ func (h *Handler) answers(r *http.Request, rec *record) bool {
 	if !h.fast || fc == nil || !wire.ModernHeaders(r) {
 		return false
 	}
-	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
+	if rec.ti != nil && len(strings.Fields(wire.Get(r.Header, wire.HeaderAuthorize))) != 2 {
 		return false // the SDK's bearer middleware splits it so, and refuses it
 	}
-	if r.Header.Get("Mcp-Method") != fc.Method() || (!fc.List && r.Header.Get("Mcp-Name") != fc.Name) {
+	if wire.Get(r.Header, wire.HeaderMethod) != fc.Method() || (!fc.List && wire.Get(r.Header, wire.HeaderName) != fc.Name) {
 		return false // the SDK words the mismatch
 	}
 	meta, ok := wire.ModernMeta(fc.Meta)

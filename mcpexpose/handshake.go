@@ -195,7 +195,7 @@ func (h *Handler) session(r *http.Request, rec *record, stranger bool) *liveSess
 	if h.sessions.idle <= 0 || rec.modern || stranger {
 		return nil
 	}
-	id := r.Header.Get("Mcp-Session-Id")
+	id := wire.Get(r.Header, wire.HeaderSession)
 	if id == "" || !wire.LegacyHeaders(r) {
 		return nil
 	}
@@ -232,7 +232,7 @@ func (h *Handler) answersSession(w http.ResponseWriter, r *http.Request, rec *re
 	if !h.fast || fc == nil || (!fc.List && h.polled(ls) && !pollsAsTheSDK(r, ls)) {
 		return nil, nil, false, false
 	}
-	if rec.ti != nil && len(strings.Fields(r.Header.Get("Authorization"))) != 2 {
+	if rec.ti != nil && len(strings.Fields(wire.Get(r.Header, wire.HeaderAuthorize))) != 2 {
 		return nil, nil, false, false // the SDK's bearer middleware splits it so, and refuses it
 	}
 	meta, ok := wire.LegacyMeta(fc.Meta)
@@ -286,12 +286,14 @@ func (h *Handler) writeDuplicate(w http.ResponseWriter, id []byte) {
 // call with a progress token, or on a server that forwards logs, is
 // answered on a callStream whose events are the session's (sessionEvents),
 // as the SDK writes and stores a call's notifications; a call that may be
-// polled, on one that the poll may end (answerPolled).
-func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) {
+// polled, on one that the poll may end (answerPolled). It reports
+// whether rec is free once it returns: but for a call that may be polled,
+// which goes on with rec after the POST ends.
+func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, rec *record, ls *liveSession) bool {
 	fc := rec.fast
 	if !fc.List && h.polled(ls) {
 		h.answerPolled(ctx, cancel, w, r, rec, ls)
-		return
+		return false
 	}
 	defer func() {
 		h.sessions.unclaim(ls, string(fc.ID))
@@ -318,6 +320,7 @@ func (h *Handler) answerSession(ctx context.Context, cancel context.CancelFunc, 
 	}
 	h.fastServed.Add(1) // before the write, as answer counts
 	h.finishSession(w, se, cs, fc, res, err)
+	return true
 }
 
 // sessionCall is the SDK's request value of rec, a tools/call POSTed as r
@@ -357,7 +360,7 @@ type sessionEvents struct {
 }
 
 func (h *Handler) sessionEvents(r *http.Request, ls *liveSession) *sessionEvents {
-	return &sessionEvents{h: h, ls: ls, prime: r.Header.Get("Mcp-Protocol-Version") >= mcpversion.Handshake20251125}
+	return &sessionEvents{h: h, ls: ls, prime: wire.Get(r.Header, wire.HeaderVersion) >= mcpversion.Handshake20251125}
 }
 
 // id returns the stream's id, made at its first use: a stream written

@@ -110,29 +110,32 @@ func (s *server) binding(method, target, digest string, p policy.Principal) requ
 // A state sealed by another tool than t — the same name, but a snapshot
 // swapped in since defines it otherwise — is refused with errToolChanged:
 // its questions and answers belong to a definition no longer served.
-func (s *server) openRound(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal) (*callRound, error) {
+//
+// The round is filled into round, a zero callRound of the caller's: a
+// direct call's stays on its stack (call), a task's goes with the task.
+func (s *server) openRound(ctx context.Context, req *mcp.CallToolRequest, t *tool, p policy.Principal, round *callRound) error {
 	params := req.Params
-	round := &callRound{s: s, params: params, principal: p}
+	*round = callRound{s: s, params: params, principal: p}
 	var asked []string
 	if params.RequestState != "" {
 		if err := round.bind(); err != nil {
-			return nil, err
+			return err
 		}
 		data, err := s.sealer.Open(ctx, params.RequestState, round.binding)
 		if errors.Is(err, requeststate.ErrUnavailable) {
 			// The sealed error's text is deliberately bare; log the store's own.
 			s.logger.LogAttrs(ctx, slog.LevelError, "request state store unavailable", slog.String("error", storeCause(err)))
-			return nil, errStateUnavail
+			return errStateUnavail
 		}
 		if err != nil {
-			return nil, errBadState
+			return errBadState
 		}
 		var st roundState
 		if json.Unmarshal(data, &st) != nil {
-			return nil, errBadState
+			return errBadState
 		}
 		if st.Tool != t.digest {
-			return nil, errToolChanged
+			return errToolChanged
 		}
 		round.answers, asked, round.resumed, round.kept, round.urls = st.Answers, st.Asked, true, st.Kept, st.URLs
 		if round.answers == nil {
@@ -154,7 +157,7 @@ func (s *server) openRound(ctx context.Context, req *mcp.CallToolRequest, t *too
 			round.unsolicited[key] = a
 		}
 	}
-	return round, nil
+	return nil
 }
 
 // storeCause returns the replay store's own error inside err, or err's text.

@@ -3,6 +3,7 @@ package mcpexpose
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/agnara-go/agnara/execution"
 	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
@@ -120,6 +121,25 @@ func (s *server) fill(ctx context.Context, rec *record, mapCaller bool) {
 	if rec.tool != nil && rec.refused == nil {
 		rec.adm, rec.admitted = rec.tool.plan.Admit(rec.caller)
 	}
+}
+
+// records keeps the records of the requests the edge answered itself
+// (Handler.answer, and Handler.answerSession but for a call that may be
+// polled) for the next requests to read into: a record is the largest
+// allocation of a call. Only those are recycled, once ServeHTTP has
+// written the answer and released the snapshot: on those routes nothing
+// keeps the record, or a pointer into it, past the answer (ADR 89). Every
+// other record is left to the collector.
+var records = sync.Pool{New: func() any { return new(record) }}
+
+// newRecord returns an empty record, recycled when one is free.
+func newRecord() *record { return records.Get().(*record) }
+
+// recycle empties rec and keeps it for a later request; rec is not used
+// again by its caller.
+func recycle(rec *record) {
+	*rec = record{}
+	records.Put(rec)
 }
 
 // release ends the record's hold on its snapshot, once the request is

@@ -226,7 +226,7 @@ func (s *sessions) expire(id string) {
 // which the same subject from another issuer passes; the edge hands it no
 // token for a stranger's request (ServeHTTP), so that it refuses it.
 func (s *sessions) stranger(r *http.Request, ti *auth.TokenInfo) bool {
-	id := r.Header.Get("Mcp-Session-Id")
+	id := wire.Get(r.Header, wire.HeaderSession)
 	if id == "" || modernRequest(r) {
 		return false
 	}

@@ -43,12 +43,13 @@ func (s *server) callTask(ctx context.Context, req *mcp.CallToolRequest, t *tool
 			tr.release(slot)
 		}
 	}()
-	round, err := s.openRound(ctx, req, t, p)
-	if err != nil {
+	round := new(callRound)
+	if err := s.openRound(ctx, req, t, p, round); err != nil {
 		return nil, nil, agnara.LabelError, err
 	}
 	run := &localRun{wake: make(chan struct{}, 1)}
-	inv := s.invocation(req, p, adm, round, route)
+	inv := new(execution.Invocation) // the task's: it outlives the request
+	*inv = s.invocation(req, p, adm, round, route)
 	inv.Progress, inv.DetachByHandler = &run.progress, t.askFirst
 	// What the client supports, read now: the invocation, which may
 	// outlive the request, keeps that and not the request itself.

@@ -56,31 +56,27 @@ func (fc *Call) Method() string {
 // and a retry's "inputResponses" object and "requestState" string may
 // follow; in the handshake era the _meta is optional, and a tools/list may
 // come without params. Anything else reports false.
+//
+// Everything Read takes it has checked is valid JSON (rawComposite checks
+// the objects it skips): a body it reads is one segmentio's Valid accepts,
+// which the edge then need not run over it again.
 func (fc *Call) Read(body []byte, modern bool) bool {
 	var p scanner
 	p.b = body
 	var version, method string
-	var params []byte
 	var seen [4]bool
+	var named, stated bool
 	ok := p.object(func(key []byte) bool {
 		var i int
 		switch string(key) {
 		case "jsonrpc":
-			i, version = 0, p.plainString()
+			i = 0
 		case "id":
 			i = 1
-			fc.ID = p.id()
-			if fc.ID == nil {
-				return false
-			}
 		case "method":
-			i, method = 2, p.plainString()
+			i = 2
 		case "params":
 			i = 3
-			params = p.rawObject()
-			if params == nil {
-				return false
-			}
 		default:
 			return false
 		}
@@ -88,9 +84,27 @@ func (fc *Call) Read(body []byte, modern bool) bool {
 			return false
 		}
 		seen[i] = true
+		switch i {
+		case 0:
+			version = p.plainString()
+		case 1:
+			fc.ID = p.id()
+			if fc.ID == nil {
+				return false
+			}
+		case 2:
+			method = p.plainString()
+		case 3:
+			// Read in place: what params may hold depends on the method,
+			// which may come after it, and is checked once it is known.
+			if !fc.readParams(&p, modern, &named, &stated) {
+				return false
+			}
+		}
 		return !p.bad
 	})
-	if !ok || !p.end() || !seen[1] || version != "2.0" || p.depthMax > fastMaxDepth {
+	// The composites inside params are one level deeper than params.
+	if !ok || !p.end() || !seen[1] || version != "2.0" || p.depthMax+1 > fastMaxDepth {
 		return false
 	}
 	switch method {
@@ -103,50 +117,58 @@ func (fc *Call) Read(body []byte, modern bool) bool {
 	if !seen[3] {
 		return fc.List && !modern // a handshake-era tools/list may have no params
 	}
-	var q scanner
-	q.b = params
-	var named, stated bool
-	ok = q.object(func(key []byte) bool {
+	if fc.List && (named || fc.Args != nil || fc.Responses != nil || stated) {
+		return false // a tools/list has only a _meta
+	}
+	if modern && fc.Meta == nil {
+		return false
+	}
+	return fc.List || named
+}
+
+// readParams reads the params object at p: a "_meta", "name",
+// "arguments", and at 2026-07-28 (modern) "inputResponses" and
+// "requestState", each at most once; named and stated report the name
+// and the request state. Anything else (cursor, task) reports false: the
+// SDK's.
+func (fc *Call) readParams(p *scanner, modern bool, named, stated *bool) bool {
+	return p.object(func(key []byte) bool {
 		switch string(key) {
 		case "_meta":
 			if fc.Meta != nil {
 				return false
 			}
-			fc.Meta = q.rawObject()
+			fc.Meta = p.rawObject()
 			return fc.Meta != nil
 		case "name":
-			if fc.List || named {
+			if *named {
 				return false
 			}
-			named = true
-			fc.Name = q.plainString()
-			return !q.bad && fc.Name != ""
+			*named = true
+			fc.Name = p.plainString()
+			return !p.bad && fc.Name != ""
 		case "arguments":
-			if fc.List || fc.Args != nil {
+			if fc.Args != nil {
 				return false
 			}
-			fc.Args = q.rawObject()
+			fc.Args = p.rawObject()
 			return fc.Args != nil
 		case "inputResponses":
-			if fc.List || !modern || fc.Responses != nil {
+			if !modern || fc.Responses != nil {
 				return false
 			}
-			fc.Responses = q.rawObject()
+			fc.Responses = p.rawObject()
 			return fc.Responses != nil
 		case "requestState":
-			if fc.List || !modern || stated {
+			if !modern || *stated {
 				return false
 			}
-			stated = true
-			fc.State = q.plainString()
-			return !q.bad
+			*stated = true
+			fc.State = p.plainString()
+			return !p.bad
 		}
-		return false // cursor, task, anything else: the SDK's
-	})
-	if !ok || !q.end() || (modern && fc.Meta == nil) {
 		return false
-	}
-	return fc.List || named
+	})
 }
 
 // ModernMeta decodes a request's _meta as the SDK decodes it, when it holds
@@ -156,7 +178,42 @@ func (fc *Call) Read(body []byte, modern bool) bool {
 // level (a plain string), and nothing else. Capabilities and client info hold no
 // number and no null, which the SDK's own reading would decode
 // differently from its checks.
+//
+// The map returned is shared and must not be modified: a client sends the
+// same _meta with every call, and the same bytes again are answered with
+// the map decoded the last time (metas), which every reader of a
+// request's _meta only reads (the SDK's accessors, the audit, the
+// observer, whose RequestInfo.Meta "must not be modified"). A _meta with
+// a progress token, which a client makes anew for each call, is decoded
+// every time and not remembered (ADR 89).
 func ModernMeta(raw []byte) (mcp.Meta, bool) {
+	if m := metas.Load(); m != nil && bytes.Equal(m.raw, raw) {
+		return m.meta, true
+	}
+	meta, ok := modernMeta(raw)
+	if ok && len(raw) <= maxMetaMemo && meta[progressTokenKey] == nil {
+		metas.Store(&metaMemo{raw: bytes.Clone(raw), meta: meta})
+	}
+	return meta, ok
+}
+
+// metaMemo is a _meta, as sent, that ModernMeta took, and the map it
+// decoded it to. Neither is changed once stored.
+type metaMemo struct {
+	raw  []byte
+	meta mcp.Meta
+}
+
+// metas is the last metaMemo, shared by every handler: what it remembers
+// depends on the bytes alone.
+var metas atomic.Pointer[metaMemo]
+
+// maxMetaMemo bounds the _meta metas keeps (an ordinary one is a few
+// hundred bytes); a larger one is decoded every time.
+const maxMetaMemo = 4 << 10
+
+// modernMeta is ModernMeta without its memo.
+func modernMeta(raw []byte) (mcp.Meta, bool) {
 	var p scanner
 	p.b = raw
 	var caps, info, token []byte

@@ -15,7 +15,7 @@ import (
 // event streams. (The Host of a loopback listener, the SDK's first check,
 // ServeHTTP has made before anything: see Rebound.)
 func ModernHeaders(r *http.Request) bool {
-	return r.Header.Get("Mcp-Protocol-Version") == mcpversion.Modern && postHeaders(r)
+	return Get(r.Header, HeaderVersion) == mcpversion.Modern && postHeaders(r)
 }
 
 // LegacyHeaders reports whether a handshake-era POST's headers pass the
@@ -24,7 +24,7 @@ func ModernHeaders(r *http.Request) bool {
 // served; a JSON body; an Accept of both JSON and event streams; no
 // Last-Event-ID.
 func LegacyHeaders(r *http.Request) bool {
-	v := r.Header.Get("Mcp-Protocol-Version")
+	v := Get(r.Header, HeaderVersion)
 	return (v == "" || mcpversion.IsServed(v)) && postHeaders(r)
 }
 
@@ -33,14 +33,36 @@ func LegacyHeaders(r *http.Request) bool {
 // Content-Type, application/json (the edge takes no parameters the SDK
 // would strip), and an Accept of both JSON and event streams.
 func postHeaders(r *http.Request) bool {
-	if len(r.Header.Values("Last-Event-ID")) > 0 {
+	if len(r.Header["Last-Event-Id"]) > 0 {
 		return false
 	}
-	if ct := r.Header.Values("Content-Type"); len(ct) != 1 || !ASCIIFold(ct[0], "application/json") {
+	if ct := r.Header["Content-Type"]; len(ct) != 1 || !ASCIIFold(ct[0], "application/json") {
 		return false
 	}
-	jsonOK, streamOK := Accepts(r.Header.Values("Accept"))
+	jsonOK, streamOK := Accepts(r.Header["Accept"])
 	return jsonOK && streamOK
+}
+
+// The request headers the edge reads on every POST, in canonical form
+// (textproto.CanonicalMIMEHeaderKey), as net/http stores them: read with
+// Get, or straight from the map, which is what Header.Get and
+// Header.Values do after canonicalising the key they are given.
+const (
+	HeaderVersion   = "Mcp-Protocol-Version"
+	HeaderMethod    = "Mcp-Method"
+	HeaderName      = "Mcp-Name"
+	HeaderSession   = "Mcp-Session-Id"
+	HeaderOrigin    = "Origin"
+	HeaderAuthorize = "Authorization"
+)
+
+// Get is h.Get(key) for a key in canonical form, such as the Header
+// constants, without canonicalising it again on every request.
+func Get(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // Rebound reports whether r came on a connection to a loopback address
@@ -48,7 +70,17 @@ func postHeaders(r *http.Request) bool {
 // 403 (DNS rebinding protection): ServeHTTP refuses it first, the same way.
 func Rebound(r *http.Request) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && local != nil && IsLoopback(local.String()) && !IsLoopback(r.Host)
+	return ok && local != nil && localLoopback(local) && !IsLoopback(r.Host)
+}
+
+// localLoopback is IsLoopback(a.String()), for a TCP address without a
+// zone read from its IP, without writing it out and parsing it again.
+func localLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok && t != nil && t.Zone == "" {
+		ip, ok := netip.AddrFromSlice(t.IP)
+		return ok && ip.IsLoopback()
+	}
+	return IsLoopback(a.String())
 }
 
 // IsLoopback is the SDK's test of a loopback address or host.

@@ -1,8 +1,11 @@
 package wire
 
-// scanner reads the JSON values the fast path needs from a body already
-// known to be valid JSON, and gives up (bad) on anything it does not
-// read exactly as the SDK's decoder would.
+import "unicode/utf8"
+
+// scanner reads the JSON values the fast path needs, and gives up (bad) on
+// anything it does not read exactly as the SDK's decoder would, or that is
+// not valid JSON. (skipValue alone relies on a body already known to be
+// valid.)
 type scanner struct {
 	b        []byte
 	i        int
@@ -177,37 +180,177 @@ func (p *scanner) rawObject() []byte {
 	return p.rawComposite()
 }
 
-// rawComposite skips the object or array at p.i and returns its bytes.
+// rawComposite skips the object or array at p.i and returns its bytes,
+// when it is valid JSON (as RFC 8259 has it, its strings valid UTF-8) of
+// at most fastMaxDepth levels; otherwise it sets bad and returns nil.
+// depthMax is the deepest level it saw, the composite's own being 1.
 func (p *scanner) rawComposite() []byte {
 	start := p.i
-	depth := 0
-	for p.i < len(p.b) {
-		c := p.b[p.i]
+	if !p.valid(1) {
+		p.bad = true
+		return nil
+	}
+	return p.b[start:p.i:p.i]
+}
+
+// valid skips the JSON value at p.i, at nesting level depth when it is
+// an object or an array, and reports whether it is valid.
+func (p *scanner) valid(depth int) bool {
+	if p.i >= len(p.b) {
+		return false
+	}
+	switch c := p.b[p.i]; c {
+	case '{', '[':
+		if depth > fastMaxDepth {
+			return false
+		}
+		if depth > p.depthMax {
+			p.depthMax = depth
+		}
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
 		p.i++
-		switch c {
-		case '"':
-			for p.i < len(p.b) && p.b[p.i] != '"' {
-				if p.b[p.i] == '\\' {
-					p.i++
+		p.ws()
+		if p.i < len(p.b) && p.b[p.i] == end {
+			p.i++
+			return true
+		}
+		for {
+			if c == '{' {
+				if !p.validString() {
+					return false
+				}
+				p.ws()
+				if p.i >= len(p.b) || p.b[p.i] != ':' {
+					return false
 				}
 				p.i++
+				p.ws()
 			}
-			p.i++
-		case '{', '[':
-			depth++
-			if depth > p.depthMax {
-				p.depthMax = depth
+			if !p.valid(depth + 1) {
+				return false
 			}
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				if p.i > len(p.b) {
-					return nil
-				}
-				return p.b[start:p.i:p.i]
+			p.ws()
+			if p.i >= len(p.b) {
+				return false
+			}
+			switch p.b[p.i] {
+			case ',':
+				p.i++
+				p.ws()
+			case end:
+				p.i++
+				return true
+			default:
+				return false
 			}
 		}
+	case '"':
+		return p.validString()
+	case 't':
+		return p.literal("true")
+	case 'f':
+		return p.literal("false")
+	case 'n':
+		return p.literal("null")
 	}
-	p.bad = true
-	return nil
+	return p.validNumber()
+}
+
+// literal skips lit, and reports whether it is what p.i holds.
+func (p *scanner) literal(lit string) bool {
+	if len(p.b)-p.i < len(lit) || string(p.b[p.i:p.i+len(lit)]) != lit {
+		return false
+	}
+	p.i += len(lit)
+	return true
+}
+
+// validString skips the string at p.i and reports whether it is valid:
+// no control character, only JSON's escapes, valid UTF-8.
+func (p *scanner) validString() bool {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return false
+	}
+	for j := p.i + 1; j < len(p.b); {
+		switch c := p.b[j]; {
+		case c == '"':
+			p.i = j + 1
+			return true
+		case c == '\\':
+			if j+1 >= len(p.b) {
+				return false
+			}
+			switch p.b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if j+6 > len(p.b) || !hex4(p.b[j+2:j+6]) {
+					return false
+				}
+				j += 6
+			default:
+				return false
+			}
+		case c < 0x20:
+			return false
+		case c < utf8.RuneSelf:
+			j++
+		default:
+			r, size := utf8.DecodeRune(p.b[j:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			j += size
+		}
+	}
+	return false
+}
+
+// hex4 reports whether b is four hexadecimal digits.
+func hex4(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// validNumber skips the number at p.i and reports whether it is one, as
+// JSON writes numbers.
+func (p *scanner) validNumber() bool {
+	j := p.i
+	if j < len(p.b) && p.b[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(p.b) && p.b[j] == '0':
+		j++
+	case j < len(p.b) && '1' <= p.b[j] && p.b[j] <= '9':
+		j = digits(p.b, j)
+	default:
+		return false
+	}
+	if j < len(p.b) && p.b[j] == '.' {
+		j++
+		if j >= len(p.b) || p.b[j] < '0' || p.b[j] > '9' {
+			return false
+		}
+		j = digits(p.b, j)
+	}
+	if j < len(p.b) && (p.b[j] == 'e' || p.b[j] == 'E') {
+		j++
+		if j < len(p.b) && (p.b[j] == '+' || p.b[j] == '-') {
+			j++
+		}
+		if j >= len(p.b) || p.b[j] < '0' || p.b[j] > '9' {
+			return false
+		}
+		j = digits(p.b, j)
+	}
+	p.i = j
+	return true
 }
