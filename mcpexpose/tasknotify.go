@@ -83,8 +83,11 @@ func taskListenIn(ctx context.Context) *taskListen {
 // it agreed to. A notification waits in pending, the latest one per task
 // only, until the stream's writer ([taskStream.run]) writes it, so that a
 // client that does not read holds at most one notification per task it
-// listens for (at most maxListenTasks) and never blocks the task's run. It
-// is safe for concurrent use.
+// listens for (at most maxListenTasks) and never blocks the task's run.
+// A listen the edge holds (listen.go) keeps one too, without w: its own
+// loop takes what waits ([taskStream.take]) and writes it, and its
+// acknowledgement goes through withTaskIDs as the SDK's does here. It is
+// safe for concurrent use.
 type taskStream struct {
 	w   http.ResponseWriter
 	sub json.RawMessage // the listen's request id: the subscription's
