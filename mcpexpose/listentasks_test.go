@@ -3,6 +3,8 @@ package mcpexpose_test
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -228,7 +230,7 @@ func TestListenTasksDifferential(t *testing.T) {
 			{swapJobs("x"), "tools/list_changed"},
 		}},
 		{name: "lifetime", limits: &mcpexpose.Limits{StreamLifetime: 300 * time.Millisecond}, starts: []start{{"a", "writer"}}, authz: "Bearer writer", ids: `["a"]`, end: "server", held: true},
-		{name: "token-expiry", expiry: 700 * time.Millisecond, starts: []start{{"a", "brief"}}, authz: "Bearer brief", ids: `["a"]`, end: "server", held: true},
+		{name: "token-expiry", expiry: 1500 * time.Millisecond, starts: []start{{"a", "brief"}}, authz: "Bearer brief", ids: `["a"]`, end: "server", held: true},
 		{name: "sdk/store-down", starts: []start{{"a", "writer"}}, authz: "Bearer writer", ids: `["a"]`, down: true, end: "server"},
 		{name: "sdk/undeclared", starts: []start{{"a", "writer"}}, authz: "Bearer writer", ids: `["a"]`, meta: diffMeta, end: "server"},
 		{name: "sdk/not-strings", ids: `[1]`, end: "server"},
@@ -416,4 +418,51 @@ func (s *downStore) Get(ctx context.Context, id string) (*tasks.Task, error) {
 		return nil, errors.New("the store is down")
 	}
 	return s.Store.Get(ctx, id)
+}
+
+// TestListenTasksDifferentialShutdown: a server whose base context ends
+// (its shutdown) ends a listen following a task alike on the edge and the
+// SDK's route (TestListenDifferentialShutdown's rule: the SDK's route may
+// lose the result, racing the connection's end; the edge writes it).
+func TestListenTasksDifferentialShutdown(t *testing.T) {
+	serveCancellable := func(disable bool) (*taskSide, context.CancelFunc) {
+		j := newJobs(t)
+		h, err := mcpexpose.NewHandler(jobSnap(t, j), &mcpexpose.HandlerOptions{DisableFastPath: disable,
+			Server: &mcpexpose.ServerOptions{Tasks: &mcpexpose.TaskOptions{Heartbeat: time.Hour}},
+			Limits: &mcpexpose.Limits{StreamKeepAlive: time.Hour}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, cancel := context.WithCancel(context.Background())
+		srv := httptest.NewUnstartedServer(h)
+		srv.Config.BaseContext = func(net.Listener) context.Context { return base }
+		srv.Start()
+		t.Cleanup(srv.Close)
+		s := &taskSide{h: h, url: srv.URL + "/mcp", ids: map[string]string{}, jobs: j}
+		s.ids["a"] = startJob(t, s.url, "", "a")
+		return s, cancel
+	}
+	fastSide, fastEnd := serveCancellable(false)
+	sdkSide, sdkEnd := serveCancellable(true)
+	open := func(s *taskSide) *heldStream {
+		return openListen(t, s.url, "", `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["`+s.ids["a"]+`"]},`+taskMeta+`}}`)
+	}
+	before := fastSide.h.FastPathRequests()
+	fast, sdk := open(fastSide), open(sdkSide)
+	fast.until(t, "edge", `"status":"working"`)
+	sdk.until(t, "sdk", `"status":"working"`)
+	if fastSide.h.FastPathRequests() != before+1 {
+		t.Fatal("the edge did not hold the listen")
+	}
+	fastEnd()
+	sdkEnd()
+	fast.until(t, "edge", "")
+	sdk.until(t, "sdk", "")
+	got, want := taskTranscript(fast, fastSide.ids, false), taskTranscript(sdk, sdkSide.ids, false)
+	if got != want && !(strings.HasPrefix(got, want) && !strings.Contains(want, `"result"`) && strings.Contains(got[len(want):], `"result":{"resultType":"complete"`)) {
+		t.Errorf("edge:\n%s\nsdk:\n%s", got, want)
+	}
+	if !strings.Contains(got, `"result":{"resultType":"complete"`) {
+		t.Errorf("the edge ended a listen on shutdown without its result:\n%s", got)
+	}
 }
