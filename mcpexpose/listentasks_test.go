@@ -181,7 +181,8 @@ func TestListenTasksDifferential(t *testing.T) {
 		// sorted: the tasks' first states are compared as a set: the
 		// SDK's route writes those waiting in its map's order.
 		sorted bool
-		down   bool // the task store fails every Get once the tasks started
+		down   bool   // the task store fails every Get once the tasks started
+		id     string // the listen's id; 7 unless set
 	}{
 		{name: "finishes", starts: []start{{"a", "writer"}}, authz: "Bearer writer", ids: `["a"]`, held: true, steps: []taskStep{
 			{nothing, `"status":"working"`},
@@ -198,6 +199,10 @@ func TestListenTasksDifferential(t *testing.T) {
 		}},
 		{name: "fails", starts: []start{{"ask-unasked", "writer"}}, authz: "Bearer writer", ids: `["ask-unasked"]`, held: true, steps: []taskStep{
 			{nothing, `"status":"failed"`},
+		}},
+		{name: "html-id", id: `"<&>"`, starts: []start{{"a", "writer"}}, authz: "Bearer writer", ids: `["a"]`, held: true, steps: []taskStep{
+			{nothing, `"status":"working"`},
+			{finish("a"), `"status":"completed"`},
 		}},
 		{name: "cancelled", starts: []start{{"a", "reader"}}, authz: "Bearer reader", ids: `["a"]`, held: true, steps: []taskStep{
 			{nothing, `"status":"working"`},
@@ -297,7 +302,11 @@ func TestListenTasksDifferential(t *testing.T) {
 				for label, id := range s.ids {
 					ids = strings.ReplaceAll(ids, `"`+label+`"`, `"`+id+`"`)
 				}
-				body := `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{` + sc.notes + `"taskIds":` + ids + `},` + meta + `}}`
+				id := sc.id
+				if id == "" {
+					id = "7"
+				}
+				body := `{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{"notifications":{` + sc.notes + `"taskIds":` + ids + `},` + meta + `}}`
 				streams[i] = openListen(t, s.url, sc.authz, body)
 			}
 			fast, sdk := streams[0], streams[1]
