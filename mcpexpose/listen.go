@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,26 +14,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The edge holds a 2026-07-28 subscriptions/listen itself (ADR 82, 90):
-// the SDK's stateless handler would make a server session, a jsonrpc2
-// connection with its reader goroutine and a handler goroutine parked on
-// the request's context for each one, and keep the listen's decoded
-// _meta while it lives. The edge writes the acknowledgement, then waits
-// in the connection's own goroutine on the listen's wake-ups (a swap that
-// changed its caller's tool list or the prompts, resources or templates
-// the SDK server holds, an update of a resource it subscribed to), the
-// end of its lifetime or of its token, and the request's end (the
-// server's shutdown, the client gone, a failed write: keepalive.go), and
-// writes each event, and the listen's result at its end, with the bytes
-// the SDK writes. It keeps a small record (edgeListen) instead of a
+// The edge holds a 2026-07-28 subscriptions/listen itself (ADR 82, 90,
+// 91): the SDK's stateless handler would make a server session, a
+// jsonrpc2 connection with its reader goroutine and a handler goroutine
+// parked on the request's context for each one, and keep the listen's
+// decoded _meta while it lives. The edge writes the acknowledgement, then
+// waits in the connection's own goroutine on the listen's wake-ups (a
+// swap that changed its caller's tool list or the prompts, resources or
+// templates the SDK server holds, an update of a resource it subscribed
+// to, a change of a task it follows), the end of its lifetime or of its
+// token, and the request's end (the server's shutdown, the client gone, a
+// failed write: keepalive.go), and writes each event, and the listen's
+// result at its end, with the bytes the SDK's route writes. It keeps a
+// small record (edgeListen, and a taskStream for its tasks) instead of a
 // session.
 //
 // It holds only the listens it reads whole and is sure of (holdsListen):
-// one naming tasks (whose notifications come from the task runner inside
-// the SDK's handler: tasknotify.go), refused, or anything it does not
-// read as the SDK would, is the SDK's, as is every listen with
-// DisableFastPath. TestListenDifferential, TestListenListsDifferential
-// and FuzzListen send the same listens both ways and require equal bytes.
+// one refused, or anything it does not read as the SDK would, is the
+// SDK's, as is every listen with DisableFastPath. TestListenDifferential,
+// TestListenListsDifferential, TestListenTasksDifferential and FuzzListen
+// send the same listens both ways and require equal bytes.
 
 // holdsListen reports whether the edge holds rec, a POST, itself: a
 // single 2026-07-28 subscriptions/listen the listen scanner read whole
@@ -64,6 +65,9 @@ func (h *Handler) holdsListen(r *http.Request, rec *record) bool {
 	if len(l.URIs) > 0 && !s.invoke {
 		return false
 	}
+	if (l.TaskIDs != nil || rec.listen.named()) && !s.holdsTasks(rec, meta) {
+		return false
+	}
 	for _, uri := range l.URIs {
 		if s.checkSubscribe(e, uri, rec.caller) != nil {
 			return false
@@ -81,12 +85,46 @@ const (
 	logLevelKey      = "io.modelcontextprotocol/logLevel"
 )
 
+// holdsTasks reports whether the edge holds rec, a listen naming tasks,
+// as far as its tasks go: the server runs tasks, the ids are a list the
+// SDK's route takes (badListenTasks), read alike by the listen scanner
+// and the SDK's decoder, and its client declared the tasks extension in
+// meta, the _meta the SDK decodes (listenFor's checks). The SDK's route
+// answers the others, with its errors.
+func (s *server) holdsTasks(rec *record, meta mcp.Meta) bool {
+	if s.tasks == nil || rec.held.TaskIDs == nil || rec.listen.bad || !slices.Equal(rec.held.TaskIDs, rec.listen.ids) {
+		return false
+	}
+	req := &mcp.SubscriptionsListenRequest{Params: &mcp.SubscriptionsListenParams{Meta: meta}}
+	return declaresTasks(req.ClientCapabilities())
+}
+
 // holdListen holds rec, a listen the edge holds (holdsListen), within
-// the stream caps.
+// the stream caps. A listen naming tasks follows them first, as the SDK's
+// route does (taskRunner.follow): when the task store cannot be reached,
+// it is the SDK's route's to answer.
 func (h *Handler) holdListen(w http.ResponseWriter, r *http.Request, rec *record) {
+	var ft *followed
+	if rec.held.TaskIDs != nil {
+		ts := newTaskStream(nil, rec.id)
+		agreed, err := h.srv.tasks.follow(r.Context(), ts, rec.held.TaskIDs, rec.caller)
+		if err != nil {
+			h.forward(w, r, rec, rec.ti)
+			return
+		}
+		defer h.srv.tasks.unwatch(ts, agreed)
+		ft = &followed{ts: ts, agreed: agreed}
+	}
 	h.streams.serve(w, r, rec, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.serveListen(w, r, rec)
+		h.serveListen(w, r, rec, ft)
 	}))
+}
+
+// followed is the task part of a listen the edge holds: the stream its
+// tasks' notifications wait in, and the task ids it agreed to.
+type followed struct {
+	ts     *taskStream
+	agreed []string
 }
 
 // serveListen writes the listen's acknowledgement and then its events,
@@ -94,7 +132,7 @@ func (h *Handler) holdListen(w http.ResponseWriter, r *http.Request, rec *record
 // when it agreed to nothing, at its lifetime or its token's expiry, or
 // when the request ends (the server shuts down, the client goes away, a
 // write fails).
-func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, rec *record) {
+func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, rec *record, ft *followed) {
 	s, l := h.srv, rec.held
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -105,7 +143,12 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, rec *recor
 	if len(l.URIs) > 0 {
 		el.uris = l.URIs
 	}
-	active := el.tools || el.prompts || el.resources || el.uris != nil
+	var taskWake chan struct{} // nil: no task agreed
+	var agreed []string
+	if ft != nil && len(ft.agreed) > 0 {
+		taskWake, agreed = ft.ts.wake, ft.agreed
+	}
+	active := el.tools || el.prompts || el.resources || el.uris != nil || agreed != nil
 	if active {
 		s.listens.add(el)
 		defer s.listens.remove(el)
@@ -126,7 +169,7 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, rec *recor
 			ResourceSubscriptions: el.uris,
 		},
 	}
-	if !writeNote(aw, "notifications/subscriptions/acknowledged", ack) {
+	if !writeAck(aw, ack, agreed) {
 		return
 	}
 	if !active {
@@ -150,6 +193,17 @@ func (h *Handler) serveListen(w http.ResponseWriter, r *http.Request, rec *recor
 		case <-end:
 			s.endListen(aw, id)
 			return
+		case <-taskWake:
+			// The tasks' status, as the SDK's route's taskStream writes it.
+			for _, b := range ft.ts.take() {
+				if _, err := aw.Write(b); err != nil {
+					return
+				}
+			}
+			if err := aw.FlushError(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+				return
+			}
+			continue
 		case <-el.wake:
 		}
 		for _, ev := range el.take() {
@@ -204,12 +258,40 @@ func (s *server) agreesLists(l *wire.Listen) (prompts, resources bool) {
 	return prompts, resources
 }
 
+// writeAck writes the listen's acknowledgement ack, naming the task ids
+// agreed as the SDK's route names them (withTaskIDs on the SDK's bytes).
+func writeAck(aw *aliveWriter, ack *mcp.SubscriptionsAcknowledgedParams, agreed []string) bool {
+	if len(agreed) == 0 {
+		return writeNote(aw, "notifications/subscriptions/acknowledged", ack)
+	}
+	buf := wire.GetBuf()
+	defer wire.PutBuf(buf)
+	if !appendNote(buf, "notifications/subscriptions/acknowledged", ack) {
+		return false
+	}
+	ev, ok := withTaskIDs(appendEvent(nil, buf.Bytes()), agreed)
+	if !ok {
+		return false
+	}
+	if _, err := aw.Write(ev); err != nil {
+		return false
+	}
+	err := aw.FlushError()
+	return err == nil || errors.Is(err, http.ErrNotSupported)
+}
+
 // writeNote writes the notification method with params as one event, as
 // the SDK writes it, and flushes it; it reports whether the stream can
 // still be written.
 func writeNote(aw *aliveWriter, method string, params any) bool {
 	buf := wire.GetBuf()
 	defer wire.PutBuf(buf)
+	return appendNote(buf, method, params) && writeEvent(aw, buf.Bytes())
+}
+
+// appendNote appends the notification method with params to buf, as the
+// SDK encodes it; it reports whether it could.
+func appendNote(buf *bytes.Buffer, method string, params any) bool {
 	buf.WriteString(`{"jsonrpc":"2.0","method":`)
 	if encode(buf, method) != nil {
 		return false
@@ -219,7 +301,7 @@ func writeNote(aw *aliveWriter, method string, params any) bool {
 		return false
 	}
 	buf.WriteByte('}')
-	return writeEvent(aw, buf.Bytes())
+	return true
 }
 
 // endListen writes the listen's result, as the SDK's handler returns it

@@ -325,8 +325,8 @@ func TestListenDifferentialCaps(t *testing.T) {
 
 // FuzzListen sends one arbitrary subscriptions/listen, in process, to a
 // handler whose edge may hold it and to one with DisableFastPath, where
-// the SDK serves it, and requires the same status, headers and bytes.
-// Every listen ends at its handler's short StreamLifetime, so that one
+// the SDK serves it, and requires the same status, headers and bytes, on
+// a server without tasks and on one that runs them. Every listen ends at its handler's short StreamLifetime, so that one
 // either side holds is answered whole: acknowledged, then ended.
 func FuzzListen(f *testing.F) {
 	for _, notes := range []string{
@@ -351,17 +351,31 @@ func FuzzListen(f *testing.F) {
 	f.Add([]byte(listenBody("1", `{"toolsListChanged":true}`)), "subscriptions/listen", "Bearer refused")
 	f.Add([]byte(listenBody("1", `{"toolsListChanged":true}`)), "subscriptions/listen", "Bearer  writer")
 	f.Add([]byte(listenBody("1", `{"toolsListChanged":true}`)), "subscriptions/listen", "Bearer nobody")
+	// Listens naming tasks (ADR 91), with the tasks extension declared.
+	for _, notes := range []string{`"taskIds":["t"]`, `"taskIds":[]`, `"taskIds":["t","t"]`, `"taskIds":[1]`, `"taskIds":null`,
+		`"taskIds":["t"]`, `"taskIds":"t"`, `"toolsListChanged":true,"taskIds":["t"]`, `"taskIds":["t"],"taskIds":[]`} {
+		f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{`+notes+`},`+taskMeta+`}}`), "subscriptions/listen", "Bearer writer")
+	}
 	opts := mcpexpose.HandlerOptions{Tokens: tokens, AllowAnonymous: true,
 		Server: &mcpexpose.ServerOptions{Swappable: true, Identity: mapper},
 		Limits: &mcpexpose.Limits{StreamLifetime: 5 * time.Millisecond, StreamKeepAlive: time.Hour}}
-	fastH, err := mcpexpose.NewHandler(listenSnap(f), &opts)
-	if err != nil {
-		f.Fatal(err)
-	}
-	opts.DisableFastPath = true
-	sdkH, err := mcpexpose.NewHandler(listenSnap(f), &opts)
-	if err != nil {
-		f.Fatal(err)
+	// Two pairs: one without tasks, one that runs them.
+	var pairs [][2]*mcpexpose.Handler
+	for _, tasks := range []*mcpexpose.TaskOptions{nil, {}} {
+		o := opts
+		server := *opts.Server
+		server.Tasks = tasks
+		o.Server = &server
+		fastH, err := mcpexpose.NewHandler(listenSnap(f), &o)
+		if err != nil {
+			f.Fatal(err)
+		}
+		o.DisableFastPath = true
+		sdkH, err := mcpexpose.NewHandler(listenSnap(f), &o)
+		if err != nil {
+			f.Fatal(err)
+		}
+		pairs = append(pairs, [2]*mcpexpose.Handler{fastH, sdkH})
 	}
 	f.Fuzz(func(t *testing.T, body []byte, method, authz string) {
 		do := func(h http.Handler) (exchange, bool) {
@@ -385,13 +399,15 @@ func FuzzListen(f *testing.F) {
 			b := mask(rec.Body.String(), rec.Header())
 			return exchange{status: rec.Code, header: rec.Header(), body: b}, true
 		}
-		got, ok := do(fastH)
-		if !ok {
-			return
-		}
-		want, _ := do(sdkH)
-		if !got.equal(want) {
-			t.Fatalf("edge: %d %v\n%s\nsdk:  %d %v\n%s", got.status, got.header, got.body, want.status, want.header, want.body)
+		for _, pair := range pairs {
+			got, ok := do(pair[0])
+			if !ok {
+				return
+			}
+			want, _ := do(pair[1])
+			if !got.equal(want) {
+				t.Fatalf("edge: %d %v\n%s\nsdk:  %d %v\n%s", got.status, got.header, got.body, want.status, want.header, want.body)
+			}
 		}
 	})
 }

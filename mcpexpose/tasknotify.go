@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -82,8 +83,11 @@ func taskListenIn(ctx context.Context) *taskListen {
 // it agreed to. A notification waits in pending, the latest one per task
 // only, until the stream's writer ([taskStream.run]) writes it, so that a
 // client that does not read holds at most one notification per task it
-// listens for (at most maxListenTasks) and never blocks the task's run. It
-// is safe for concurrent use.
+// listens for (at most maxListenTasks) and never blocks the task's run.
+// A listen the edge holds (listen.go) keeps one too, without w: its own
+// loop takes what waits ([taskStream.take]) and writes it, and its
+// acknowledgement goes through withTaskIDs as the SDK's does here. It is
+// safe for concurrent use.
 type taskStream struct {
 	w   http.ResponseWriter
 	sub json.RawMessage // the listen's request id: the subscription's
@@ -253,6 +257,20 @@ func (ts *taskStream) flushPending() bool {
 	return true
 }
 
+// take returns the events waiting, in the order of their tasks' ids, and
+// empties the queue: for a listen the edge holds, which writes them
+// itself (listen.go) where the SDK's listen has run write them.
+func (ts *taskStream) take() [][]byte {
+	ts.pmu.Lock()
+	defer ts.pmu.Unlock()
+	out := make([][]byte, 0, len(ts.pending))
+	for _, id := range slices.Sorted(maps.Keys(ts.pending)) {
+		out = append(out, ts.pending[id])
+	}
+	clear(ts.pending)
+	return out
+}
+
 // withTaskIDs returns the SDK's acknowledgement event p with ids as its
 // notifications.taskIds, or false when p is not one SSE event of a
 // JSON-RPC message or ids is empty.
@@ -327,12 +345,27 @@ func (tr *taskRunner) listenFor(ctx context.Context, req mcp.Request, tl *taskLi
 	if ts == nil {
 		return func() {}, false, nil // not over HTTP: no stream to write to
 	}
-	ts.agree(p, nil)
-	ids := slices.Compact(slices.Sorted(slices.Values(tl.ids)))
-	// Watch first, then read: a change between the two is told, not missed.
-	if err := tr.watch(ctx, ts, ids); err != nil {
+	agreed, err := tr.follow(ctx, ts, tl.ids, p)
+	if err != nil {
 		tr.s.logger.LogAttrs(ctx, slog.LevelError, "task store unavailable", slog.Any("error", err))
 		return nil, false, errTaskStore
+	}
+	go ts.run(ctx)
+	return func() { tr.unwatch(ts, agreed) }, len(agreed) > 0, nil
+}
+
+// follow registers ts, a listen's stream, for the tasks ids that are p's
+// own, and queues their state as tasks/get shows it; others', and unknown
+// ones, are left out alike. It returns the ids it agreed to, sorted, each
+// once, which ts's acknowledgement names; or the store's error, having
+// registered nothing. Both the SDK's listen (listenFor) and the edge's
+// (listen.go) agree so.
+func (tr *taskRunner) follow(ctx context.Context, ts *taskStream, ids []string, p policy.Principal) ([]string, error) {
+	ts.agree(p, nil)
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	// Watch first, then read: a change between the two is told, not missed.
+	if err := tr.watch(ctx, ts, ids); err != nil {
+		return nil, err
 	}
 	var agreed, others []string
 	for _, id := range ids {
@@ -348,14 +381,12 @@ func (tr *taskRunner) listenFor(ctx context.Context, req mcp.Request, tl *taskLi
 			others = append(others, id)
 		default:
 			tr.unwatch(ts, ids)
-			tr.s.logger.LogAttrs(ctx, slog.LevelError, "task store unavailable", slog.Any("error", err))
-			return nil, false, errTaskStore
+			return nil, err
 		}
 	}
 	tr.unwatch(ts, others)
 	ts.agree(p, agreed)
-	go ts.run(ctx)
-	return func() { tr.unwatch(ts, agreed) }, len(agreed) > 0, nil
+	return agreed, nil
 }
 
 // watch registers ts for the tasks ids, subscribing to the store's

@@ -9,15 +9,16 @@ type Listen struct {
 	// What the params' notifications ask for.
 	Tools, Prompts, Resources bool
 	URIs                      []string // resourceSubscriptions, as sent (nil for none)
+	TaskIDs                   []string // taskIds, as sent (nil for none)
 }
 
 // Read reads body as a single subscriptions/listen the edge holds: an
 // object of exactly "jsonrpc": "2.0", an "id", "method" and "params", each
 // once; params of exactly a "_meta" object and a "notifications" object,
 // whose fields are toolsListChanged, promptsListChanged and
-// resourcesListChanged (true or false) and resourceSubscriptions (a list
-// of plain strings), each at most once. Anything else — taskIds, a null,
-// an escape, a field the SDK would ignore — reports false: the SDK's.
+// resourcesListChanged (true or false), resourceSubscriptions and taskIds
+// (lists of plain strings), each at most once. Anything else — a null, an
+// escape, a field the SDK would ignore — reports false: the SDK's.
 func (l *Listen) Read(body []byte) bool {
 	var p scanner
 	p.b = body
@@ -85,7 +86,7 @@ func (l *Listen) Read(body []byte) bool {
 func (l *Listen) readNotifications(b []byte) bool {
 	var p scanner
 	p.b = b
-	var seen [4]bool
+	var seen [5]bool
 	ok := p.object(func(key []byte) bool {
 		var i int
 		switch string(key) {
@@ -101,6 +102,9 @@ func (l *Listen) readNotifications(b []byte) bool {
 		case "resourceSubscriptions":
 			i = 3
 			l.URIs = p.plainStrings()
+		case "taskIds":
+			i = 4
+			l.TaskIDs = p.plainStrings()
 		default:
 			return false
 		}
