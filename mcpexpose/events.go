@@ -67,9 +67,9 @@ const (
 type eventStore struct {
 	mu       sync.Mutex
 	max      int64
-	maxOne   int64                              // what one stream's messages may count
-	size     int64                              // what is counted against max
-	sessions map[string]map[string]*eventStream // session ID -> stream ID -> stream
+	maxOne   int64                 // what one stream's messages may count
+	size     int64                 // what is counted against max
+	sessions map[string]*streamSet // session ID -> its streams by stream ID
 	// lru holds the streams that can be forgotten, least recently written
 	// first. A standalone stream is in it only while it holds messages.
 	lru list.List
@@ -114,7 +114,7 @@ type eventStream struct {
 }
 
 func newEventStore(maxBytes int64) *eventStore {
-	return &eventStore{max: maxBytes, maxOne: maxBytes / 4, sessions: make(map[string]map[string]*eventStream), prefix: crand.Text()[:writtenIDLen/2]}
+	return &eventStore{max: maxBytes, maxOne: maxBytes / 4, sessions: make(map[string]*streamSet), prefix: crand.Text()[:writtenIDLen/2]}
 }
 
 func (st *eventStream) fixedCost() int64 {
@@ -127,15 +127,15 @@ func (s *eventStore) Open(_ context.Context, sessionID, streamID string) error {
 	defer s.mu.Unlock()
 	streams := s.sessions[sessionID]
 	if streams == nil {
-		streams = make(map[string]*eventStream)
+		streams = &streamSet{}
 		s.sessions[sessionID] = streams
 	}
-	if _, ok := streams[streamID]; ok {
+	if streams.get(streamID) != nil {
 		return nil
 	}
 	s.clock++
 	st := &eventStream{session: sessionID, id: streamID, tick: s.clock}
-	streams[streamID] = st
+	streams.put(st)
 	s.size += st.fixedCost()
 	if streamID != "" {
 		st.elem = s.lru.PushBack(st)
@@ -149,8 +149,8 @@ func (s *eventStore) Open(_ context.Context, sessionID, streamID string) error {
 func (s *eventStore) Append(_ context.Context, sessionID, streamID string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, ok := s.sessions[sessionID][streamID]
-	if !ok {
+	st := s.sessions[sessionID].get(streamID)
+	if st == nil {
 		return fmt.Errorf("mcpexpose: stream %q of session %q is not held (forgotten, or never opened): %w", streamID, sessionID, mcp.ErrEventsPurged)
 	}
 	s.clock++
@@ -186,8 +186,8 @@ func (s *eventStore) After(_ context.Context, sessionID, streamID string, index 
 		data [][]byte
 		err  error
 	)
-	st, ok := s.sessions[sessionID][streamID]
-	if !ok {
+	st, ok := s.sessions[sessionID].get(streamID), true
+	if st == nil {
 		st, ok = s.writtenStream(sessionID, streamID)
 	}
 	switch {
@@ -216,13 +216,15 @@ func (s *eventStore) After(_ context.Context, sessionID, streamID string, index 
 func (s *eventStore) SessionClosed(_ context.Context, sessionID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, st := range s.sessions[sessionID] {
-		s.dropMessages(st)
-		s.size -= st.fixedCost()
-		if st.elem != nil {
-			s.lru.Remove(st.elem)
-			st.elem = nil
-		}
+	if streams := s.sessions[sessionID]; streams != nil {
+		streams.each(func(st *eventStream) {
+			s.dropMessages(st)
+			s.size -= st.fixedCost()
+			if st.elem != nil {
+				s.lru.Remove(st.elem)
+				st.elem = nil
+			}
+		})
 	}
 	delete(s.sessions, sessionID)
 	for i := range s.written {
@@ -271,10 +273,11 @@ func (s *eventStore) evict(keep *eventStream) {
 		s.dropMessages(st)
 		if st.id != "" {
 			s.size -= st.fixedCost()
-			streams := s.sessions[st.session]
-			delete(streams, st.id)
-			if len(streams) == 0 {
-				delete(s.sessions, st.session)
+			if streams := s.sessions[st.session]; streams != nil {
+				streams.remove(st.id)
+				if streams.len() == 0 {
+					delete(s.sessions, st.session)
+				}
 			}
 		}
 	}
@@ -373,10 +376,8 @@ func (s *eventStore) retained() (size int64, streams, messages int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, m := range s.sessions {
-		streams += len(m)
-		for _, st := range m {
-			messages += len(st.data)
-		}
+		streams += m.len()
+		m.each(func(st *eventStream) { messages += len(st.data) })
 	}
 	for _, w := range s.written {
 		if w.session != "" {

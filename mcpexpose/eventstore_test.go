@@ -270,7 +270,7 @@ func TestEventStore(t *testing.T) {
 			s.Append(ctx, "a", "s2", msg(100)) // indices 1 to 100
 		}
 		var held int64
-		for _, d := range s.sessions["a"]["s2"].data {
+		for _, d := range s.sessions["a"].get("s2").data {
 			held += messageCost + int64(cap(d))
 		}
 		if held > s.max/4 {
