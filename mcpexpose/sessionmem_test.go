@@ -67,6 +67,9 @@ func TestSessionMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a measurement")
 	}
+	if measureAlone(t) {
+		return
+	}
 	const n = 200
 	if os.Getenv("AGNARA_HEAPPROFILE") != "" {
 		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
@@ -141,6 +144,9 @@ func BenchmarkSessionCall(b *testing.B) {
 func TestListenKindsMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a measurement")
+	}
+	if measureAlone(t) {
+		return
 	}
 	settle(t)
 	const n = 200

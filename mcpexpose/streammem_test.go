@@ -8,10 +8,41 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"testing"
 )
+
+// measureAlone runs the calling test again in a process of its own and
+// reports what it logged and whether it failed: there no other test's
+// goroutines, timers and garbage come and go while it measures the live
+// heap. In a package's whole run they did, by more than the margins the
+// measurements hold (an idle session measured 5.0 KiB against go-sdk's
+// 4.6, where alone it measures 5.5 against 5.7). It returns true in the
+// test that started the process, which has nothing more to do, and false
+// in the process, which measures.
+func measureAlone(t *testing.T) bool {
+	t.Helper()
+	const env = "AGNARA_MEASURE_ALONE"
+	if os.Getenv(env) == t.Name() {
+		return false
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), env+"="+t.Name())
+	out, err := cmd.CombinedOutput()
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); strings.Contains(line, "_test.go:") {
+			t.Log(line)
+		}
+	}
+	if err != nil {
+		t.Errorf("%s, measured in a process of its own: %v\n%s", t.Name(), err, out)
+	}
+	return true
+}
 
 // holdGET opens the GET stream of the handshake-era session over a bare
 // TCP connection with small buffers, as holdListen opens a listen, so that
@@ -98,6 +129,9 @@ func costOf(t *testing.T, name string, n int, open func()) heldCost {
 func TestStreamMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a measurement")
+	}
+	if measureAlone(t) {
+		return
 	}
 	const n = 200
 	if os.Getenv("AGNARA_HEAPPROFILE") != "" {
