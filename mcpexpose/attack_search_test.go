@@ -200,10 +200,11 @@ func TestAttackCallToolSmuggling(t *testing.T) {
 		{"search limit -0", "search_tools", callBody("1", "search_tools", `{"query":"write","limit":-0}`, diffMeta)},
 		{"search limit true", "search_tools", callBody("1", "search_tools", `{"query":"write","limit":true}`, diffMeta)},
 		{"search limit huge", "search_tools", callBody("1", "search_tools", `{"query":"write","limit":18446744073709551617}`, diffMeta)},
-		// (A number beyond float64's range, such as 1e400, in any
-		// tools/call's arguments, is answered by the edge while the SDK
-		// refuses it (-32020, it cannot decode the params to read the
-		// name): a difference of both routes that is not the search's.)
+		// A number beyond a double's range in any tools/call's arguments:
+		// the SDK cannot decode the params to read the name (-32020), and
+		// the edge leaves such a body to it.
+		{"search limit 1e400", "search_tools", callBody("1", "search_tools", `{"query":"write","limit":1e400}`, diffMeta)},
+		{"call_tool huge", "call_tool", callBody("1", "call_tool", `{"name":"cat.echo","arguments":{"text":"E","n":-1e400}}`, diffMeta)},
 		{"search dup query", "search_tools", callBody("1", "search_tools", `{"query":"echo","query":"write"}`, diffMeta)},
 	}
 	for _, cfg := range []struct{ name, authz string }{{"reader", "Bearer reader"}, {"anonymous", ""}} {

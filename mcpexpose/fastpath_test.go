@@ -215,6 +215,9 @@ func corpus(t testing.TB) []wireRequest {
 		"progressnull":    `"_meta":{"progressToken":null,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		"progresstwice":   `"_meta":{"progressToken":1,"progressToken":2,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		"extra":           `"_meta":{"trace":"abc","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"extrahuge":       `"_meta":{"trace":1e400,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"progresshuge":    `"_meta":{"progressToken":1e400,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		"capshuge":        `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"experimental":{"a":-1e400}}}`,
 		"dupversion":      `"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		"escapedversion":  `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026\u002d07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		"escapedkey":      `"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
@@ -268,13 +271,19 @@ func corpus(t testing.TB) []wireRequest {
 		"render":        {`{}`},
 		"panics":        {`{}`},
 		"purge":         {`{"id":"r1"}`},
-		"regional":      {`{"region":"eu"}`, `{"region":"eu","count":3}`},
+		"regional":      {`{"region":"eu"}`, `{"region":"eu","count":3}`, `{"region":"eu","count":1e400}`, `{"region":"eu","count":1e3}`},
 		"limited":       {`{}`, `{}`, `{}`},
 		"work":          {`{}`},
 		"gone":          {`{}`, `{"x":[1,"y"]}`},
 		"moved":         {`{}`},
 		"missing":       {`{}`},
 	}
+	// Numbers beyond a double's range, and next to it: the SDK's decoding
+	// of the params into maps refuses the first.
+	args["echo"] = append(args["echo"], `{"text":"hi","x":1e400}`, `{"text":"hi","x":-1E+309}`, `{"text":"hi","x":1.7976931348623157e308}`,
+		`{"text":"hi","x":1.7976931348623159e308}`, `{"text":"hi","x":1e-400}`, `{"text":"hi","x":[0.1e310]}`,
+		`{"text":"hi","x":`+strings.Repeat("9", 309)+`}`, `{"text":"hi","x":`+strings.Repeat("9", 308)+`}`,
+		`{"text":"hi","x":0.`+strings.Repeat("0", 400)+`1e500}`, `{"text":"hi","x":"1e400"}`)
 	tools := make([]string, 0, len(args))
 	for k := range args {
 		tools = append(tools, k)
@@ -618,6 +627,9 @@ func TestFastPathDifferential(t *testing.T) {
 				}
 				if cfg.opts.Server != nil && cfg.opts.Server.ForwardLogs && r.name == "call/tells/meta=loglevel" && !strings.Contains(got.body, `"notifications/message"`) {
 					t.Errorf("%s forwarded no log: %s", r.name, got.body)
+				}
+				if (strings.Contains(r.body, ":1e400") || strings.Contains(r.body, ":-1e400")) && served[r.name] {
+					t.Errorf("%s: the edge answered params holding a number beyond a double's range, which the SDK refuses", r.name)
 				}
 				if !got.equal(want) {
 					t.Errorf("%s (fast path took it: %v):\nfast: %d %v\n%s\nsdk:  %d %v\n%s", r.name, served[r.name], got.status, got.header, got.body, want.status, want.header, want.body)

@@ -160,7 +160,7 @@ func sessionCorpus(rev string) []wireRequest {
 		add("call/id="+id, h, call(id, "echo", `{"text":"hi"}`, ""))
 	}
 	for tool, argSets := range map[string][]string{
-		"echo":          {`{"text":"hi"}`, `{"text":5}`, `{}`, `{"text":"hi","extra":1}`, `{"text":"<\u2028>&é"}`},
+		"echo":          {`{"text":"hi"}`, `{"text":5}`, `{}`, `{"text":"hi","extra":1}`, `{"text":"<\u2028>&é"}`, `{"text":"hi","x":1e400}`, `{"text":"hi","x":-1e308}`},
 		"ledger.append": {`{"text":"hi"}`},
 		"fail":          {`{}`},
 		"html":          {`{}`},
@@ -181,6 +181,7 @@ func sessionCorpus(rev string) []wireRequest {
 	}
 	for name, extra := range map[string]string{
 		"custom":   `,"_meta":{"trace":"abc","n":1}`,
+		"huge":     `,"_meta":{"trace":"abc","n":1e400}`,
 		"empty":    `,"_meta":{}`,
 		"progress": `,"_meta":{"progressToken":"p1"}`,
 		"version":  `,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + rev + `"}`,

@@ -1,6 +1,9 @@
 package wire
 
-import "unicode/utf8"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 // scanner reads the JSON values the fast path needs, and gives up (bad) on
 // anything it does not read exactly as the SDK's decoder would, or that is
@@ -320,9 +323,14 @@ func hex4(b []byte) bool {
 }
 
 // validNumber skips the number at p.i and reports whether it is one, as
-// JSON writes numbers.
+// JSON writes numbers, within a double's range: the SDK decodes the params
+// of the requests the edge answers into maps (at 2026-07-28, to check
+// Mcp-Name against the body), where encoding/json refuses a number it
+// cannot hold in a float64 ("1e400"), and so refuses the request; such a
+// body is left to it. Only a number with an exponent or of more than 308
+// characters can be out of range, and only such a number is parsed.
 func (p *scanner) validNumber() bool {
-	j := p.i
+	j, exp := p.i, false
 	if j < len(p.b) && p.b[j] == '-' {
 		j++
 	}
@@ -349,7 +357,12 @@ func (p *scanner) validNumber() bool {
 		if j >= len(p.b) || p.b[j] < '0' || p.b[j] > '9' {
 			return false
 		}
-		j = digits(p.b, j)
+		j, exp = digits(p.b, j), true
+	}
+	if exp || j-p.i > 308 {
+		if _, err := strconv.ParseFloat(string(p.b[p.i:j]), 64); err != nil {
+			return false
+		}
 	}
 	p.i = j
 	return true

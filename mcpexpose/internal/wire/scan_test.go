@@ -13,8 +13,9 @@ import (
 // checkComposite requires rawComposite to take b (an object or array,
 // whitespace around it) exactly when it is valid JSON, to both encoding/json
 // and segmentio (whose Valid the edge no longer runs over a body the
-// strict scanner read), with valid UTF-8 strings, not nested deeper than
-// the fast path reads.
+// strict scanner read), with valid UTF-8 strings and numbers encoding/json
+// decodes into an any (none beyond a double's range), not nested deeper
+// than the fast path reads.
 func checkComposite(t *testing.T, b []byte) {
 	t.Helper()
 	p := scanner{b: b}
@@ -26,7 +27,10 @@ func checkComposite(t *testing.T, b []byte) {
 	deep := bytes.Count(b, []byte("{"))+bytes.Count(b, []byte("[")) > fastMaxDepth
 	trimmed := bytes.TrimLeft(b, " \t\r\n")
 	composite := len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
-	if !took && composite && !deep && utf8.Valid(b) && json.Valid(b) {
+	if took && json.Unmarshal(b, new(any)) != nil {
+		t.Fatalf("rawComposite took %q, which encoding/json does not decode", b)
+	}
+	if !took && composite && !deep && utf8.Valid(b) && json.Valid(b) && json.Unmarshal(b, new(any)) == nil {
 		t.Fatalf("rawComposite refused %q, valid JSON", b)
 	}
 }
@@ -35,7 +39,8 @@ func TestRawCompositeValid(t *testing.T) {
 	for _, s := range []string{
 		`{}`, `[]`, ` { } `, `{"a":1}`, `{"a" : [1, -2.5e+3, 0, -0, 1E9, true, false, null, "x"]}`,
 		`{"a":"\"\\\/\b\f\n\r\t\u00e9\uD83D\ude00"}`, `{"é":"ü€😀"}`, `[[[[]]]]`, `{"a":{"b":{"c":[{}]}}}`,
-		`{"a":"\ud800"}`, "{\"a\":\"\x7f\"}",
+		`{"a":"\ud800"}`, "{\"a\":\"\x7f\"}", `[1e308,-1.7976931348623157e308,1e-400,0.1e-999]`, `[` + strings.Repeat("9", 308) + `]`,
+		`[1e400]`, `[-1E+309]`, `[1.7976931348623159e308]`, `{"a":[0.1e310]}`, `[` + strings.Repeat("9", 309) + `]`,
 		// not valid
 		`{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[01]`, `[1.]`, `[.5]`, `[1e]`, `[-]`, `[+1]`, `[tru]`, `[nul]`,
 		`{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`, "{\"a\":\"\t\"}", "{\"a\":\"\xff\"}", "{\"a\":\"\xc3\"}",
