@@ -321,6 +321,8 @@ func corpus(t testing.TB) []wireRequest {
 		"task":      `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"task":{},` + diffMeta + `}}`,
 		"state":     `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"requestState":"forged",` + diffMeta + `}}`,
 		"responses": `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"inputResponses":{"x":{"action":"accept"}},` + diffMeta + `}}`,
+		"hugeparam": `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"n":1e400,` + diffMeta + `}}`,
+		"hugetop":   `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + diffMeta + `},"n":1e400}`,
 		"deep950":   callBody("3", "echo", `{"text":"hi","x":`+strings.Repeat("[", 950)+strings.Repeat("]", 950)+`}`, diffMeta),
 		"deep1100":  callBody("3", "echo", `{"text":"hi","x":`+strings.Repeat("[", 1100)+strings.Repeat("]", 1100)+`}`, diffMeta),
 		"deep800":   callBody("3", "echo", `{"text":"hi","x":`+strings.Repeat(`{"a":`, 800)+"1"+strings.Repeat("}", 800)+`}`, diffMeta),
