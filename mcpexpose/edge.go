@@ -117,7 +117,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rec.method == methodListen && h.holdsListen(r, rec) {
-		h.holdListen(w, r, rec)
+		h.holdListen(w, r, rec, sdkTI)
 		return
 	}
 	h.forward(w, r, rec, sdkTI)

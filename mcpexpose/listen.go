@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agnara-go/agnara/mcpexpose/internal/wire"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -102,14 +103,15 @@ func (s *server) holdsTasks(rec *record, meta mcp.Meta) bool {
 // holdListen holds rec, a listen the edge holds (holdsListen), within
 // the stream caps. A listen naming tasks follows them first, as the SDK's
 // route does (taskRunner.follow): when the task store cannot be reached,
-// it is the SDK's route's to answer.
-func (h *Handler) holdListen(w http.ResponseWriter, r *http.Request, rec *record) {
+// it is the SDK's route's to answer, handed sdkTI as ServeHTTP hands the
+// SDK every request it forwards.
+func (h *Handler) holdListen(w http.ResponseWriter, r *http.Request, rec *record, sdkTI *auth.TokenInfo) {
 	var ft *followed
 	if rec.held.TaskIDs != nil {
 		ts := newTaskStream(nil, rec.id)
 		agreed, err := h.srv.tasks.follow(r.Context(), ts, rec.held.TaskIDs, rec.caller)
 		if err != nil {
-			h.forward(w, r, rec, rec.ti)
+			h.forward(w, r, rec, sdkTI)
 			return
 		}
 		defer h.srv.tasks.unwatch(ts, agreed)
