@@ -282,6 +282,14 @@ func TestListenTasksDifferential(t *testing.T) {
 					tasktest.WaitStatus(t, s.url, "writer", s.ids["ask"], "input_required")
 				}
 			}
+			if sc.name == "fails" {
+				// The task fails as soon as it asks: a listen opened before
+				// that sees it working first, one opened after does not;
+				// both routes are asked after it.
+				for _, s := range sides {
+					tasktest.WaitStatus(t, s.url, "writer", s.ids["ask-unasked"], "failed")
+				}
+			}
 			if sc.name == "done-before" {
 				for _, s := range sides {
 					finish("a")(t, s)
