@@ -66,6 +66,21 @@ func legacyDo(t *testing.T, req *http.Request) (*http.Response, []byte) {
 	return resp, b
 }
 
+// resumeGET resumes a 2025-11-25 session's stream after lastEventID with
+// a GET, and returns the answer with its whole body.
+func resumeGET(t *testing.T, url, session, lastEventID string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", lastEventID)
+	return legacyDo(t, req)
+}
+
 // eventIDs returns the ids of the events in an event stream, in order.
 func eventIDs(body []byte) []string {
 	var ids []string
@@ -134,17 +149,7 @@ func TestReplayBounded(t *testing.T) {
 		t.Fatalf("event ids %q and %q, want a priming event and a response each", first, last)
 	}
 
-	resume := func(lastEventID string) (*http.Response, []byte) {
-		req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		req.Header.Set("Last-Event-ID", lastEventID)
-		return legacyDo(t, req)
-	}
+	resume := func(lastEventID string) (*http.Response, []byte) { return resumeGET(t, srv.URL, session, lastEventID) }
 	// After the priming event of the last call: its response is replayed.
 	if resp, body := resume(last[0]); resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"id":`+strconv.Itoa(calls)+`,`)) {
 		t.Errorf("resuming the last stream: HTTP %d: %.300s", resp.StatusCode, body)

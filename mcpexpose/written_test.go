@@ -54,15 +54,7 @@ func cutCall(t *testing.T, addr, session string, id int, text string) string {
 func resumeCut(t *testing.T, url, session, last string, retry bool) (*http.Response, []byte) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		req, err := http.NewRequest(http.MethodGet, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		req.Header.Set("Last-Event-ID", last)
-		resp, body := legacyDo(t, req)
+		resp, body := resumeGET(t, url, session, last)
 		if !retry || resp.StatusCode != http.StatusConflict || time.Now().After(deadline) {
 			return resp, body
 		}
